@@ -1,0 +1,67 @@
+/* bitwriter.h — MSB-first bit writer into a growable byte buffer.
+ *
+ * Bits accumulate in a 64-bit word and are stored big-endian a byte at a time
+ * once 32 or more are pending, so bs_put costs a shift and an or on the common
+ * path.  A failed allocation sets `error` and further writes are dropped; the
+ * caller checks bs_error() once at the end instead of after every write. */
+#ifndef MPE_BITWRITER_H
+#define MPE_BITWRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct BsWriter {
+    uint8_t *buf;
+    size_t size;      /* bytes allocated */
+    size_t pos;       /* bytes stored */
+    uint64_t acc;     /* pending bits, right-aligned */
+    int nbits;        /* number of pending bits (< 32 between calls) */
+    int error;
+} BsWriter;
+
+int bs_writer_init(BsWriter *bw, size_t capacity);
+void bs_writer_free(BsWriter *bw);
+/* Forget the contents, keep the allocation. */
+void bs_writer_reset(BsWriter *bw);
+/* Store pending whole bytes; slow path of bs_put. */
+void bs_writer_drain(BsWriter *bw);
+
+/* Write the n (0..32) low bits of value, most significant first. */
+static inline void bs_put(BsWriter *bw, int n, uint32_t value)
+{
+    if (n <= 0)
+        return;
+    bw->acc = (bw->acc << n) | (value & (uint32_t)((1ull << n) - 1));
+    bw->nbits += n;
+    if (bw->nbits >= 32)
+        bs_writer_drain(bw);
+}
+
+static inline uint64_t bs_bit_count(const BsWriter *bw)
+{
+    return (uint64_t)bw->pos * 8 + (uint64_t)bw->nbits;
+}
+
+/* Pad with zero bits to the next byte boundary (stuffing before start codes). */
+static inline void bs_align(BsWriter *bw)
+{
+    bs_put(bw, (8 - (bw->nbits & 7)) & 7, 0);
+}
+
+/* Byte-align, store everything pending; buf[0..pos) is then the stream. */
+void bs_flush(BsWriter *bw);
+
+/* Aligned start code 0x000001xx (ISO/IEC 13818-2 §6.2.1 / 11172-2 §2.4.2). */
+static inline void bs_put_start_code(BsWriter *bw, uint8_t code)
+{
+    bs_align(bw);
+    bs_put(bw, 24, 0x000001);
+    bs_put(bw, 8, code);
+}
+
+/* Append the (flushed) contents of src to dst, which must be byte-aligned. */
+void bs_append(BsWriter *dst, const BsWriter *src);
+
+static inline int bs_error(const BsWriter *bw) { return bw->error; }
+
+#endif

@@ -1,0 +1,70 @@
+/* mpeg12.h — MPEG-1 (ISO/IEC 11172-2) and MPEG-2 (ISO/IEC 13818-2) syntax
+ * writers: straight-line sequences of bs_put() calls, one per syntax element.
+ * The encoder decides; these only write what they are told. */
+#ifndef MPE_MPEG12_H
+#define MPE_MPEG12_H
+
+#include <stdint.h>
+
+#include "bitwriter.h"
+#include "vlc.h"
+
+enum {
+    BS_START_PICTURE = 0x00,
+    BS_START_USER_DATA = 0xB2,
+    BS_START_SEQUENCE = 0xB3,
+    BS_START_EXTENSION = 0xB5,
+    BS_START_SEQUENCE_END = 0xB7,
+    BS_START_GOP = 0xB8,
+};
+
+typedef struct BsSequence {
+    int mpeg2;
+    int width, height;           /* 1..4095 */
+    int aspect_ratio_code;       /* 1: square samples / pels */
+    int frame_rate_code;         /* 1..8 */
+    int frame_rate_ext_n;        /* MPEG-2: rate = code's rate * (n+1)/(d+1) */
+    int frame_rate_ext_d;
+    uint32_t bit_rate;           /* units of 400 bit/s; MPEG-1 0x3FFFF = variable */
+    uint32_t vbv_buffer_size;    /* units of 16384 bits */
+    int profile_and_level;       /* MPEG-2 profile_and_level_indication */
+    int low_delay;               /* MPEG-2: 1 when there are no B pictures */
+} BsSequence;
+
+typedef struct BsPictureHeader {
+    int mpeg2;
+    int temporal_reference;      /* display order within the GOP, mod 1024 */
+    int coding_type;             /* BS_PICTURE_I / _P / _B */
+    int f_code_fwd;              /* 1..7 (MPEG-1), 1..9 (MPEG-2); unused for I */
+    int f_code_bwd;              /* B pictures only */
+} BsPictureHeader;
+
+/* sequence_header (+ sequence_extension for MPEG-2), default matrices. */
+void bs_write_sequence_header(BsWriter *bw, const BsSequence *seq);
+/* group_of_pictures_header with a non-drop-frame time code. */
+void bs_write_gop_header(BsWriter *bw, int hours, int minutes, int seconds, int pictures,
+                         int closed_gop);
+/* picture_header (+ picture_coding_extension for MPEG-2: frame picture,
+ * progressive, frame_pred_frame_dct, q_scale_type 0, intra_vlc_format 0,
+ * intra DC precision 8 bits), vbv_delay 0xFFFF (variable bit rate). */
+void bs_write_picture_header(BsWriter *bw, const BsPictureHeader *pic);
+/* slice_header for the slice starting on macroblock row mb_row;
+ * tall_picture: MPEG-2 vertical_size > 2800 (slice_vertical_position_extension). */
+void bs_write_slice_header(BsWriter *bw, int mpeg2, int tall_picture, int mb_row, int qscale_code);
+void bs_write_sequence_end(BsWriter *bw);
+
+/* macroblock_address_increment >= 1, with macroblock_escape as needed. */
+void bs_write_mb_addr_inc(BsWriter *bw, int increment);
+/* motion_code + motion_residual of one vector component; `delta` is the
+ * difference to the predictor already wrapped into [-16f, 16f-1]. */
+void bs_write_motion_delta(BsWriter *bw, int delta, int f_code);
+
+/* One block's coefficients, `scan` in zigzag order.  Intra: dc_diff is the DC
+ * level minus its predictor (dct_dc_differential), scan[0] is ignored and the
+ * AC coefficients follow.  Non-intra: all 64 from scan[0], the first with the
+ * short '1s' code where it applies; the block must have a non-zero level.
+ * Escapes: MPEG-1 8/16-bit levels (|level| <= 255), MPEG-2 12-bit. */
+void bs_write_intra_block(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma, int mpeg2);
+void bs_write_inter_block(BsWriter *bw, const int16_t scan[64], int mpeg2);
+
+#endif

@@ -1,0 +1,103 @@
+#include "picture.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+
+int mpe_frame_alloc(MpeFrame *f, MpeFrameFormat format, int width, int height)
+{
+    size_t total;
+    uint8_t *buf;
+
+    memset(f, 0, sizeof(*f));
+    if (width <= 0 || height <= 0)
+        return -EINVAL;
+    f->format = format;
+    f->width = width;
+    f->height = height;
+    if (format == MPE_FRAME_RGB24) {
+        f->stride[0] = width * 3;
+        total = (size_t)f->stride[0] * height;
+        if (!(buf = malloc(total)))
+            return -ENOMEM;
+        f->data[0] = buf;
+    } else {
+        int cw = (width + 1) / 2, ch = (height + 1) / 2;
+        f->stride[0] = width;
+        f->stride[1] = f->stride[2] = cw;
+        total = (size_t)width * height + 2 * (size_t)cw * ch;
+        if (!(buf = malloc(total)))
+            return -ENOMEM;
+        f->data[0] = buf;
+        f->data[1] = buf + (size_t)width * height;
+        f->data[2] = f->data[1] + (size_t)cw * ch;
+    }
+    f->alloc = buf;
+    return 0;
+}
+
+void mpe_frame_free(MpeFrame *f)
+{
+    free(f->alloc);
+    memset(f, 0, sizeof(*f));
+}
+
+int mpe_picture_alloc(MpePicture *pic, int width, int height)
+{
+    size_t off[3], total = 0;
+    uint8_t *buf;
+
+    memset(pic, 0, sizeof(*pic));
+    if (width <= 0 || height <= 0)
+        return -EINVAL;
+    pic->width = width;
+    pic->height = height;
+    pic->mb_width = (width + 15) / 16;
+    pic->mb_height = (height + 15) / 16;
+    for (int c = 0; c < 3; c++) {
+        int shift = c ? 1 : 0;
+        pic->plane_w[c] = (pic->mb_width * 16) >> shift;
+        pic->plane_h[c] = (pic->mb_height * 16) >> shift;
+        pic->stride[c] = ALIGN_UP(pic->plane_w[c], 32);
+        off[c] = total;
+        total += (size_t)pic->stride[c] * pic->plane_h[c];
+    }
+    /* 64-byte alignment keeps rows friendly to SIMD and DMA later on. */
+    buf = aligned_alloc(64, ALIGN_UP(total, 64));
+    if (!buf)
+        return -ENOMEM;
+    for (int c = 0; c < 3; c++)
+        pic->plane[c] = buf + off[c];
+    pic->alloc = buf;
+    return 0;
+}
+
+void mpe_picture_free(MpePicture *pic)
+{
+    free(pic->alloc);
+    memset(pic, 0, sizeof(*pic));
+}
+
+static void pad_plane(uint8_t *p, int stride, int w, int h, int pw, int ph)
+{
+    for (int y = 0; y < h; y++) {
+        uint8_t *row = p + (size_t)y * stride;
+        memset(row + w, row[w - 1], (size_t)(pw - w));
+    }
+    for (int y = h; y < ph; y++)
+        memcpy(p + (size_t)y * stride, p + (size_t)(h - 1) * stride, (size_t)pw);
+}
+
+void mpe_picture_from_yuv(MpePicture *pic, const MpeFrame *src)
+{
+    for (int c = 0; c < 3; c++) {
+        int w = c ? (src->width + 1) / 2 : src->width;
+        int h = c ? (src->height + 1) / 2 : src->height;
+        for (int y = 0; y < h; y++)
+            memcpy(pic->plane[c] + (size_t)y * pic->stride[c],
+                   src->data[c] + (size_t)y * src->stride[c], (size_t)w);
+        pad_plane(pic->plane[c], pic->stride[c], w, h, pic->plane_w[c], pic->plane_h[c]);
+    }
+}

@@ -1,0 +1,49 @@
+/* input.h — frame sequence readers: PNG through libpng and YUV4MPEG2.
+ *
+ * The input spec names the source:
+ *   "-"                 YUV4MPEG2 on stdin
+ *   "clip.y4m"          YUV4MPEG2 file (extension .y4m, any case)
+ *   "frames/s_%d.png"   printf pattern (one integer conversion, e.g. %d,
+ *                       %04d); frames start_number, start_number+1, ... until
+ *                       the first missing file
+ *   "frames/"           a directory: every *.png (any case) in strcmp order
+ *   "one.png"           a single PNG frame
+ * PNG: 8- or 16-bit, gray, gray+alpha, RGB, RGBA, palette; alpha ignored;
+ * 16-bit rounded to 8 (v*255+32767)/65535; gray replicated to R=G=B;
+ * output MPE_FRAME_RGB24.  Y4M: 4:2:0 8-bit only (C420jpeg, C420mpeg2,
+ * C420paldv, C420 or no C tag), progressive or unknown interlacing;
+ * output MPE_FRAME_YUV420.  Every error message starts with the file name
+ * ("<stdin>" for "-"). */
+#ifndef MPE_INPUT_H
+#define MPE_INPUT_H
+
+#include "common/common.h"
+#include "common/picture.h"
+
+typedef struct MpeInput MpeInput;
+
+typedef struct MpeInputInfo {
+    MpeFrameFormat format;
+    int width, height;
+    int fps_num, fps_den;  /* from the Y4M header; 0/0 when the input has none */
+} MpeInputInfo;
+
+/* Opens the source and reads enough to know the frame size (the first PNG's
+ * header, or the Y4M stream header).  Sizes outside 16..4095 are an error. */
+int mpe_input_open(MpeInput **in, const char *spec, int start_number, MpeError *err);
+
+const MpeInputInfo *mpe_input_info(const MpeInput *in);
+
+/* Reads the next frame into `frame`, which the caller allocated with
+ * mpe_frame_alloc(info->format, info->width, info->height).
+ * Returns 1 when a frame was read, 0 at the end of the sequence, or a
+ * negative errno with err set (corrupt PNG, a frame whose size differs from
+ * the first, a truncated Y4M frame, ...). */
+int mpe_input_read(MpeInput *in, MpeFrame *frame, MpeError *err);
+
+/* Name of the file the last frame came from (for messages). */
+const char *mpe_input_current_name(const MpeInput *in);
+
+void mpe_input_close(MpeInput *in);
+
+#endif

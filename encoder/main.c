@@ -1,0 +1,362 @@
+/* main.c — the mpegenc command line: a thin layer over the library.
+ * Exit status: 0 success, 1 runtime error (bad input, I/O), 2 usage error. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "encoder/encoder.h"
+#include "encoder/input.h"
+#include "encoder/recon.h"
+#include "gpu/frontend.h"
+#include "iqa/iqa.h"
+
+enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+/* Temporary output names, removed if a signal ends the run early.  The only
+ * global state in the program, because a signal handler cannot be handed a
+ * context. */
+static char tmp_paths[2][4096];
+
+static void on_signal(int sig)
+{
+    for (int i = 0; i < 2; i++)
+        if (tmp_paths[i][0])
+            unlink(tmp_paths[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+typedef struct Cli {
+    const char *input, *output, *recon;
+    int verbose, quiet;
+    MpeParam param;
+} Cli;
+
+static void log_to_stderr(void *opaque, int level, const char *msg)
+{
+    (void)opaque;
+    fprintf(stderr, "mpegenc: %s%s\n", level == MPE_LOG_WARNING ? "warning: " : "", msg);
+}
+
+static void print_help(void)
+{
+    MpeParam def;
+    char val[64];
+    mpe_param_default(&def);
+    printf("mpegenc %s: MPEG-1 / MPEG-2 video encoder\n\n"
+           "usage: mpegenc [options] -i INPUT -o OUTPUT\n\n"
+           "INPUT:  frames/solar_%%d.png (printf pattern, see --start), a directory of .png\n"
+           "        files (name order), a single .png, a .y4m file, or - for Y4M on stdin\n"
+           "OUTPUT: .m1v (MPEG-1), .m2v (MPEG-2), or - for stdout\n\n"
+           "  -i, --input FILE       input (required)\n"
+           "  -o, --output FILE      output elementary stream (required)\n"
+           "      --recon FILE.y4m   also write the encoder's reconstructed pictures\n",
+           MPE_VERSION);
+    for (int i = 0; mpe_param_info(i); i++) {
+        const MpeParamInfo *o = mpe_param_info(i);
+        char left[64];
+        mpe_param_value_string(&def, i, val, sizeof(val));
+        snprintf(left, sizeof(left), "--%s %s", o->name, o->arg);
+        printf("      %-19s%s (default: %s)\n", left, o->help, val);
+    }
+    printf("  -v, --verbose          one line per frame on stderr\n"
+           "  -q, --quiet            no summary line\n"
+           "      --list-backends    list front-end backends and whether they can run here\n"
+           "      --version          print the version\n"
+           "  -h, --help             this help\n");
+}
+
+static int list_backends(void)
+{
+    for (const GpuBackend *const *b = gpu_backend_list(); *b; b++) {
+        char why[256] = "";
+        int ok = (*b)->probe(why, sizeof(why)) == 0;
+        printf("%-8s %s%s%s\n", (*b)->name, ok ? "available" : "unavailable", ok ? "" : ": ",
+               ok ? "" : why);
+    }
+    return 0;
+}
+
+/* Returns -1 to continue, else an exit status. */
+static int parse_args(Cli *cli, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        char name[64];
+        const char *value = NULL;
+        int has_inline = 0;
+
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            print_help();
+            return 0;
+        }
+        if (!strcmp(a, "--version")) {
+            printf("mpegenc %s\n", MPE_VERSION);
+            return 0;
+        }
+        if (!strcmp(a, "--list-backends"))
+            return list_backends();
+        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            cli->verbose = 1;
+            continue;
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            cli->quiet = 1;
+            continue;
+        }
+        if (a[0] != '-' || !a[1]) {
+            fprintf(stderr, "mpegenc: unexpected argument '%s' (inputs go after -i)\n", a);
+            return EXIT_USAGE;
+        }
+        if (!strcmp(a, "-i") || !strcmp(a, "-o")) {
+            snprintf(name, sizeof(name), "%s", a[1] == 'i' ? "input" : "output");
+        } else if (a[1] == '-') {
+            const char *eq = strchr(a + 2, '=');
+            size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+            if (len >= sizeof(name)) {
+                fprintf(stderr, "mpegenc: unknown option '%s' (see --help)\n", a);
+                return EXIT_USAGE;
+            }
+            memcpy(name, a + 2, len);
+            name[len] = '\0';
+            if (eq) {
+                value = eq + 1;
+                has_inline = 1;
+            }
+        } else {
+            fprintf(stderr, "mpegenc: unknown option '%s' (see --help)\n", a);
+            return EXIT_USAGE;
+        }
+        if (!has_inline) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "mpegenc: option '%s' needs a value\n", a);
+                return EXIT_USAGE;
+            }
+            value = argv[++i];
+        }
+        if (!strcmp(name, "input")) {
+            cli->input = value;
+        } else if (!strcmp(name, "output")) {
+            cli->output = value;
+        } else if (!strcmp(name, "recon")) {
+            cli->recon = value;
+        } else {
+            MpeError err;
+            if (mpe_param_parse(&cli->param, name, value, &err) < 0) {
+                fprintf(stderr, "mpegenc: %s%s\n", err.msg,
+                        strstr(err.msg, "unknown option") ? " (see --help)" : "");
+                return EXIT_USAGE;
+            }
+        }
+    }
+    if (!cli->input || !cli->output) {
+        fprintf(stderr, "mpegenc: %s (usage: mpegenc [options] -i INPUT -o OUTPUT; see --help)\n",
+                !cli->input ? "no input given" : "no output given");
+        return EXIT_USAGE;
+    }
+    return -1;
+}
+
+static int has_ext(const char *path, const char *ext)
+{
+    size_t n = strlen(path), e = strlen(ext);
+    return n > e && !strcasecmp(path + n - e, ext);
+}
+
+/* An output file written under a temporary name beside its final one and
+ * renamed only when complete, so a failed run leaves nothing behind. */
+typedef struct OutFile {
+    FILE *f;
+    const char *path;
+    char *tmp;     /* NULL for stdout */
+} OutFile;
+
+static int out_open(OutFile *o, const char *path, char *tmp_slot)
+{
+    o->path = path;
+    o->tmp = NULL;
+    if (!strcmp(path, "-")) {
+        o->f = stdout;
+        return 0;
+    }
+    if (snprintf(tmp_slot, 4096, "%s.tmp-XXXXXX", path) >= 4096) {
+        fprintf(stderr, "mpegenc: %s: path too long\n", path);
+        return -1;
+    }
+    int fd = mkstemp(tmp_slot);
+    if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
+        fprintf(stderr, "mpegenc: %s: cannot create: %s\n", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp_slot);
+        }
+        tmp_slot[0] = '\0';
+        return -1;
+    }
+    o->tmp = tmp_slot;
+    return 0;
+}
+
+/* Finish (rename into place) when ok, else remove; returns -1 on failure. */
+static int out_close(OutFile *o, int ok)
+{
+    int ret = 0;
+    if (!o->f)
+        return 0;
+    if (fflush(o->f) != 0 || ferror(o->f)) {
+        if (ok)
+            fprintf(stderr, "mpegenc: %s: write error: %s\n", o->path, strerror(errno));
+        ok = 0;
+        ret = -1;
+    }
+    if (o->f != stdout)
+        fclose(o->f);
+    o->f = NULL;
+    if (!o->tmp)
+        return ret;
+    if (ok && rename(o->tmp, o->path) != 0) {
+        fprintf(stderr, "mpegenc: %s: cannot rename into place: %s\n", o->path, strerror(errno));
+        ok = 0;
+        ret = -1;
+    }
+    if (!ok)
+        unlink(o->tmp);
+    o->tmp[0] = '\0';
+    return ret;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    Cli cli = { 0 };
+    MpeLog log = { log_to_stderr, NULL, MPE_LOG_WARNING };
+    MpeError err = { "" };
+    MpeInput *in = NULL;
+    MpeEncoder *enc = NULL;
+    MpeFrame frame = { 0 };
+    OutFile out = { 0 }, rec = { 0 };
+    const MpeInputInfo *info;
+    uint64_t bytes = 0, sse_y = 0;
+    int frames = 0, ok = 0, ret;
+    double t0;
+
+    mpe_param_default(&cli.param);
+    if ((ret = parse_args(&cli, argc, argv)) >= 0)
+        return ret;
+    if (cli.verbose)
+        log.level = MPE_LOG_INFO;
+    if (cli.param.format == MPE_FORMAT_AUTO)
+        cli.param.format = has_ext(cli.output, ".m1v") ? MPE_FORMAT_MPEG1 : MPE_FORMAT_MPEG2;
+    if (cli.recon && !strcmp(cli.recon, "-") && !strcmp(cli.output, "-")) {
+        fprintf(stderr, "mpegenc: --recon and --output cannot both be stdout\n");
+        return EXIT_USAGE;
+    }
+
+    t0 = now_seconds();
+    if (mpe_input_open(&in, cli.input, cli.param.start_number, &err) < 0) {
+        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        return EXIT_RUNTIME;
+    }
+    info = mpe_input_info(in);
+    cli.param.width = info->width;
+    cli.param.height = info->height;
+    if (!cli.param.fps_num && info->fps_num > 0) {
+        cli.param.fps_num = info->fps_num;
+        cli.param.fps_den = info->fps_den;
+    }
+    if (mpe_frame_alloc(&frame, info->format, info->width, info->height) < 0) {
+        fprintf(stderr, "mpegenc: out of memory for %dx%d frames\n", info->width, info->height);
+        goto end;
+    }
+    if (mpe_encoder_open(&enc, &cli.param, &log, &err) < 0) {
+        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        goto end;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGHUP, on_signal);
+    if (out_open(&out, cli.output, tmp_paths[0]) < 0)
+        goto end;
+    if (cli.recon) {
+        int rn, rd;
+        mpe_encoder_stream_rate(enc, &rn, &rd);
+        if (out_open(&rec, cli.recon, tmp_paths[1]) < 0 ||
+            mpe_y4m_write_header(rec.f, info->width, info->height, rn, rd) < 0)
+            goto end;
+    }
+
+    for (;;) {
+        MpeOutput o;
+        int got = mpe_input_read(in, &frame, &err);
+        if (got < 0) {
+            fprintf(stderr, "mpegenc: %s\n", err.msg);
+            goto end;
+        }
+        if (got == 0 && frames == 0) {
+            fprintf(stderr, "mpegenc: %s: no frames\n", !strcmp(cli.input, "-") ? "<stdin>" : cli.input);
+            goto end;
+        }
+        if (mpe_encode_frame(enc, got ? &frame : NULL, &o, &err) < 0) {
+            fprintf(stderr, "mpegenc: %s: %s\n", mpe_input_current_name(in), err.msg);
+            goto end;
+        }
+        if (o.size && fwrite(o.data, 1, o.size, out.f) != o.size) {
+            fprintf(stderr, "mpegenc: %s: write error: %s\n", cli.output, strerror(errno));
+            goto end;
+        }
+        bytes += o.size;
+        if (!got)
+            break;
+        if (rec.f && mpe_y4m_write_picture(rec.f, o.recon) < 0) {
+            fprintf(stderr, "mpegenc: %s: write error: %s\n", cli.recon, strerror(errno));
+            goto end;
+        }
+        sse_y += o.stats.sse[0];
+        frames++;
+        if (cli.verbose)
+            fprintf(stderr,
+                    "frame %5d %c q %2d %9llu bits  PSNR Y %.2f Cb %.2f Cr %.2f  mb intra %d "
+                    "inter %d skip %d\n",
+                    o.stats.display_index, o.stats.type, o.stats.qscale,
+                    (unsigned long long)o.stats.bits, o.stats.psnr[0], o.stats.psnr[1],
+                    o.stats.psnr[2], o.stats.mb_intra, o.stats.mb_inter, o.stats.mb_skipped);
+    }
+    ok = 1;
+end:
+    if (out_close(&out, ok) < 0)
+        ok = 0;
+    if (out_close(&rec, ok) < 0 && ok) {
+        ok = 0;
+        /* the stream is already in place but the run failed: take it back */
+        if (strcmp(cli.output, "-"))
+            unlink(cli.output);
+    }
+    if (ok && !cli.quiet) {
+        int rn, rd;
+        double secs = now_seconds() - t0;
+        double mse = (double)sse_y / ((double)frames * info->width * info->height);
+        mpe_encoder_stream_rate(enc, &rn, &rd);
+        fprintf(stderr,
+                "mpegenc: %d frames, %llu bytes, %.1f kbit/s, PSNR-Y %.2f dB, %.2f fps "
+                "(%s, %s, q %d, backend %s)\n",
+                frames, (unsigned long long)bytes, bytes * 8.0 * rn / ((double)frames * rd) / 1000.0,
+                iqa_psnr_from_mse(mse), frames / (secs > 0 ? secs : 1e-9),
+                cli.param.format == MPE_FORMAT_MPEG1 ? "MPEG-1" : "MPEG-2", cli.output,
+                cli.param.qscale, mpe_encoder_backend(enc));
+    }
+    mpe_encoder_close(enc);
+    mpe_frame_free(&frame);
+    mpe_input_close(in);
+    return ok ? 0 : EXIT_RUNTIME;
+}

@@ -1,0 +1,214 @@
+#include "param.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef enum { OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING } OptType;
+
+typedef struct OptDesc {
+    MpeParamInfo info;
+    OptType type;
+    size_t offset;      /* of the (first) int / char[] field */
+    int min, max;       /* OPT_INT */
+} OptDesc;
+
+#define OFF(f) offsetof(MpeParam, f)
+
+static const OptDesc options[] = {
+    { { "format", "FMT", "mpeg1 or mpeg2 (auto: from the output extension .m1v/.mpg, else mpeg2)" },
+      OPT_FORMAT, OFF(format), 0, 0 },
+    { { "q", "N", "quantiser scale 1..31 (lower is better quality, more bits)" },
+      OPT_INT, OFF(qscale), 1, 31 },
+    { { "gop", "N", "pictures per closed GOP; the first of each is an I picture" },
+      OPT_INT, OFF(gop), 1, 1024 },
+    { { "search", "R", "full-pel motion search range +-R pixels, 0..64" },
+      OPT_INT, OFF(search_range), 0, 64 },
+    { { "fps", "RATE", "frame rate: 25, 29.97, 30000/1001 ... (auto: the Y4M header's, else 25)" },
+      OPT_RATE, OFF(fps_num), 0, 0 },
+    { { "start", "N", "first frame number of a printf-pattern PNG sequence" },
+      OPT_INT, OFF(start_number), 0, 1000000000 },
+    { { "backend", "NAME", "front end: auto, cpu (see --list-backends)" },
+      OPT_STRING, OFF(backend), 0, 0 },
+};
+
+#define N_OPTIONS ((int)(sizeof(options) / sizeof(options[0])))
+
+void mpe_param_default(MpeParam *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->format = MPE_FORMAT_AUTO;
+    p->qscale = 4;
+    p->gop = 12;
+    p->search_range = 16;
+    p->fps_num = 0;
+    p->fps_den = 0;
+    p->start_number = 0;
+    snprintf(p->backend, sizeof(p->backend), "auto");
+}
+
+static int name_equal(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char ca = *a == '_' ? '-' : *a, cb = *b == '_' ? '-' : *b;
+        if (ca != cb)
+            return 0;
+    }
+    return *a == *b;
+}
+
+static int parse_int(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static long gcd(long a, long b)
+{
+    while (b) {
+        long t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+int mpe_parse_rate(const char *s, int *num, int *den)
+{
+    const char *sep = strpbrk(s, "/:");
+    long n, d;
+
+    if (sep) {
+        char buf[64];
+        size_t len = (size_t)(sep - s);
+        if (len >= sizeof(buf))
+            return -1;
+        memcpy(buf, s, len);
+        buf[len] = '\0';
+        if (parse_int(buf, &n) < 0 || parse_int(sep + 1, &d) < 0)
+            return -1;
+    } else {
+        char *end;
+        errno = 0;
+        double v = strtod(s, &end);
+        if (!*s || *end || errno || !(v > 0))
+            return -1;
+        /* the NTSC family is what "29.97" means in practice */
+        static const struct { double v; int n, d; } ntsc[] = {
+            { 23.976, 24000, 1001 }, { 29.97, 30000, 1001 }, { 59.94, 60000, 1001 },
+        };
+        for (size_t i = 0; i < sizeof(ntsc) / sizeof(ntsc[0]); i++) {
+            if (v > ntsc[i].v - 0.002 && v < ntsc[i].v + 0.002) {
+                *num = ntsc[i].n;
+                *den = ntsc[i].d;
+                return 0;
+            }
+        }
+        if (v > 1e6)
+            return -1;
+        n = (long)(v * 1000 + 0.5);
+        d = 1000;
+    }
+    if (n <= 0 || d <= 0 || n > 1000000000L || d > 1000000000L)
+        return -1;
+    long g = gcd(n, d);
+    n /= g;
+    d /= g;
+    if ((double)n / (double)d > 1000.0)
+        return -1;
+    *num = (int)n;
+    *den = (int)d;
+    return 0;
+}
+
+int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *err)
+{
+    const OptDesc *o = NULL;
+    char *base = (char *)p;
+
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (name_equal(name, options[i].info.name))
+            o = &options[i];
+    if (!o)
+        return mpe_error(err, MPE_PARAM_BAD_NAME, "unknown option '--%s'", name);
+    if (!value)
+        return mpe_error(err, MPE_PARAM_BAD_VALUE, "option '--%s' needs a value", o->info.name);
+
+    switch (o->type) {
+    case OPT_INT: {
+        long v;
+        if (parse_int(value, &v) < 0 || v < o->min || v > o->max)
+            return mpe_error(err, MPE_PARAM_BAD_VALUE, "--%s: '%s' is not an integer in %d..%d",
+                             o->info.name, value, o->min, o->max);
+        *(int *)(base + o->offset) = (int)v;
+        return 0;
+    }
+    case OPT_FORMAT:
+        if (!strcasecmp(value, "mpeg1") || !strcasecmp(value, "m1v"))
+            p->format = MPE_FORMAT_MPEG1;
+        else if (!strcasecmp(value, "mpeg2") || !strcasecmp(value, "m2v"))
+            p->format = MPE_FORMAT_MPEG2;
+        else if (!strcasecmp(value, "auto"))
+            p->format = MPE_FORMAT_AUTO;
+        else
+            return mpe_error(err, MPE_PARAM_BAD_VALUE,
+                             "--format: '%s' is not one of mpeg1, mpeg2, auto", value);
+        return 0;
+    case OPT_RATE:
+        if (!strcasecmp(value, "auto")) {
+            p->fps_num = p->fps_den = 0;
+            return 0;
+        }
+        if (mpe_parse_rate(value, &p->fps_num, &p->fps_den) < 0)
+            return mpe_error(err, MPE_PARAM_BAD_VALUE,
+                             "--fps: '%s' is not a frame rate (e.g. 25, 29.97, 30000/1001)", value);
+        return 0;
+    case OPT_STRING: {
+        size_t len = strlen(value);
+        if (!len || len >= sizeof(p->backend))
+            return mpe_error(err, MPE_PARAM_BAD_VALUE, "--%s: bad value '%s'", o->info.name,
+                             value);
+        memcpy(base + o->offset, value, len + 1);
+        return 0;
+    }
+    }
+    return mpe_error(err, MPE_PARAM_BAD_NAME, "unknown option '--%s'", name);
+}
+
+const MpeParamInfo *mpe_param_info(int i)
+{
+    return i >= 0 && i < N_OPTIONS ? &options[i].info : NULL;
+}
+
+void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
+{
+    const OptDesc *o = &options[i];
+    const char *base = (const char *)p;
+
+    switch (o->type) {
+    case OPT_INT:
+        snprintf(buf, size, "%d", *(const int *)(base + o->offset));
+        break;
+    case OPT_FORMAT:
+        snprintf(buf, size, "%s", p->format == MPE_FORMAT_MPEG1   ? "mpeg1"
+                                  : p->format == MPE_FORMAT_MPEG2 ? "mpeg2"
+                                                                  : "auto");
+        break;
+    case OPT_RATE:
+        if (p->fps_num)
+            snprintf(buf, size, "%d/%d", p->fps_num, p->fps_den);
+        else
+            snprintf(buf, size, "auto");
+        break;
+    case OPT_STRING:
+        snprintf(buf, size, "%s", base + o->offset);
+        break;
+    }
+}

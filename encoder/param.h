@@ -1,0 +1,52 @@
+/* param.h — encoder parameters: one struct, its defaults, and one parser
+ * that every long option of the CLI goes through (x264's param_parse habit:
+ * '-' and '_' are the same in names; unknown names and bad values are
+ * reported differently). */
+#ifndef MPE_PARAM_H
+#define MPE_PARAM_H
+
+#include <stddef.h>
+
+#include "common/common.h"
+
+typedef enum MpeFormat {
+    MPE_FORMAT_AUTO = 0,   /* from the output file extension, else MPEG-2 */
+    MPE_FORMAT_MPEG1 = 1,
+    MPE_FORMAT_MPEG2 = 2,
+} MpeFormat;
+
+typedef struct MpeParam {
+    int format;          /* --format: MpeFormat */
+    int qscale;          /* --q: quantiser_scale 1..31 (MPEG-2: quantiser_scale_code, linear) */
+    int gop;             /* --gop: pictures per closed GOP, 1..1024 */
+    int search_range;    /* --search: full-pel search range R, 0..64 */
+    int fps_num;         /* --fps: frame rate; 0/0 = the input's, else 25 */
+    int fps_den;
+    int start_number;    /* --start: first number of a printf-pattern sequence */
+    char backend[32];    /* --backend: auto | cpu | (opencl | cuda when built) */
+    /* set by the caller from the input, not options: */
+    int width, height;
+} MpeParam;
+
+#define MPE_PARAM_BAD_NAME (-2)   /* -ENOENT: no such option */
+#define MPE_PARAM_BAD_VALUE (-22) /* -EINVAL: option exists, value rejected */
+
+void mpe_param_default(MpeParam *p);
+
+/* Set option `name` (without leading dashes) from its text value. */
+int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *err);
+
+/* Option descriptions for --help: iterate i = 0, 1, ... until NULL. */
+typedef struct MpeParamInfo {
+    const char *name;
+    const char *arg;    /* placeholder, e.g. "N" */
+    const char *help;
+} MpeParamInfo;
+const MpeParamInfo *mpe_param_info(int i);
+/* The value of option i in p, as text (for printing defaults). */
+void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size);
+
+/* Parse a frame rate: "25", "29.97", "30000/1001", "30000:1001". */
+int mpe_parse_rate(const char *s, int *num, int *den);
+
+#endif

@@ -1,0 +1,42 @@
+/* quant.h — quantisation, inverse quantisation and zigzag scan of MPEG-1
+ * (ISO/IEC 11172-2 §2.4.4) and MPEG-2 (ISO/IEC 13818-2 §7.4).
+ *
+ * All blocks are row-major (raster) int16[64].  `qscale` is the quantiser
+ * scale in MPEG-1 units, 1..31; for MPEG-2 it is quantiser_scale_code with
+ * q_scale_type 0 (linear, quantiser_scale = 2 * qscale), which gives the
+ * same reconstruction step, so one encoder decision serves both formats.
+ * Matrices are in raster order. */
+#ifndef MPE_QUANT_H
+#define MPE_QUANT_H
+
+#include <stdint.h>
+
+/* mpe_zigzag[i] = raster index of the i-th coefficient in zigzag order. */
+extern const uint8_t mpe_zigzag[64];
+extern const uint8_t mpe_default_intra_matrix[64];  /* raster order */
+extern const uint8_t mpe_default_inter_matrix[64];  /* all 16 */
+
+/* Intra block: level[0] = intra DC level, F(0,0)/8 rounded (intra DC
+ * precision 8 bits, so 0..255); AC levels rounded to nearest,
+ * QF = round(8 F / (qscale W)), clamped to [-max_level, max_level]
+ * (255 for MPEG-1, 2047 for MPEG-2).  Returns the index (raster) count of
+ * non-zero AC levels. */
+int mpe_quant_intra(int16_t level[64], const int16_t coef[64], int qscale,
+                    const uint8_t matrix[64], int max_level);
+
+/* Non-intra block: QF = trunc(8 |F| / (qscale W)) with sign, clamped to
+ * [-max_level, max_level] (a dead zone, as the reconstruction adds half a
+ * step).  Returns the number of non-zero levels. */
+int mpe_quant_inter(int16_t level[64], const int16_t coef[64], int qscale,
+                    const uint8_t matrix[64], int max_level);
+
+/* Inverse quantisation exactly as a decoder does it, including saturation to
+ * [-2048, 2047] and mismatch control: MPEG-1 makes each non-zero coefficient
+ * odd (towards zero); MPEG-2 toggles the LSB of F(7,7) when the sum of all
+ * coefficients is even.  Intra: coef[0] = 8 * level[0]. */
+void mpe_dequant_intra(int16_t coef[64], const int16_t level[64], int qscale,
+                       const uint8_t matrix[64], int mpeg2);
+void mpe_dequant_inter(int16_t coef[64], const int16_t level[64], int qscale,
+                       const uint8_t matrix[64], int mpeg2);
+
+#endif

@@ -1,0 +1,354 @@
+#include "slice.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bitstream/mpeg12.h"
+#include "encoder/quant.h"
+
+/* Mode decision biases, in luma SAD units over 256 pixels.  Intra is chosen
+ * only when its activity beats the best prediction clearly (intra blocks cost
+ * more bits at equal distortion), and the zero vector is preferred when it
+ * is almost as good because it costs no vector bits and enables skipping. */
+#define INTRA_BIAS 512
+#define ZERO_MV_BIAS 64
+
+typedef struct SliceState {
+    int dc_pred[3];       /* intra DC predictors, in DC-level units (reset 128) */
+    int pmv[2];           /* forward motion vector predictor, half-pel */
+    int prev_addr;        /* macroblock address of the last coded macroblock */
+} SliceState;
+
+static inline uint8_t clip_u8(int v)
+{
+    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* Half-pel prediction of a bw x bh block whose top-left sample sits at the
+ * half-pel position (px, py) of the reference plane (13818-2 §7.6.4). */
+static void predict_block(uint8_t *dst, int dstride, const uint8_t *ref, int rstride, int px,
+                          int py, int bw, int bh)
+{
+    const uint8_t *s = ref + (py >> 1) * rstride + (px >> 1);
+    const int hx = px & 1, hy = py & 1;
+
+    for (int y = 0; y < bh; y++, s += rstride, dst += dstride) {
+        const uint8_t *s1 = s + (hy ? rstride : 0);
+        for (int x = 0; x < bw; x++) {
+            if (hx && hy)
+                dst[x] = (uint8_t)((s[x] + s[x + 1] + s1[x] + s1[x + 1] + 2) >> 2);
+            else if (hx)
+                dst[x] = (uint8_t)((s[x] + s[x + 1] + 1) >> 1);
+            else if (hy)
+                dst[x] = (uint8_t)((s[x] + s1[x] + 1) >> 1);
+            else
+                dst[x] = s[x];
+        }
+    }
+}
+
+/* A vector is usable when its prediction reads only inside the padded
+ * reference (which is what the decoder has) and it fits the f_code range. */
+static int vector_valid(const MpePictureCtx *pc, int x0, int y0, int vx, int vy)
+{
+    const int f = 1 << (pc->f_code - 1);
+    const int px = 2 * x0 + vx, py = 2 * y0 + vy;
+    if (vx < -16 * f || vx > 16 * f - 1 || vy < -16 * f || vy > 16 * f - 1)
+        return 0;
+    if (px < 0 || py < 0)
+        return 0;
+    return (px >> 1) + 16 + (px & 1) <= pc->ref->plane_w[0] &&
+           (py >> 1) + 16 + (py & 1) <= pc->ref->plane_h[0];
+}
+
+static uint32_t sad_16x16(const uint8_t *a, int as, const uint8_t *b, int bs)
+{
+    uint32_t s = 0;
+    for (int y = 0; y < 16; y++, a += as, b += bs)
+        for (int x = 0; x < 16; x++)
+            s += (uint32_t)abs(a[x] - b[x]);
+    return s;
+}
+
+/* Same order as the full-pel search: SAD, then |vx|+|vy|, then vy, then vx. */
+static int better(uint32_t sad, int vx, int vy, uint32_t bsad, int bvx, int bvy)
+{
+    if (sad != bsad)
+        return sad < bsad;
+    if (abs(vx) + abs(vy) != abs(bvx) + abs(bvy))
+        return abs(vx) + abs(vy) < abs(bvx) + abs(bvy);
+    return vy != bvy ? vy < bvy : vx < bvx;
+}
+
+/* The 6 prediction blocks (Y 16x16, Cb, Cr 8x8) for vector (vx, vy). */
+static void predict_macroblock(const MpePictureCtx *pc, int mbx, int mby, int vx, int vy,
+                               uint8_t pred_y[256], uint8_t pred_c[2][64])
+{
+    const MpePicture *ref = pc->ref;
+    /* chroma vector: luma vector / 2, truncated towards zero (§7.6.3.7) */
+    const int cvx = vx / 2, cvy = vy / 2;
+
+    predict_block(pred_y, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy, 16,
+                  16);
+    for (int c = 0; c < 2; c++)
+        predict_block(pred_c[c], 8, ref->plane[c + 1], ref->stride[c + 1], 16 * mbx + cvx,
+                      16 * mby + cvy, 8, 8);
+}
+
+/* Pointer to 8x8 block b (0..3 luma raster, 4 Cb, 5 Cr) of a macroblock. */
+static uint8_t *block_ptr(const MpePicture *pic, int mbx, int mby, int b, int *stride)
+{
+    int c = b < 4 ? 0 : b - 3;
+    int x = b < 4 ? 16 * mbx + 8 * (b & 1) : 8 * mbx;
+    int y = b < 4 ? 16 * mby + 8 * (b >> 1) : 8 * mby;
+    *stride = pic->stride[c];
+    return pic->plane[c] + y * pic->stride[c] + x;
+}
+
+static const uint8_t *pred_ptr(const uint8_t pred_y[256], const uint8_t pred_c[2][64], int b,
+                               int *stride)
+{
+    if (b < 4) {
+        *stride = 16;
+        return pred_y + 8 * (b >> 1) * 16 + 8 * (b & 1);
+    }
+    *stride = 8;
+    return pred_c[b - 4];
+}
+
+static void to_scan(int16_t scan[64], const int16_t level[64])
+{
+    for (int i = 0; i < 64; i++)
+        scan[i] = level[mpe_zigzag[i]];
+}
+
+static void reset_dc(SliceState *st)
+{
+    st->dc_pred[0] = st->dc_pred[1] = st->dc_pred[2] = 128;
+}
+
+static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int mby, BsWriter *bw)
+{
+    const int max_level = pc->mpeg2 ? 2047 : 255;
+
+    for (int b = 0; b < 6; b++) {
+        int16_t blk[64], level[64], scan[64];
+        int stride, rstride;
+        const uint8_t *src = block_ptr(pc->orig, mbx, mby, b, &stride);
+        uint8_t *rec = block_ptr(pc->recon, mbx, mby, b, &rstride);
+        int comp = b < 4 ? 0 : b - 3;
+
+        for (int y = 0; y < 8; y++)
+            for (int x = 0; x < 8; x++)
+                blk[y * 8 + x] = src[y * stride + x];
+        pc->dsp->fdct(blk);
+        mpe_quant_intra(level, blk, pc->qscale, pc->intra_matrix, max_level);
+        to_scan(scan, level);
+        bs_write_intra_block(bw, scan, level[0] - st->dc_pred[comp], comp != 0, pc->mpeg2);
+        st->dc_pred[comp] = level[0];
+
+        mpe_dequant_intra(blk, level, pc->qscale, pc->intra_matrix, pc->mpeg2);
+        pc->dsp->idct(blk);
+        for (int y = 0; y < 8; y++)
+            for (int x = 0; x < 8; x++)
+                rec[y * rstride + x] = clip_u8(blk[y * 8 + x]);
+    }
+}
+
+/* Residual of each block against the prediction, transformed and quantised;
+ * returns the coded_block_pattern (block 0 in bit 5). */
+static int quantise_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
+                             const uint8_t pred_y[256], const uint8_t pred_c[2][64],
+                             int16_t level[6][64])
+{
+    const int max_level = pc->mpeg2 ? 2047 : 255;
+    int cbp = 0;
+
+    for (int b = 0; b < 6; b++) {
+        int16_t blk[64];
+        int stride, pstride;
+        const uint8_t *src = block_ptr(pc->orig, mbx, mby, b, &stride);
+        const uint8_t *p = pred_ptr(pred_y, pred_c, b, &pstride);
+
+        for (int y = 0; y < 8; y++)
+            for (int x = 0; x < 8; x++)
+                blk[y * 8 + x] = (int16_t)(src[y * stride + x] - p[y * pstride + x]);
+        pc->dsp->fdct(blk);
+        if (mpe_quant_inter(level[b], blk, pc->qscale, pc->inter_matrix, max_level))
+            cbp |= 1 << (5 - b);
+    }
+    return cbp;
+}
+
+static void reconstruct_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
+                                 const uint8_t pred_y[256], const uint8_t pred_c[2][64],
+                                 int16_t level[6][64], int cbp)
+{
+    for (int b = 0; b < 6; b++) {
+        int16_t blk[64];
+        int rstride, pstride;
+        uint8_t *rec = block_ptr(pc->recon, mbx, mby, b, &rstride);
+        const uint8_t *p = pred_ptr(pred_y, pred_c, b, &pstride);
+
+        if (cbp & (1 << (5 - b))) {
+            mpe_dequant_inter(blk, level[b], pc->qscale, pc->inter_matrix, pc->mpeg2);
+            pc->dsp->idct(blk);
+        } else {
+            memset(blk, 0, sizeof(blk));
+        }
+        for (int y = 0; y < 8; y++)
+            for (int x = 0; x < 8; x++)
+                rec[y * rstride + x] = clip_u8(p[y * pstride + x] + blk[y * 8 + x]);
+    }
+}
+
+/* Motion vector with the predictor, wrapped into the f_code range (§7.6.3.1). */
+static void write_vector(const MpePictureCtx *pc, SliceState *st, int vx, int vy, BsWriter *bw)
+{
+    const int f = 1 << (pc->f_code - 1);
+    const int v[2] = { vx, vy };
+
+    for (int i = 0; i < 2; i++) {
+        int delta = v[i] - st->pmv[i];
+        if (delta < -16 * f)
+            delta += 32 * f;
+        else if (delta > 16 * f - 1)
+            delta -= 32 * f;
+        bs_write_motion_delta(bw, delta, pc->f_code);
+        st->pmv[i] = v[i];
+    }
+}
+
+/* Sum of absolute deviations from the mean: the cost of coding the luma as
+ * intra, comparable with a prediction SAD. */
+static uint32_t intra_activity(const uint8_t *p, int stride)
+{
+    uint32_t sum = 0, act = 0;
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++)
+            sum += p[y * stride + x];
+    int mean = (int)((sum + 128) >> 8);
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++)
+            act += (uint32_t)abs(p[y * stride + x] - mean);
+    return act;
+}
+
+/* Half-pel refinement of the front end's full-pel vector against the
+ * RECONSTRUCTED reference: the 9 positions around it. */
+static uint32_t refine_vector(const MpePictureCtx *pc, int mbx, int mby, const GpuMotion *m,
+                              int *out_vx, int *out_vy)
+{
+    const MpePicture *ref = pc->ref;
+    const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
+    uint32_t bsad = UINT32_MAX;
+    int bvx = 0, bvy = 0;
+
+    for (int hy = -1; hy <= 1; hy++) {
+        for (int hx = -1; hx <= 1; hx++) {
+            int vx = 2 * m->dx + hx, vy = 2 * m->dy + hy;
+            uint8_t pred[256];
+            if (!vector_valid(pc, 16 * mbx, 16 * mby, vx, vy))
+                continue;
+            predict_block(pred, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy,
+                          16, 16);
+            uint32_t sad = sad_16x16(src, pc->orig->stride[0], pred, 16);
+            if (better(sad, vx, vy, bsad, bvx, bvy)) {
+                bsad = sad;
+                bvx = vx;
+                bvy = vy;
+            }
+        }
+    }
+    *out_vx = bvx;
+    *out_vy = bvy;
+    return bsad;
+}
+
+void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWriter *bw,
+                    MpeSliceStats *stats)
+{
+    const int mbw = pc->orig->mb_width;
+    const int first = row_begin * mbw, last = row_end * mbw - 1;
+    const int is_p = pc->coding_type == BS_PICTURE_P;
+    SliceState st;
+
+    memset(stats, 0, sizeof(*stats));
+    reset_dc(&st);
+    st.pmv[0] = st.pmv[1] = 0;
+    st.prev_addr = first - 1;
+    bs_write_slice_header(bw, pc->mpeg2, pc->tall_picture, row_begin, pc->qscale);
+
+    for (int addr = first; addr <= last; addr++) {
+        const int mbx = addr % mbw, mby = addr / mbw;
+        int intra = !is_p;
+        int vx = 0, vy = 0, cbp = 0;
+        uint8_t pred_y[256], pred_c[2][64];
+        int16_t level[6][64];
+
+        if (is_p) {
+            const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
+            uint8_t zero_pred[256];
+            uint32_t bsad = refine_vector(pc, mbx, mby, &pc->mv[addr], &vx, &vy);
+            predict_block(zero_pred, 16, pc->ref->plane[0], pc->ref->stride[0], 32 * mbx,
+                          32 * mby, 16, 16);
+            uint32_t sad0 = sad_16x16(src, pc->orig->stride[0], zero_pred, 16);
+            if (sad0 <= bsad + ZERO_MV_BIAS) {
+                vx = vy = 0;
+                bsad = sad0;
+            }
+            intra = intra_activity(src, pc->orig->stride[0]) + INTRA_BIAS < bsad;
+        }
+
+        if (intra) {
+            BsVlc t = bs_vlc_mb_type(pc->coding_type, BS_MB_INTRA);
+            bs_write_mb_addr_inc(bw, addr - st.prev_addr);
+            bs_put(bw, t.len, t.code);
+            code_intra_mb(pc, &st, mbx, mby, bw);
+            st.prev_addr = addr;
+            st.pmv[0] = st.pmv[1] = 0;   /* §7.6.3.4: intra resets the predictors */
+            stats->intra++;
+            continue;
+        }
+
+        predict_macroblock(pc, mbx, mby, vx, vy, pred_y, pred_c);
+        cbp = quantise_inter_mb(pc, mbx, mby, pred_y, pred_c, level);
+        reconstruct_inter_mb(pc, mbx, mby, pred_y, pred_c, level, cbp);
+        reset_dc(&st);   /* any non-intra macroblock, skipped or not, resets DC prediction */
+
+        /* A P macroblock with zero vector and nothing to code is skipped,
+         * except the first and last of a slice, which must be coded. */
+        if (!cbp && !vx && !vy && addr != first && addr != last) {
+            st.pmv[0] = st.pmv[1] = 0;   /* skipped P macroblocks reset the predictors */
+            stats->skipped++;
+            continue;
+        }
+
+        int flags;
+        if (!cbp)
+            flags = BS_MB_MOTION_FWD;                   /* MC, not coded */
+        else if (!vx && !vy)
+            flags = BS_MB_PATTERN;                      /* no MC, coded */
+        else
+            flags = BS_MB_MOTION_FWD | BS_MB_PATTERN;   /* MC, coded */
+        BsVlc t = bs_vlc_mb_type(pc->coding_type, flags);
+        bs_write_mb_addr_inc(bw, addr - st.prev_addr);
+        bs_put(bw, t.len, t.code);
+        if (flags & BS_MB_MOTION_FWD)
+            write_vector(pc, &st, vx, vy, bw);
+        else
+            st.pmv[0] = st.pmv[1] = 0;   /* "no MC" in a P picture resets the predictors */
+        if (flags & BS_MB_PATTERN) {
+            bs_put(bw, bs_vlc_cbp[cbp].len, bs_vlc_cbp[cbp].code);
+            for (int b = 0; b < 6; b++) {
+                if (cbp & (1 << (5 - b))) {
+                    int16_t scan[64];
+                    to_scan(scan, level[b]);
+                    bs_write_inter_block(bw, scan, pc->mpeg2);
+                }
+            }
+        }
+        st.prev_addr = addr;
+        stats->inter++;
+    }
+}

@@ -1,0 +1,96 @@
+/* frontend.h — the encoder's front end: colour conversion with chroma
+ * lowpass/decimation, and exhaustive full-pel motion search.
+ *
+ * Each backend (cpu = the C reference, later opencl and cuda) is a const
+ * table of callbacks working on a ring of frame slots: submit_frame(slot)
+ * starts upload+conversion, motion_search(cur, ref) starts the search of one
+ * slot against another (both ORIGINAL pictures, which is what lets a GPU
+ * search frame n+1 while the CPU codes frame n), wait(slot) blocks until the
+ * slot's work is done, download(slot) copies the planes and vectors out.
+ * The cpu backend does the work synchronously.  All backends must give
+ * bit-identical results: integer arithmetic and one tie-break rule.
+ *
+ * Conversion (ITU-R BT.601 studio range, 16-bit fixed point):
+ *   Y  = 16  + ( 16829 R + 33039 G +  6416 B) / 65536
+ *   Cb = 128 + ( -9714 R - 19070 G + 28784 B) / 65536
+ *   Cr = 128 + ( 28784 R - 24103 G -  4681 B) / 65536
+ * Y rounds to nearest.  Cb and Cr are kept at full precision through the
+ * chroma lowpass: each 4:2:0 sample is the separable [1 3 3 1]/8 x [1 3 3 1]/8
+ * filter over the 4x4 full-resolution samples around it (rows and columns
+ * 2c-1 .. 2c+2), i.e. centred between its four luma samples (MPEG-1 / JPEG
+ * siting), rounded once and clamped to 16..240.  Source pixels outside the
+ * image are edge-replicated, which also fills the macroblock padding.
+ *
+ * Motion search: for each 16x16 luma macroblock, every full-pel vector
+ * (dx, dy) in [-R, R]^2 whose block lies inside the padded reference plane;
+ * cost = SAD; ties go to the smaller |dx|+|dy|, then the smaller dy, then the
+ * smaller dx (DESIGN.md invariant 2). */
+#ifndef MPE_FRONTEND_H
+#define MPE_FRONTEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+#include "common/picture.h"
+
+#define GPU_MAX_SEARCH_RANGE 64
+
+typedef struct GpuMotion {
+    int16_t dx, dy;   /* best full-pel vector */
+    uint32_t sad;     /* its SAD */
+    uint32_t sad0;    /* SAD of the zero vector (mode decision wants it) */
+} GpuMotion;
+
+typedef struct GpuConfig {
+    int width, height;   /* true frame size, 16..4095 */
+    int slots;           /* frame slots in the ring, >= 2 */
+    const MpeLog *log;
+} GpuConfig;
+
+typedef struct GpuContext GpuContext;
+
+typedef struct GpuBackend {
+    const char *name;
+    /* 0 if this backend can run here; else negative errno and why[]. */
+    int (*probe)(char *why, size_t why_size);
+    int (*open)(GpuContext **ctx, const GpuConfig *cfg, MpeError *err);
+    void (*close)(GpuContext *ctx);
+    /* Takes RGB24 (converted) or YUV420 (copied and padded) frames of the
+     * configured size; the caller may reuse `frame` as soon as this returns. */
+    int (*submit_frame)(GpuContext *ctx, int slot, const MpeFrame *frame, MpeError *err);
+    /* Search slot cur against slot ref, range 0..GPU_MAX_SEARCH_RANGE. */
+    int (*motion_search)(GpuContext *ctx, int cur, int ref, int range, MpeError *err);
+    int (*wait)(GpuContext *ctx, int slot, MpeError *err);
+    /* Planes into pic (allocated for the configured size); vectors into mv
+     * (mb_width*mb_height entries, raster order) if mv is non-NULL and a
+     * search was run on this slot since its last submit. */
+    int (*download)(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err);
+} GpuBackend;
+
+extern const GpuBackend gpu_backend_cpu;
+
+/* NULL-terminated list of compiled-in backends, in `auto` preference order. */
+const GpuBackend *const *gpu_backend_list(void);
+
+/* Pick a backend by name, or the first usable one for "auto" (logging each
+ * one skipped and why).  A named backend that cannot run is an error. */
+int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *log,
+                       MpeError *err);
+
+/* --- C reference kernels (also used by the differential tests) --- */
+
+/* Convert true-size RGB24 into the padded Y/Cb/Cr planes of pic. */
+void gpu_convert_rgb_c(MpePicture *pic, const uint8_t *rgb, ptrdiff_t rgb_stride);
+
+/* SAD of the 16x16 blocks at a (stride as) and b (stride bs). */
+typedef uint32_t (*GpuSad16Fn)(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs);
+uint32_t gpu_sad16_c(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs);
+/* The fastest SAD this CPU has (SSE2 on x86-64, else the C one). */
+GpuSad16Fn gpu_sad16_best(void);
+
+/* Exhaustive search of every macroblock of cur's luma against ref's. */
+void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture *ref,
+                         int range, GpuSad16Fn sad16);
+
+#endif

@@ -1,0 +1,18 @@
+/* iqa.h — image quality measures.  For now the cheap companions (SSE/PSNR)
+ * the encoder reports per frame; MAD and BLIINDS-II join here later with the
+ * same shape (DESIGN.md §3). */
+#ifndef MPE_IQA_H
+#define MPE_IQA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sum of squared differences of two w x h 8-bit planes. */
+uint64_t iqa_sse_plane(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w,
+                       int h);
+
+/* PSNR in dB for 8-bit samples from a mean squared error; identical images
+ * (mse 0) report 100 dB rather than infinity, so averages stay finite. */
+double iqa_psnr_from_mse(double mse);
+
+#endif

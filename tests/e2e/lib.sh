@@ -1,0 +1,57 @@
+# lib.sh — helpers for the end-to-end test scripts (sourced, not run).
+# Each check prints one PASS/FAIL/SKIP line that tests/run.sh tallies.
+set -u
+E2E_NAME=$(basename "$0" .sh)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+MPEGENC="$ROOT/mpegenc"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+pass() { echo "PASS $E2E_NAME/$1"; }
+fail() { echo "FAIL $E2E_NAME/$1: $2"; }
+skip() { echo "SKIP $E2E_NAME/$1: $2"; }
+# check NAME DETAIL COMMAND...: PASS if the command succeeds
+check() {
+    local name=$1 detail=$2; shift 2
+    if "$@"; then pass "$name"; else fail "$name" "$detail"; fi
+}
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# make_y4m OUT SIZE FRAMES [SOURCE]: a synthetic clip from ffmpeg's lavfi
+make_y4m() {
+    ffmpeg -v error -y -f lavfi -i "${4:-testsrc2}=size=$2:rate=25" -frames:v "$3" \
+        -pix_fmt yuv420p -f yuv4mpegpipe "$1"
+}
+
+# PSNR-Y of clip A against clip B, frames paired by index (DESIGN.md §6:
+# reset timestamps, or the psnr filter pairs the wrong frames).
+psnr_y() {
+    ffmpeg -hide_banner -nostats -i "$1" -i "$2" \
+        -lavfi "[0:v]setpts=N/25/TB,format=yuv420p[a];[1:v]setpts=N/25/TB,format=yuv420p[b];[a][b]psnr" \
+        -f null - 2>&1 | sed -n 's/.*PSNR y:\([0-9.inf]*\).*/\1/p' | tail -n 1
+}
+
+# frames ffprobe counts in a stream, and its codec and size: "codec WxH N"
+probe() {
+    ffprobe -v error -count_frames -select_streams v:0 \
+        -show_entries stream=codec_name,width,height,nb_read_frames -of csv=p=0 "$1" |
+        awk -F, '{ print $1, $2 "x" $3, $4 }'
+}
+
+# pictures libmpeg2 parses (DESIGN.md §6)
+mpeg2dec_pictures() {
+    mpeg2dec -v -o null "$1" 2>&1 | grep -c PICTURE
+}
+
+# ffmpeg decodes strictly: exit status 0 and not a single warning
+ffmpeg_clean_decode() {
+    local log
+    log=$(ffmpeg -hide_banner -nostats -v warning -xerror -i "$1" -f null - 2>&1) || {
+        echo "ffmpeg failed: $log"; return 1; }
+    [ -z "$log" ] || { echo "ffmpeg warned: $log"; return 1; }
+}
+
+# ge A B: A >= B for decimal numbers ("inf" counts as large)
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "inf") exit 0; exit !(a + 0 >= b + 0) }'; }
+gt() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "inf") exit 0; exit !(a + 0 > b + 0) }'; }
