@@ -19,8 +19,9 @@ extern const uint8_t mpe_default_inter_matrix[64];  /* all 16 */
 /* Intra block: level[0] = intra DC level, F(0,0)/8 rounded (intra DC
  * precision 8 bits, so 0..255); AC levels rounded to nearest,
  * QF = round(8 F / (qscale W)), clamped to [-max_level, max_level]
- * (255 for MPEG-1, 2047 for MPEG-2).  Returns the index (raster) count of
- * non-zero AC levels. */
+ * (255 for MPEG-1, 2047 for MPEG-2).  Returns the number of non-zero AC
+ * levels (DC excluded).  Matrix entries must be 1..255 (the standard forbids
+ * 0); the DC rule is that of intra_dc_precision 0 (8 bits). */
 int mpe_quant_intra(int16_t level[64], const int16_t coef[64], int qscale,
                     const uint8_t matrix[64], int max_level);
 
@@ -32,7 +33,7 @@ int mpe_quant_inter(int16_t level[64], const int16_t coef[64], int qscale,
 
 /* Inverse quantisation exactly as a decoder does it, including saturation to
  * [-2048, 2047] and mismatch control: MPEG-1 makes each non-zero coefficient
- * odd (towards zero); MPEG-2 toggles the LSB of F(7,7) when the sum of all
+ * odd (towards zero) before saturation, so -2048 can remain; MPEG-2 toggles the LSB of F(7,7) when the sum of all
  * coefficients is even.  Intra: coef[0] = 8 * level[0]. */
 void mpe_dequant_intra(int16_t coef[64], const int16_t level[64], int qscale,
                        const uint8_t matrix[64], int mpeg2);

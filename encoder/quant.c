@@ -1,0 +1,192 @@
+/* quant.c — zigzag scan, default matrices, quantisation and inverse
+ * quantisation for MPEG-1 (ISO/IEC 11172-2 §2.4.4) and MPEG-2 (ISO/IEC
+ * 13818-2 §7.4).
+ *
+ * Reconstruction step.  With qscale in MPEG-1 units and, for MPEG-2,
+ * q_scale_type 0 (quantiser_scale = 2 * qscale, Table 7-6), both formats
+ * reconstruct a level QF at (ignoring truncation and mismatch control)
+ *     intra AC:  QF * qscale * W / 8
+ *     non-intra: (QF + sign(QF) / 2) * qscale * W / 8
+ * so one step s = qscale * W / 8 serves both, and the forward quantisers
+ * below are format-independent except for max_level.
+ *
+ * All arithmetic is integer; the largest product, for any int16 level,
+ * is (2 * 32767 + 1) * 255 * 62 < 2^31, so int32 never overflows.
+ * Division is C's truncation toward zero, exactly as the standards'
+ * "/" (11172-2 §2.2.1 and 13818-2 §4.1 define "/" as integer division with
+ * truncation toward zero), and parity is tested with "% 2" rather than
+ * "& 1" so it does not depend on the representation of negative values. */
+#include "encoder/quant.h"
+
+#include <stdint.h>
+
+/* 13818-2 Figure 7-2 (alternate_scan = 0) and 11172-2 §2.4.4.1's zigzag:
+ * the i-th coefficient in transmission order sits at raster index
+ * mpe_zigzag[i] = 8 * v + u. */
+const uint8_t mpe_zigzag[64] = {
+     0,  1,  8, 16,  9,  2,  3, 10,
+    17, 24, 32, 25, 18, 11,  4,  5,
+    12, 19, 26, 33, 40, 48, 41, 34,
+    27, 20, 13,  6,  7, 14, 21, 28,
+    35, 42, 49, 56, 57, 50, 43, 36,
+    29, 22, 15, 23, 30, 37, 44, 51,
+    58, 59, 52, 45, 38, 31, 39, 46,
+    53, 60, 61, 54, 47, 55, 62, 63,
+};
+
+/* 11172-2 §2.4.3.2 / 13818-2 §6.3.11 default intra_quantiser_matrix, as
+ * the standards print it: row v, column u (raster order). */
+const uint8_t mpe_default_intra_matrix[64] = {
+     8, 16, 19, 22, 26, 27, 29, 34,
+    16, 16, 22, 24, 27, 29, 34, 37,
+    19, 22, 26, 27, 29, 34, 34, 38,
+    22, 22, 26, 27, 29, 34, 37, 40,
+    22, 26, 27, 29, 32, 35, 40, 48,
+    26, 27, 29, 32, 35, 40, 48, 58,
+    26, 27, 29, 34, 38, 46, 56, 69,
+    27, 29, 35, 38, 46, 56, 69, 83,
+};
+
+/* Default non_intra_quantiser_matrix: 16 everywhere (same sections). */
+const uint8_t mpe_default_inter_matrix[64] = {
+    16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16,
+};
+
+static inline int32_t mpe_sign32(int32_t x)
+{
+    return (x > 0) - (x < 0);
+}
+
+static inline int32_t mpe_clamp32(int32_t x, int32_t lo, int32_t hi)
+{
+    return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* Intra: DC is F(0,0)/8 rounded (intra DC precision 8 bits: 11172-2
+ * §2.4.4.1 always, 13818-2 §7.4.1 with intra_dc_precision 0), clamped to
+ * 0..255 since F(0,0) = 8 * mean is non-negative for 8-bit samples.
+ * AC: QF = round(F / s) with s = qscale * W / 8, i.e.
+ *     |QF| = floor(8|F| / (qscale W) + 1/2) = (16|F| + qscale W) / (2 qscale W)
+ * (ties away from zero), so |F - QF s| <= s / 2 before the decoder's own
+ * truncation and mismatch control. */
+int mpe_quant_intra(int16_t level[64], const int16_t coef[64], int qscale,
+                    const uint8_t matrix[64], int max_level)
+{
+    int nz = 0;
+    int32_t dc = coef[0] < 0 ? 0 : coef[0];
+
+    level[0] = (int16_t)mpe_clamp32((dc + 4) / 8, 0, 255);
+    for (int i = 1; i < 64; i++) {
+        int32_t f = coef[i];
+        int32_t qw = (int32_t)qscale * matrix[i];
+        int32_t mag = (16 * (f < 0 ? -f : f) + qw) / (2 * qw);
+        if (mag > max_level)
+            mag = max_level;
+        level[i] = (int16_t)(f < 0 ? -mag : mag);
+        nz += mag != 0;
+    }
+    return nz;
+}
+
+/* Non-intra: QF = trunc(F / s), |QF| = 8|F| / (qscale W).  The decoder
+ * reconstructs at (|QF| + 1/2) s, the middle of [|QF| s, (|QF| + 1) s), so
+ * every non-zero level errs by at most s / 2, while |F| < s falls in the
+ * dead zone and costs no bits (11172-2 §2.4.4.2, 13818-2 §7.4.2.3). */
+int mpe_quant_inter(int16_t level[64], const int16_t coef[64], int qscale,
+                    const uint8_t matrix[64], int max_level)
+{
+    int nz = 0;
+
+    for (int i = 0; i < 64; i++) {
+        int32_t f = coef[i];
+        int32_t qw = (int32_t)qscale * matrix[i];
+        int32_t mag = 8 * (f < 0 ? -f : f) / qw;
+        if (mag > max_level)
+            mag = max_level;
+        level[i] = (int16_t)(f < 0 ? -mag : mag);
+        nz += mag != 0;
+    }
+    return nz;
+}
+
+/* MPEG-1 (11172-2 §2.4.4.1 intra, §2.4.4.2 non-intra): reconstruct,
+ * make even values odd by moving them one toward zero, then saturate. */
+static int32_t mpe_mpeg1_oddify_clamp(int32_t rec)
+{
+    if (rec % 2 == 0)
+        rec -= mpe_sign32(rec); /* Sign(0) = 0: zero stays zero */
+    return mpe_clamp32(rec, -2048, 2047);
+}
+
+/* MPEG-2 mismatch control (13818-2 §7.4.4): if the sum of all 64
+ * saturated coefficients is even, toggle the LSB of F[7][7]. */
+static void mpe_mpeg2_mismatch(int16_t coef[64])
+{
+    int32_t sum = 0;
+    for (int i = 0; i < 64; i++)
+        sum += coef[i];
+    if (sum % 2 == 0) {
+        if (coef[63] % 2 != 0)
+            coef[63] = (int16_t)(coef[63] - 1);
+        else
+            coef[63] = (int16_t)(coef[63] + 1);
+    }
+}
+
+void mpe_dequant_intra(int16_t coef[64], const int16_t level[64], int qscale,
+                       const uint8_t matrix[64], int mpeg2)
+{
+    /* Intra DC: dct_recon = 8 * dct_dc (11172-2 §2.4.4.1); MPEG-2
+     * intra_dc_mult = 8 for intra_dc_precision 0 (§7.4.1, Table 7-4).
+     * Levels are 0..255, so 8 * level needs no saturation in either format
+     * (clamping anyway keeps out-of-contract levels from wrapping). */
+    coef[0] = (int16_t)mpe_clamp32(8 * (int32_t)level[0], -2048, 2047);
+    if (!mpeg2) {
+        for (int i = 1; i < 64; i++) {
+            int32_t rec = (2 * (int32_t)level[i] * qscale * matrix[i]) / 16;
+            coef[i] = (int16_t)mpe_mpeg1_oddify_clamp(rec);
+        }
+        return;
+    }
+    /* §7.4.2.3: F''[v][u] = (2 QF[v][u] * W * quantiser_scale) / 32 for
+     * intra AC, with quantiser_scale = 2 * qscale (q_scale_type 0);
+     * §7.4.3 saturation; §7.4.4 mismatch control over all 64 including
+     * the DC. */
+    const int32_t qs = 2 * (int32_t)qscale;
+    for (int i = 1; i < 64; i++) {
+        int32_t rec = (2 * (int32_t)level[i] * matrix[i] * qs) / 32;
+        coef[i] = (int16_t)mpe_clamp32(rec, -2048, 2047);
+    }
+    mpe_mpeg2_mismatch(coef);
+}
+
+void mpe_dequant_inter(int16_t coef[64], const int16_t level[64], int qscale,
+                       const uint8_t matrix[64], int mpeg2)
+{
+    if (!mpeg2) {
+        /* 11172-2 §2.4.4.2: ((2 level + Sign(level)) * qscale * W) / 16,
+         * then oddification and saturation; level 0 gives 0. */
+        for (int i = 0; i < 64; i++) {
+            int32_t l = level[i];
+            int32_t rec = ((2 * l + mpe_sign32(l)) * qscale * matrix[i]) / 16;
+            coef[i] = (int16_t)(l == 0 ? 0 : mpe_mpeg1_oddify_clamp(rec));
+        }
+        return;
+    }
+    /* 13818-2 §7.4.2.3 with k = Sign(QF): ((2 QF + k) * W * quantiser_scale)
+     * / 32, §7.4.3 saturation, §7.4.4 mismatch control. */
+    const int32_t qs = 2 * (int32_t)qscale;
+    for (int i = 0; i < 64; i++) {
+        int32_t l = level[i];
+        int32_t rec = ((2 * l + mpe_sign32(l)) * matrix[i] * qs) / 32;
+        coef[i] = (int16_t)mpe_clamp32(rec, -2048, 2047);
+    }
+    mpe_mpeg2_mismatch(coef);
+}

@@ -1,0 +1,480 @@
+/* test_dct.c — the C reference DCTs against double-precision references,
+ * including the full IEEE Std 1180-1990 accuracy procedure for the IDCT.
+ *
+ * Floating point is fine here: it is only the yardstick.  The references
+ * are the direct separable sums of the Annex A definitions, rounded to
+ * nearest with ties away from zero (as Tom Lane's public-domain ieeetest.c,
+ * the usual IEEE 1180 harness, rounds). */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "encoder/dct.h"
+#include "tests/test.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+/* ref_c[k][n] = C(k)/2 cos((2n+1) k pi / 16): the orthonormal DCT-II matrix. */
+static double ref_c[8][8];
+
+static void ref_init(void)
+{
+    for (int k = 0; k < 8; k++)
+        for (int n = 0; n < 8; n++)
+            ref_c[k][n] = (k == 0 ? 1.0 / sqrt(2.0) : 1.0) / 2.0 *
+                          cos((2 * n + 1) * k * M_PI / 16.0);
+}
+
+static long ref_round(double x)
+{
+    return x < 0.0 ? -(long)(0.5 - x) : (long)(x + 0.5);
+}
+
+static long clampl(long x, long lo, long hi)
+{
+    return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* Whether x is (to double precision) exactly halfway between integers:
+ * there either rounding errs by 1/2 and the reference's own choice is an
+ * accident of its floating-point error, so a differing result is no fault. */
+static int is_tie(double x)
+{
+    return fabs(fabs(x - floor(x)) - 0.5) < 1e-6;
+}
+
+/* F(u,v) = 1/4 C(u) C(v) sum_x sum_y f(x,y) cos.. cos..  (unrounded) */
+static void ref_fdct_d(const int *in, double out[64])
+{
+    for (int v = 0; v < 8; v++)
+        for (int u = 0; u < 8; u++) {
+            double s = 0.0;
+            for (int y = 0; y < 8; y++) {
+                double r = 0.0;
+                for (int x = 0; x < 8; x++)
+                    r += in[8 * y + x] * ref_c[u][x];
+                s += ref_c[v][y] * r;
+            }
+            out[8 * v + u] = s;
+        }
+}
+
+/* f(x,y) = sum_u sum_v 1/4 C(u) C(v) F(u,v) cos.. cos..  (unrounded) */
+static void ref_idct_d(const int *in, double out[64])
+{
+    for (int y = 0; y < 8; y++)
+        for (int x = 0; x < 8; x++) {
+            double s = 0.0;
+            for (int v = 0; v < 8; v++) {
+                double r = 0.0;
+                for (int u = 0; u < 8; u++)
+                    r += in[8 * v + u] * ref_c[u][x];
+                s += ref_c[v][y] * r;
+            }
+            out[8 * y + x] = s;
+        }
+}
+
+/* ---- IEEE Std 1180-1990 ------------------------------------------------ */
+
+/* The standard's generator: randx = randx * 1103515245 + 12345, keep bits
+ * 1..30, scale to [-L, H].  Done in uint32 so it never overflows; only the
+ * low 31 bits matter, so this equals the standard's `long` version. */
+typedef struct IeeeRng { uint32_t randx; } IeeeRng;
+
+static long ieee_rand(IeeeRng *r, long L, long H)
+{
+    r->randx = r->randx * 1103515245u + 12345u;
+    long i = (long)(r->randx & 0x7ffffffeu);
+    double x = (double)i / (double)0x7fffffff; /* 0 to 0.99999... */
+    x *= (double)(L + H + 1);                  /* 0 to < L+H+1 */
+    long j = (long)x;                          /* truncate */
+    return j - L;
+}
+
+typedef struct IeeeResult {
+    int peak;              /* worst |error| at any pixel */
+    long mismatches;       /* pixels differing from the reference */
+    long non_tie;          /* ... of which the ideal value was not a tie */
+    double worst_pmse;     /* worst per-pixel mean square error */
+    double omse;           /* overall mean square error */
+    double worst_pme;      /* worst per-pixel |mean error| */
+    double ome;            /* overall mean error */
+} IeeeResult;
+
+/* One run of the procedure: 10000 blocks from [-L, H] (times sign),
+ * reference FDCT rounded and clamped to [-2048, 2047], then the reference
+ * IDCT (rounded, clamped to [-256, 255]) against mpe_idct_c. */
+static IeeeResult ieee_run(long L, long H, int sign, int blocks)
+{
+    IeeeRng rng = { 1 }; /* each run restarts the generator */
+    long sum_err[64] = { 0 }, sum_sq[64] = { 0 };
+    IeeeResult res = { 0, 0, 0, 0, 0, 0, 0 };
+
+    for (int b = 0; b < blocks; b++) {
+        int pix[64], coef[64];
+        double d[64];
+        int16_t test[64];
+
+        for (int i = 0; i < 64; i++)
+            pix[i] = (int)ieee_rand(&rng, L, H) * sign;
+        ref_fdct_d(pix, d);
+        for (int i = 0; i < 64; i++)
+            coef[i] = (int)clampl(ref_round(d[i]), -2048, 2047);
+        ref_idct_d(coef, d);
+        for (int i = 0; i < 64; i++)
+            test[i] = (int16_t)coef[i];
+        mpe_idct_c(test);
+        for (int i = 0; i < 64; i++) {
+            int ref = (int)clampl(ref_round(d[i]), -256, 255);
+            int err = test[i] - ref;
+            sum_err[i] += err;
+            sum_sq[i] += (long)err * err;
+            res.mismatches += err != 0;
+            res.non_tie += err != 0 && !is_tie(d[i]);
+            if (abs(err) > res.peak)
+                res.peak = abs(err);
+        }
+    }
+    double tot_sq = 0, tot_err = 0;
+    for (int i = 0; i < 64; i++) {
+        double pmse = (double)sum_sq[i] / blocks;
+        double pme = fabs((double)sum_err[i] / blocks);
+        if (pmse > res.worst_pmse)
+            res.worst_pmse = pmse;
+        if (pme > res.worst_pme)
+            res.worst_pme = pme;
+        tot_sq += (double)sum_sq[i];
+        tot_err += (double)sum_err[i];
+    }
+    res.omse = tot_sq / (64.0 * blocks);
+    res.ome = tot_err / (64.0 * blocks);
+    return res;
+}
+
+static void ieee_check(TestCtx *t, long L, long H, int sign)
+{
+    IeeeResult r = ieee_run(L, H, sign, 10000);
+    printf("     IEEE1180 L=%ld H=%ld sign=%+d: peak %d (<=1), worst pmse %.6f "
+           "(<=0.06), omse %.7f (<=0.02), worst pme %.6f (<=0.015), "
+           "ome %.7f (<=0.0015); %ld of 640000 pixels differ, %ld not at "
+           "an exact tie\n",
+           L, H, sign, r.peak, r.worst_pmse, r.omse, r.worst_pme, r.ome,
+           r.mismatches, r.non_tie);
+    CHECK(t, r.peak <= 1, "peak error %d", r.peak);
+    CHECK(t, r.worst_pmse <= 0.06, "worst pmse %f", r.worst_pmse);
+    CHECK(t, r.omse <= 0.02, "omse %f", r.omse);
+    CHECK(t, r.worst_pme <= 0.015, "worst pme %f", r.worst_pme);
+    CHECK(t, fabs(r.ome) <= 0.0015, "ome %f", r.ome);
+}
+
+static void t_ieee_256_pos(TestCtx *t) { ieee_check(t, 256, 255, +1); }
+static void t_ieee_256_neg(TestCtx *t) { ieee_check(t, 256, 255, -1); }
+static void t_ieee_5_pos(TestCtx *t) { ieee_check(t, 5, 5, +1); }
+static void t_ieee_5_neg(TestCtx *t) { ieee_check(t, 5, 5, -1); }
+static void t_ieee_300_pos(TestCtx *t) { ieee_check(t, 300, 300, +1); }
+static void t_ieee_300_neg(TestCtx *t) { ieee_check(t, 300, 300, -1); }
+
+static void t_ieee_zero(TestCtx *t)
+{
+    int16_t b[64] = { 0 };
+    mpe_idct_c(b);
+    for (int i = 0; i < 64; i++)
+        CHECK(t, b[i] == 0, "IDCT(0)[%d] = %d", i, b[i]);
+}
+
+/* ---- other accuracy checks -------------------------------------------- */
+
+static int rand_range(TestRng *r, int lo, int hi)
+{
+    return lo + (int)(test_rand(r) % (unsigned)(hi - lo + 1));
+}
+
+/* fdct against the rounded, clamped double reference.  Inputs: uniform
+ * noise over the full [-256, 255], 8-bit samples, and smooth blocks (the
+ * common case, whose energy sits in few coefficients). */
+static void t_fdct_accuracy(TestCtx *t)
+{
+    TestRng rng = { 0x1234567887654321ULL };
+    int worst = 0;
+    long mismatches = 0, non_tie = 0, total = 0;
+    for (int b = 0; b < 60000; b++) {
+        int pix[64];
+        int kind = b % 3;
+        int base = rand_range(&rng, -256, 255);
+        int gx = rand_range(&rng, -12, 12), gy = rand_range(&rng, -12, 12);
+        for (int i = 0; i < 64; i++) {
+            if (kind == 0)
+                pix[i] = rand_range(&rng, -256, 255);
+            else if (kind == 1)
+                pix[i] = rand_range(&rng, 0, 255);
+            else
+                pix[i] = (int)clampl(base + gx * (i % 8) + gy * (i / 8) +
+                                     rand_range(&rng, -3, 3), -256, 255);
+        }
+        double d[64];
+        int16_t blk[64];
+        ref_fdct_d(pix, d);
+        for (int i = 0; i < 64; i++)
+            blk[i] = (int16_t)pix[i];
+        mpe_fdct_c(blk);
+        for (int i = 0; i < 64; i++) {
+            int err = abs(blk[i] - (int)clampl(ref_round(d[i]), -2048, 2047));
+            if (err > worst)
+                worst = err;
+            mismatches += err != 0;
+            non_tie += err != 0 && !is_tie(d[i]);
+            total++;
+        }
+    }
+    printf("     fdct vs double: worst |error| %d, %ld of %ld coefficients "
+           "differ, %ld not at an exact tie\n", worst, mismatches, total,
+           non_tie);
+    CHECK(t, worst <= 1, "worst fdct error %d", worst);
+}
+
+/* idct against the reference on coefficient blocks the IEEE generator does
+ * not produce: every single-coefficient block over the full input range
+ * (the sparse blocks a real decoder sees most), and dense random blocks. */
+static void t_idct_accuracy(TestCtx *t)
+{
+    TestRng rng = { 0x0badc0ffee15600dULL };
+    int worst = 0;
+    long mismatches = 0, non_tie = 0, total = 0;
+    int coef[64];
+    double d[64];
+    int16_t blk[64];
+
+    for (int pos = 0; pos < 64; pos++)
+        for (int val = -2048; val <= 2047; val++) {
+            memset(coef, 0, sizeof(coef));
+            coef[pos] = val;
+            ref_idct_d(coef, d);
+            memset(blk, 0, sizeof(blk));
+            blk[pos] = (int16_t)val;
+            mpe_idct_c(blk);
+            for (int i = 0; i < 64; i++) {
+                int err = abs(blk[i] - (int)clampl(ref_round(d[i]), -256, 255));
+                if (err > worst)
+                    worst = err;
+                mismatches += err != 0;
+                non_tie += err != 0 && !is_tie(d[i]);
+                total++;
+            }
+        }
+    for (int b = 0; b < 20000; b++) {
+        int amp = b % 2 ? 64 : 2048; /* small and full-range coefficients */
+        for (int i = 0; i < 64; i++)
+            coef[i] = rand_range(&rng, -amp, amp - 1);
+        ref_idct_d(coef, d);
+        for (int i = 0; i < 64; i++)
+            blk[i] = (int16_t)coef[i];
+        mpe_idct_c(blk);
+        for (int i = 0; i < 64; i++) {
+            int err = abs(blk[i] - (int)clampl(ref_round(d[i]), -256, 255));
+            if (err > worst)
+                worst = err;
+            mismatches += err != 0;
+            non_tie += err != 0 && !is_tie(d[i]);
+            total++;
+        }
+    }
+    printf("     idct vs double: worst |error| %d, %ld of %ld samples differ, "
+           "%ld not at an exact tie\n", worst, mismatches, total, non_tie);
+    CHECK(t, worst <= 1, "worst idct error %d", worst);
+}
+
+/* fdct then idct of 8-bit blocks (intra) and residuals (inter) comes back
+ * within the error of rounding the coefficients to integers. */
+static void t_roundtrip(TestCtx *t)
+{
+    TestRng rng = { 0x5eed5eed5eed5eedULL };
+    long hist[4] = { 0 };
+    int worst = 0;
+    for (int b = 0; b < 100000; b++) {
+        int16_t orig[64], blk[64];
+        int lo = b % 2 ? 0 : -255, hi = 255;
+        for (int i = 0; i < 64; i++)
+            orig[i] = (int16_t)rand_range(&rng, lo, hi);
+        memcpy(blk, orig, sizeof(blk));
+        mpe_fdct_c(blk);
+        mpe_idct_c(blk);
+        for (int i = 0; i < 64; i++) {
+            int err = abs(blk[i] - orig[i]);
+            if (err > worst)
+                worst = err;
+            hist[err > 3 ? 3 : err]++;
+        }
+    }
+    printf("     round trip |error| 0: %ld, 1: %ld, 2: %ld, >2: %ld\n",
+           hist[0], hist[1], hist[2], hist[3]);
+    CHECK(t, worst <= 2, "worst round-trip error %d", worst);
+}
+
+/* A flat block of value v has F(0,0) = 8v and no AC (Annex A), and comes
+ * back exactly. */
+static void t_flat(TestCtx *t)
+{
+    for (int v = -256; v <= 255; v++) {
+        int16_t blk[64];
+        for (int i = 0; i < 64; i++)
+            blk[i] = (int16_t)v;
+        mpe_fdct_c(blk);
+        CHECK(t, blk[0] == 8 * v, "v=%d: DC %d", v, blk[0]);
+        for (int i = 1; i < 64; i++)
+            CHECK(t, blk[i] == 0, "v=%d: AC[%d] = %d", v, i, blk[i]);
+        mpe_idct_c(blk);
+        for (int i = 0; i < 64; i++)
+            CHECK(t, blk[i] == v, "v=%d: idct[%d] = %d", v, i, blk[i]);
+        if (t->case_failed)
+            return;
+    }
+}
+
+/* The transforms round ties away from zero at every step, so they are
+ * exactly odd-symmetric wherever the output clamp is not reached. */
+static void t_symmetry(TestCtx *t)
+{
+    TestRng rng = { 42 };
+    for (int b = 0; b < 20000 && !t->case_failed; b++) {
+        int16_t a[64], n[64];
+        for (int i = 0; i < 64; i++) {
+            a[i] = (int16_t)rand_range(&rng, -255, 255);
+            n[i] = (int16_t)-a[i];
+        }
+        mpe_fdct_c(a);
+        mpe_fdct_c(n);
+        for (int i = 0; i < 64; i++)
+            if (a[i] > -2048 && a[i] < 2047)
+                CHECK(t, n[i] == -a[i], "fdct block %d [%d]: %d vs %d", b, i,
+                      a[i], n[i]);
+        for (int i = 0; i < 64; i++) {
+            a[i] = (int16_t)rand_range(&rng, -300, 300);
+            n[i] = (int16_t)-a[i];
+        }
+        mpe_idct_c(a);
+        mpe_idct_c(n);
+        for (int i = 0; i < 64; i++)
+            if (a[i] > -256 && a[i] < 255)
+                CHECK(t, n[i] == -a[i], "idct block %d [%d]: %d vs %d", b, i,
+                      a[i], n[i]);
+    }
+}
+
+/* Same input, same output, on every run and every build: a hash of the
+ * outputs on a fixed input set is compared with the value this reference
+ * produced when it was written (gcc 12 and clang 14, -O0 to -O3, x86-64).
+ * A deliberate change to the reference's arithmetic must update it. */
+#define GOLDEN_FDCT 0x7043d6455381bacdULL
+#define GOLDEN_IDCT 0xc4f0fac479b0bdaeULL
+
+static uint64_t fnv1a(uint64_t h, const int16_t *b)
+{
+    for (int i = 0; i < 64; i++) {
+        uint16_t v = (uint16_t)b[i];
+        h = (h ^ (v & 0xff)) * 0x100000001b3ULL;
+        h = (h ^ (v >> 8)) * 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static void t_determinism(TestCtx *t)
+{
+    uint64_t hf = 0xcbf29ce484222325ULL, hi = hf;
+    TestRng rng = { 7 };
+    for (int b = 0; b < 20000; b++) {
+        int16_t in[64], x[64], y[64];
+        for (int i = 0; i < 64; i++)
+            in[i] = (int16_t)rand_range(&rng, -256, 255);
+        memcpy(x, in, sizeof(x));
+        memcpy(y, in, sizeof(y));
+        mpe_fdct_c(x);
+        mpe_fdct_c(y);
+        CHECK(t, memcmp(x, y, sizeof(x)) == 0, "fdct not repeatable, block %d", b);
+        hf = fnv1a(hf, x);
+        for (int i = 0; i < 64; i++)
+            in[i] = (int16_t)rand_range(&rng, -2048, 2047);
+        memcpy(x, in, sizeof(x));
+        memcpy(y, in, sizeof(y));
+        mpe_idct_c(x);
+        mpe_idct_c(y);
+        CHECK(t, memcmp(x, y, sizeof(x)) == 0, "idct not repeatable, block %d", b);
+        hi = fnv1a(hi, x);
+        if (t->case_failed)
+            return;
+    }
+    printf("     output hashes: fdct %016llx idct %016llx\n",
+           (unsigned long long)hf, (unsigned long long)hi);
+    CHECK(t, hf == GOLDEN_FDCT, "fdct hash %016llx, expected %016llx",
+          (unsigned long long)hf, GOLDEN_FDCT);
+    CHECK(t, hi == GOLDEN_IDCT, "idct hash %016llx, expected %016llx",
+          (unsigned long long)hi, GOLDEN_IDCT);
+}
+
+/* Inputs outside the documented ranges (any int16) must not overflow: the
+ * outputs just saturate.  Run under -fsanitize=undefined to see it. */
+static void t_extremes(TestCtx *t)
+{
+    static const int16_t vals[] = { -32768, 32767, -2048, 2047 };
+    for (int k = 0; k < 4; k++) {
+        int16_t a[64], b[64];
+        for (int i = 0; i < 64; i++) {
+            a[i] = vals[k];
+            b[i] = (int16_t)((i ^ (i >> 3)) & 1 ? vals[k] : -vals[k] - (k % 2 == 0));
+        }
+        mpe_fdct_c(a);
+        mpe_idct_c(b);
+        CHECK(t, a[0] == (vals[k] < 0 ? -2048 : 2047), "flat %d: DC %d",
+              vals[k], a[0]);
+        for (int i = 0; i < 64; i++)
+            CHECK(t, b[i] >= -256 && b[i] <= 255, "idct out of range");
+    }
+}
+
+static void t_dsp_init(TestCtx *t)
+{
+    MpeDctDsp dsp;
+    memset(&dsp, 0, sizeof(dsp));
+    mpe_dct_dsp_init(&dsp);
+    CHECK(t, dsp.fdct != NULL && dsp.idct != NULL, "table not filled");
+    /* Whatever variant it picks must agree with the C reference. */
+    TestRng rng = { 99 };
+    for (int b = 0; b < 1000; b++) {
+        int16_t x[64], y[64];
+        for (int i = 0; i < 64; i++)
+            x[i] = y[i] = (int16_t)rand_range(&rng, -256, 255);
+        dsp.fdct(x);
+        mpe_fdct_c(y);
+        CHECK(t, memcmp(x, y, sizeof(x)) == 0, "dsp fdct differs, block %d", b);
+        dsp.idct(x);
+        mpe_idct_c(y);
+        CHECK(t, memcmp(x, y, sizeof(x)) == 0, "dsp idct differs, block %d", b);
+        if (t->case_failed)
+            return;
+    }
+}
+
+int main(void)
+{
+    TestCtx t;
+    test_init(&t, "test_dct");
+    ref_init();
+    test_run(&t, "ieee1180_L256_H255", t_ieee_256_pos);
+    test_run(&t, "ieee1180_L256_H255_negated", t_ieee_256_neg);
+    test_run(&t, "ieee1180_L5_H5", t_ieee_5_pos);
+    test_run(&t, "ieee1180_L5_H5_negated", t_ieee_5_neg);
+    test_run(&t, "ieee1180_L300_H300", t_ieee_300_pos);
+    test_run(&t, "ieee1180_L300_H300_negated", t_ieee_300_neg);
+    test_run(&t, "ieee1180_zero_in_zero_out", t_ieee_zero);
+    test_run(&t, "fdct_vs_double_reference", t_fdct_accuracy);
+    test_run(&t, "idct_vs_double_reference", t_idct_accuracy);
+    test_run(&t, "fdct_idct_round_trip", t_roundtrip);
+    test_run(&t, "flat_block_dc_8v", t_flat);
+    test_run(&t, "odd_symmetry", t_symmetry);
+    test_run(&t, "determinism", t_determinism);
+    test_run(&t, "int16_extremes_saturate", t_extremes);
+    test_run(&t, "dsp_init", t_dsp_init);
+    return test_finish(&t);
+}
