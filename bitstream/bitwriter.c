@@ -74,6 +74,10 @@ void bs_append(BsWriter *dst, const BsWriter *src)
         dst->error = src->error;
         return;
     }
+    /* An empty source may never have allocated (buf NULL), and memcpy from
+     * NULL is undefined even for 0 bytes. */
+    if (src->pos == 0)
+        return;
     if (reserve(dst, src->pos) < 0)
         return;
     memcpy(dst->buf + dst->pos, src->buf, src->pos);

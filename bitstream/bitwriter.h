@@ -59,7 +59,8 @@ static inline void bs_put_start_code(BsWriter *bw, uint8_t code)
     bs_put(bw, 8, code);
 }
 
-/* Append the (flushed) contents of src to dst, which must be byte-aligned. */
+/* Append the contents of src to dst (aligning dst first).  src must have
+ * been flushed with bs_flush(): pending bits are not carried over. */
 void bs_append(BsWriter *dst, const BsWriter *src);
 
 static inline int bs_error(const BsWriter *bw) { return bw->error; }

@@ -34,8 +34,9 @@ enum { BS_PICTURE_I = 1, BS_PICTURE_P = 2, BS_PICTURE_B = 3 };
 BsVlc bs_vlc_mb_type(int picture_type, int flags);
 
 /* Table B.9 (13818-2) / B.3 (11172-2) coded_block_pattern, index 0..63.
- * Index 0 ('0000 0000 1') exists only in MPEG-2 (cbp 0 is forbidden in
- * MPEG-1); the caller must not use it for MPEG-1. */
+ * Index 0 ('0000 0000 1') exists only in MPEG-2, and Table B.9 says it shall
+ * not be used with 4:2:0: a 4:2:0 encoder never writes it (a macroblock
+ * with nothing coded uses a macroblock_type without the pattern flag). */
 extern const BsVlc bs_vlc_cbp[64];
 
 /* Table B.10 (13818-2) / B.4 (11172-2) motion_code, index motion_code + 16

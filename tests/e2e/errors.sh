@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: bad input and bad options give one clear line on stderr naming
 # the problem, the documented exit status, and leave no output behind.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 
 [ -x "$MPEGENC" ] || { fail build "$MPEGENC not built"; exit 1; }
 if ! have ffmpeg; then skip all "ffmpeg not installed (make test installs it)"; exit 0; fi

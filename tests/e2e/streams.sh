@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end: our MPEG-1 and MPEG-2 streams decoded by ffmpeg and libmpeg2.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 
 if ! have ffmpeg || ! have ffprobe || ! have mpeg2dec; then
     skip all "ffmpeg/ffprobe/mpeg2dec not installed (make test installs them)"
@@ -83,9 +83,9 @@ check pipe/stdin-stdout "ffprobe says '$got'" [ "$got" = "mpeg2video 176x144 6" 
 ffmpeg -v error -f lavfi -i testsrc2=size=64x64:rate=30000/1001 -frames:v 3 -pix_fmt yuv420p \
     -f yuv4mpegpipe "$TMP/ntsc.y4m"
 "$MPEGENC" -q -i "$TMP/ntsc.y4m" -o "$TMP/ntsc.m2v"
-r=$(ffprobe -v error -show_entries stream=r_frame_rate -of csv=p=0 "$TMP/ntsc.m2v")
+r=$(ffprobe -v error -show_entries stream=r_frame_rate -of default=nw=1:nk=1 "$TMP/ntsc.m2v")
 check rate/from-y4m "r_frame_rate $r" [ "$r" = "30000/1001" ]
 "$MPEGENC" -q -i "$TMP/ntsc.y4m" -o "$TMP/r50.m1v" --fps 50
-r=$(ffprobe -v error -show_entries stream=r_frame_rate -of csv=p=0 "$TMP/r50.m1v")
+r=$(ffprobe -v error -show_entries stream=r_frame_rate -of default=nw=1:nk=1 "$TMP/r50.m1v")
 check rate/option "r_frame_rate $r" [ "$r" = "50/1" ]
 exit 0

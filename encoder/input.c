@@ -1,0 +1,959 @@
+/* input.c — frame sequence readers: PNG (libpng, classic API) and YUV4MPEG2.
+ *
+ * PNG decoding uses libpng's classic API rather than png_image because the
+ * simplified API composites alpha and may apply gamma when it narrows 16-bit
+ * samples; here every sample is taken as stored: palette and low-bit gray are
+ * expanded, alpha (including tRNS) is dropped, and 16-bit samples are rounded
+ * with (v*255+32767)/65535 by our own code.
+ *
+ * libpng reports errors by calling our error callback, which records the
+ * message in the PngDec that png_get_error_ptr() returns and longjmps back
+ * into png_run().  png_run() keeps nothing in automatic variables across the
+ * setjmp: everything the error path needs (the message, the row buffer to
+ * free) lives in the PngDec owned by png_load(), the caller, so it is never
+ * indeterminate after the longjmp.  No state is global. */
+#include "encoder/input.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#define MIN_DIM 16
+#define MAX_DIM 4095
+#define Y4M_HEADER_MAX 4096   /* longest stream header line we accept */
+#define Y4M_FRAME_LINE_MAX 4096
+#define PATTERN_WIDTH_MAX 32  /* largest field width in %0Nd */
+
+enum SourceKind { SRC_PNG_LIST, SRC_PNG_PATTERN, SRC_Y4M };
+
+typedef struct Pattern {
+    char *prefix, *suffix;    /* literal parts, '%%' already unescaped */
+    int zero_pad, width;
+    char conv;                /* 'd', 'i' or 'u' */
+} Pattern;
+
+struct MpeInput {
+    MpeInputInfo info;
+    enum SourceKind kind;
+    const char *cur;          /* name for messages and mpe_input_current_name */
+    char *spec;               /* copy of the spec */
+
+    /* SRC_PNG_LIST: a directory's PNGs, or one file */
+    char **files;
+    size_t nfiles, next_file;
+
+    /* SRC_PNG_PATTERN */
+    Pattern pat;
+    int start_number, next_number;
+    int pattern_done;
+    char *name;               /* the current frame's file name */
+    char *probe;              /* the next candidate's, swapped into name once it exists */
+    size_t name_size;
+
+    /* SRC_Y4M */
+    FILE *f;
+    int is_stdin;
+    long frame_index;         /* frames read so far */
+    int y4m_done;
+};
+
+static int size_ok(int w, int h)
+{
+    return w >= MIN_DIM && w <= MAX_DIM && h >= MIN_DIM && h <= MAX_DIM;
+}
+
+static int size_error(MpeError *err, const char *name, long w, long h)
+{
+    return mpe_error(err, -EINVAL,
+                     "%s: frame size %ldx%ld is out of range (each dimension must be %d..%d)",
+                     name, w, h, MIN_DIM, MAX_DIM);
+}
+
+static int errno_error(MpeError *err, const char *name, int e)
+{
+    if (e <= 0)
+        e = EIO;
+    return mpe_error(err, -e, "%s: %s", name, strerror(e));
+}
+
+static int ends_with_ci(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+static int frame_matches(const MpeInput *in, const MpeFrame *frame)
+{
+    int w = in->info.width, cw = (w + 1) / 2;
+    if (!frame || !frame->data[0] || frame->format != in->info.format ||
+        frame->width != w || frame->height != in->info.height)
+        return 0;
+    if (frame->format == MPE_FRAME_RGB24)
+        return frame->stride[0] >= 3 * w;
+    return frame->data[1] && frame->data[2] && frame->stride[0] >= w &&
+           frame->stride[1] >= cw && frame->stride[2] >= cw;
+}
+
+/* ------------------------------------------------------------------ PNG */
+
+typedef struct PngDec {
+    const char *path;
+    FILE *f;
+    char msg[256];      /* libpng's error message */
+    int io_errno;       /* set when fread failed */
+    int oom;            /* set when our own allocation failed */
+    uint8_t *buf;       /* row buffer, freed by png_load */
+    int width, height;  /* from IHDR */
+} PngDec;
+
+static void png_error_cb(png_structp png, png_const_charp msg)
+{
+    PngDec *d = png_get_error_ptr(png);
+    snprintf(d->msg, sizeof(d->msg), "%s", msg ? msg : "unknown error");
+    png_longjmp(png, 1);
+}
+
+static void png_warning_cb(png_structp png, png_const_charp msg)
+{
+    /* Warnings (bad ancillary chunks, odd ICC profiles) do not stop us. */
+    (void)png;
+    (void)msg;
+}
+
+static void png_read_cb(png_structp png, png_bytep data, size_t len)
+{
+    PngDec *d = png_get_io_ptr(png);
+    if (fread(data, 1, len, d->f) != len) {
+        if (ferror(d->f)) {
+            d->io_errno = errno ? errno : EIO;
+            png_error(png, "read error");
+        }
+        png_error(png, "unexpected end of file");
+    }
+}
+
+static uint8_t round16(unsigned v)
+{
+    return (uint8_t)((v * 255u + 32767u) / 65535u);
+}
+
+/* One decoded row (ch channels of depth bits, after palette and low-bit gray
+ * expansion) to packed RGB24. */
+static void row_to_rgb(uint8_t *dst, const uint8_t *src, int w, int ch, int depth)
+{
+    if (depth == 8) {
+        if (ch == 3) {
+            memcpy(dst, src, (size_t)w * 3);
+        } else if (ch == 4) {
+            for (int x = 0; x < w; x++, src += 4, dst += 3) {
+                dst[0] = src[0];
+                dst[1] = src[1];
+                dst[2] = src[2];
+            }
+        } else { /* gray, gray+alpha */
+            for (int x = 0; x < w; x++, src += ch, dst += 3)
+                dst[0] = dst[1] = dst[2] = src[0];
+        }
+    } else {
+        if (ch >= 3) {
+            for (int x = 0; x < w; x++, src += 2 * ch, dst += 3) {
+                dst[0] = round16((unsigned)src[0] << 8 | src[1]);
+                dst[1] = round16((unsigned)src[2] << 8 | src[3]);
+                dst[2] = round16((unsigned)src[4] << 8 | src[5]);
+            }
+        } else {
+            for (int x = 0; x < w; x++, src += 2 * ch, dst += 3)
+                dst[0] = dst[1] = dst[2] = round16((unsigned)src[0] << 8 | src[1]);
+        }
+    }
+}
+
+static int png_fail(const PngDec *d, MpeError *err)
+{
+    if (d->io_errno)
+        return errno_error(err, d->path, d->io_errno);
+    if (d->oom)
+        return mpe_error(err, -ENOMEM, "%s: out of memory", d->path);
+    return mpe_error(err, -EINVAL, "%s: corrupt PNG (%s)", d->path, d->msg);
+}
+
+/* Runs libpng on d->f, whose 8 signature bytes were already read.  Reads the
+ * header into d->width/height; when frame is non-NULL and the size is
+ * want_w x want_h, decodes the image into it.  Returns 0, 1 (the size
+ * differs: nothing decoded, no message) or a negative errno with err set. */
+static int png_run(PngDec *d, png_structp png, png_infop info, MpeFrame *frame,
+                   int want_w, int want_h, MpeError *err)
+{
+    if (setjmp(png_jmpbuf(png)))
+        return png_fail(d, err);
+
+    png_set_read_fn(png, d, png_read_cb);
+    png_set_sig_bytes(png, 8);
+    png_read_info(png, info);
+    d->width = (int)png_get_image_width(png, info);
+    d->height = (int)png_get_image_height(png, info);
+    if (!frame)
+        return 0;
+    if (d->width != want_w || d->height != want_h)
+        return 1;
+
+    {
+        int color_type = png_get_color_type(png, info);
+        int bit_depth = png_get_bit_depth(png, info);
+        int passes, ch, depth;
+        size_t rowbytes;
+        int w = d->width, h = d->height;
+
+        if (color_type == PNG_COLOR_TYPE_PALETTE)
+            png_set_palette_to_rgb(png);
+        if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8)
+            png_set_expand_gray_1_2_4_to_8(png);
+        passes = png_set_interlace_handling(png);
+        png_read_update_info(png, info);
+
+        ch = png_get_channels(png, info);
+        depth = png_get_bit_depth(png, info);
+        rowbytes = png_get_rowbytes(png, info);
+        if ((depth != 8 && depth != 16) || ch < 1 || ch > 4 ||
+            rowbytes != (size_t)w * ch * (depth / 8))
+            png_error(png, "unexpected pixel layout after expansion");
+
+        if (ch == 3 && depth == 8) {
+            /* Already packed RGB24: let libpng write straight into the frame
+             * (for Adam7 it fills in each pass's pixels in place). */
+            for (int p = 0; p < passes; p++)
+                for (int y = 0; y < h; y++)
+                    png_read_row(png, frame->data[0] + (size_t)y * frame->stride[0], NULL);
+        } else if (passes > 1) {
+            /* Interlaced: later passes add pixels to the rows of earlier
+             * ones, so the whole image must be kept. */
+            if (!(d->buf = malloc(rowbytes * (size_t)h))) {
+                d->oom = 1;
+                png_error(png, "out of memory");
+            }
+            for (int p = 0; p < passes; p++)
+                for (int y = 0; y < h; y++)
+                    png_read_row(png, d->buf + rowbytes * (size_t)y, NULL);
+            for (int y = 0; y < h; y++)
+                row_to_rgb(frame->data[0] + (size_t)y * frame->stride[0],
+                           d->buf + rowbytes * (size_t)y, w, ch, depth);
+        } else {
+            if (!(d->buf = malloc(rowbytes))) {
+                d->oom = 1;
+                png_error(png, "out of memory");
+            }
+            for (int y = 0; y < h; y++) {
+                png_read_row(png, d->buf, NULL);
+                row_to_rgb(frame->data[0] + (size_t)y * frame->stride[0], d->buf, w, ch, depth);
+            }
+        }
+        /* Check the rest of the file too (IDAT/IEND CRCs, truncation). */
+        png_read_end(png, NULL);
+    }
+    return 0;
+}
+
+/* Loads one PNG: only its header when frame is NULL (its size goes to *w,
+ * *h), else the whole image, which must be want_w x want_h.  When missing
+ * is non-NULL and the file does not exist, sets *missing and returns 0. */
+static int png_load(const char *path, MpeFrame *frame, int want_w, int want_h,
+                    int *w, int *h, int *missing, MpeError *err)
+{
+    PngDec d;
+    png_structp png;
+    png_infop info;
+    unsigned char sig[8];
+    size_t n;
+    int ret;
+
+    memset(&d, 0, sizeof(d));
+    d.path = path;
+    if (missing)
+        *missing = 0;
+    if (!(d.f = fopen(path, "rb"))) {
+        int e = errno;
+        if (missing && e == ENOENT) {
+            *missing = 1;
+            return 0;
+        }
+        return errno_error(err, path, e);
+    }
+    n = fread(sig, 1, sizeof(sig), d.f);
+    if (n < sizeof(sig) && ferror(d.f)) {
+        ret = errno_error(err, path, errno);
+        fclose(d.f);
+        return ret;
+    }
+    if (n < sizeof(sig) || png_sig_cmp(sig, 0, sizeof(sig)) != 0) {
+        fclose(d.f);
+        return mpe_error(err, -EINVAL, "%s: not a PNG file", path);
+    }
+
+    png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &d, png_error_cb, png_warning_cb);
+    info = png ? png_create_info_struct(png) : NULL;
+    if (!info) {
+        png_destroy_read_struct(&png, NULL, NULL);
+        fclose(d.f);
+        return mpe_error(err, -ENOMEM, "%s: out of memory (libpng)", path);
+    }
+    ret = png_run(&d, png, info, frame, want_w, want_h, err);
+    png_destroy_read_struct(&png, &info, NULL);
+    free(d.buf);
+    fclose(d.f);
+    if (ret < 0)
+        return ret;
+    if (w)
+        *w = d.width;
+    if (h)
+        *h = d.height;
+    if (ret == 1)
+        return mpe_error(err, -EINVAL, "%s: frame size %dx%d differs from the first frame's %dx%d",
+                         path, d.width, d.height, want_w, want_h);
+    return 0;
+}
+
+/* Header of the first PNG: sets the stream info. */
+static int png_first(MpeInput *in, const char *path, int *missing, MpeError *err)
+{
+    int w = 0, h = 0, ret;
+
+    ret = png_load(path, NULL, 0, 0, &w, &h, missing, err);
+    if (ret < 0 || (missing && *missing))
+        return ret;
+    if (!size_ok(w, h))
+        return size_error(err, path, w, h);
+    in->info.format = MPE_FRAME_RGB24;
+    in->info.width = w;
+    in->info.height = h;
+    in->info.fps_num = in->info.fps_den = 0;
+    return 0;
+}
+
+/* -------------------------------------------------------------- pattern */
+
+static void pattern_free(Pattern *p)
+{
+    free(p->prefix);
+    free(p->suffix);
+    memset(p, 0, sizeof(*p));
+}
+
+/* Parses a printf-style pattern with exactly one integer conversion. */
+static int pattern_parse(Pattern *p, const char *spec, MpeError *err)
+{
+    size_t len = strlen(spec), np = 0, ns = 0;
+    int have_conv = 0;
+
+    memset(p, 0, sizeof(*p));
+    p->prefix = malloc(len + 1);
+    p->suffix = malloc(len + 1);
+    if (!p->prefix || !p->suffix) {
+        pattern_free(p);
+        return mpe_error(err, -ENOMEM, "%s: out of memory", spec);
+    }
+    for (size_t i = 0; i < len; i++) {
+        char c = spec[i];
+        size_t j;
+        int width = 0;
+
+        if (c != '%') {
+            if (have_conv)
+                p->suffix[ns++] = c;
+            else
+                p->prefix[np++] = c;
+            continue;
+        }
+        if (spec[i + 1] == '%') {
+            if (have_conv)
+                p->suffix[ns++] = '%';
+            else
+                p->prefix[np++] = '%';
+            i++;
+            continue;
+        }
+        if (spec[i + 1] == '\0') {
+            pattern_free(p);
+            return mpe_error(err, -EINVAL,
+                             "%s: pattern ends with a lone '%%' (write '%%%%' for a literal '%%')",
+                             spec);
+        }
+        j = i + 1;
+        if (spec[j] == '0') {
+            p->zero_pad = 1;
+            while (spec[j] == '0')
+                j++;
+        }
+        while (spec[j] >= '0' && spec[j] <= '9') {
+            if (width <= PATTERN_WIDTH_MAX)
+                width = width * 10 + (spec[j] - '0');
+            j++;
+        }
+        if (spec[j] != 'd' && spec[j] != 'i' && spec[j] != 'u') {
+            /* Show the offending conversion up to its conversion letter. */
+            size_t k = i + 1;
+            while (spec[k] && !isalpha((unsigned char)spec[k]) && k - i < 16)
+                k++;
+            while (spec[k] && isalpha((unsigned char)spec[k]) && strchr("hljztLq", spec[k]) &&
+                   k - i < 16)
+                k++;
+            if (spec[k] && k - i < 16)
+                k++;
+            pattern_free(p);
+            return mpe_error(err, -EINVAL,
+                             "%s: unsupported conversion '%.*s' in pattern "
+                             "(use one integer conversion: %%d, %%i, %%u, %%Nd or %%0Nd)",
+                             spec, (int)(k - i), spec + i);
+        }
+        if (width > PATTERN_WIDTH_MAX) {
+            pattern_free(p);
+            return mpe_error(err, -EINVAL, "%s: field width in pattern is too large (at most %d)",
+                             spec, PATTERN_WIDTH_MAX);
+        }
+        if (have_conv) {
+            pattern_free(p);
+            return mpe_error(err, -EINVAL,
+                             "%s: pattern has more than one conversion (exactly one integer "
+                             "conversion such as %%d or %%04d is allowed; write '%%%%' for a literal '%%')",
+                             spec);
+        }
+        have_conv = 1;
+        p->width = width;
+        p->conv = spec[j];
+        i = j;
+    }
+    p->prefix[np] = '\0';
+    p->suffix[ns] = '\0';
+    if (!have_conv) {
+        pattern_free(p);
+        return mpe_error(err, -EINVAL,
+                         "%s: pattern has no integer conversion (need one of %%d, %%i, %%u, %%Nd or %%0Nd)",
+                         spec);
+    }
+    return 0;
+}
+
+/* Builds the file name of frame `number` into out (in->name_size bytes). */
+static void pattern_name(MpeInput *in, char *out, int number)
+{
+    const Pattern *p = &in->pat;
+    char num[PATTERN_WIDTH_MAX + 32];
+
+    if (p->conv == 'u')
+        snprintf(num, sizeof(num), p->zero_pad ? "%0*u" : "%*u", p->width, (unsigned)number);
+    else
+        snprintf(num, sizeof(num), p->zero_pad ? "%0*d" : "%*d", p->width, number);
+    snprintf(out, in->name_size, "%s%s%s", p->prefix, num, p->suffix);
+}
+
+/* ------------------------------------------------------------ directory */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int list_add(MpeInput *in, size_t *cap, char *path)
+{
+    if (in->nfiles == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        char **nf = realloc(in->files, ncap * sizeof(*nf));
+        if (!nf)
+            return -ENOMEM;
+        in->files = nf;
+        *cap = ncap;
+    }
+    in->files[in->nfiles++] = path;
+    return 0;
+}
+
+static int dir_scan(MpeInput *in, const char *dir, MpeError *err)
+{
+    DIR *dp;
+    struct dirent *de;
+    size_t cap = 0, dlen = strlen(dir);
+    int sep = dlen > 0 && dir[dlen - 1] == '/' ? 0 : 1;
+
+    if (!(dp = opendir(dir)))
+        return errno_error(err, dir, errno);
+    for (;;) {
+        char *path;
+        struct stat st;
+        size_t nlen;
+
+        errno = 0;
+        if (!(de = readdir(dp))) {
+            if (errno) {
+                int e = errno;
+                closedir(dp);
+                return errno_error(err, dir, e);
+            }
+            break;
+        }
+        if (!ends_with_ci(de->d_name, ".png"))
+            continue;
+        nlen = strlen(de->d_name);
+        if (!(path = malloc(dlen + sep + nlen + 1))) {
+            closedir(dp);
+            return mpe_error(err, -ENOMEM, "%s: out of memory", dir);
+        }
+        memcpy(path, dir, dlen);
+        if (sep)
+            path[dlen] = '/';
+        memcpy(path + dlen + sep, de->d_name, nlen + 1);
+        /* stat, not lstat: a symlink to a PNG counts, a dangling one not. */
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+            free(path);
+            continue;
+        }
+        if (list_add(in, &cap, path) < 0) {
+            free(path);
+            closedir(dp);
+            return mpe_error(err, -ENOMEM, "%s: out of memory", dir);
+        }
+    }
+    closedir(dp);
+    if (in->nfiles == 0)
+        return mpe_error(err, -ENOENT, "%s: no PNG files (*.png) in this directory", dir);
+    /* Every entry starts with the same directory prefix, so sorting the
+     * paths sorts the names. */
+    qsort(in->files, in->nfiles, sizeof(*in->files), cmp_str);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ Y4M */
+
+/* Reads one '\n'-terminated line of at most max-1 bytes into buf (without
+ * the newline).  Returns its length, -1 at EOF before any byte, -2 when the
+ * line is too long (the rest is left unread), -3 on EOF inside the line,
+ * -4 on a read error. */
+static long read_line(FILE *f, char *buf, size_t max)
+{
+    size_t n = 0;
+    int c;
+
+    while ((c = getc(f)) != EOF) {
+        if (c == '\n') {
+            buf[n] = '\0';
+            return (long)n;
+        }
+        if (n + 1 >= max) {
+            buf[n] = '\0';
+            return -2;
+        }
+        buf[n++] = (char)c;
+    }
+    buf[n] = '\0';
+    if (ferror(f))
+        return -4;
+    return n == 0 ? -1 : -3;
+}
+
+/* Copies up to outsz-1 bytes of s into out, replacing unprintable ones by '?'. */
+static void printable(char *out, size_t outsz, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < outsz; i++)
+        out[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+    out[i] = '\0';
+}
+
+static int parse_uint(const char *s, long *out)
+{
+    long v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        if (v > (LONG_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_ratio(const char *s, long *num, long *den)
+{
+    char buf[64];
+    const char *colon = strchr(s, ':');
+    size_t n;
+
+    if (!colon || (n = (size_t)(colon - s)) >= sizeof(buf))
+        return -1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    if (parse_uint(buf, num) < 0 || parse_uint(colon + 1, den) < 0)
+        return -1;
+    return 0;
+}
+
+static int y4m_header(MpeInput *in, MpeError *err)
+{
+    char *line, *tok, *save = NULL;
+    const char *name = in->cur;
+    long r, w = -1, h = -1, fn = 0, fd = 0;
+    int ret = 0;
+
+    if (!(line = malloc(Y4M_HEADER_MAX)))
+        return mpe_error(err, -ENOMEM, "%s: out of memory", name);
+    r = read_line(in->f, line, Y4M_HEADER_MAX);
+    if (r == -4) {
+        ret = errno_error(err, name, errno);
+        goto out;
+    }
+    if (strncmp(line, "YUV4MPEG2", 9) != 0 || (line[9] != ' ' && line[9] != '\0')) {
+        ret = mpe_error(err, -EINVAL, "%s: not a YUV4MPEG2 stream (%s)", name,
+                        r == -1 ? "empty input" : "no 'YUV4MPEG2' signature");
+        goto out;
+    }
+    if (r == -2) {
+        ret = mpe_error(err, -EINVAL, "%s: Y4M stream header is longer than %d bytes", name,
+                        Y4M_HEADER_MAX - 1);
+        goto out;
+    }
+    if (r == -3) {
+        ret = mpe_error(err, -EINVAL, "%s: truncated Y4M stream header (no end of line)", name);
+        goto out;
+    }
+    for (tok = strtok_r(line + 9, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        char shown[32];
+        printable(shown, sizeof(shown), tok);
+        switch (tok[0]) {
+        case 'W':
+            if (parse_uint(tok + 1, &w) < 0) {
+                ret = mpe_error(err, -EINVAL, "%s: bad Y4M width tag '%s'", name, shown);
+                goto out;
+            }
+            break;
+        case 'H':
+            if (parse_uint(tok + 1, &h) < 0) {
+                ret = mpe_error(err, -EINVAL, "%s: bad Y4M height tag '%s'", name, shown);
+                goto out;
+            }
+            break;
+        case 'F':
+            if (parse_ratio(tok + 1, &fn, &fd) < 0 || fn > INT_MAX || fd > INT_MAX ||
+                (fn == 0) != (fd == 0)) {
+                ret = mpe_error(err, -EINVAL, "%s: bad Y4M frame rate tag '%s'", name, shown);
+                goto out;
+            }
+            break;
+        case 'C':
+            if (strcmp(tok, "C420jpeg") && strcmp(tok, "C420mpeg2") && strcmp(tok, "C420paldv") &&
+                strcmp(tok, "C420")) {
+                ret = mpe_error(err, -EINVAL,
+                                "%s: unsupported Y4M colourspace '%s' (need 4:2:0 8-bit)",
+                                name, shown);
+                goto out;
+            }
+            break;
+        default:
+            /* I (interlacing), A (aspect), X (extensions) and anything
+             * unknown: ignored. */
+            break;
+        }
+    }
+    if (w < 0 || h < 0) {
+        ret = mpe_error(err, -EINVAL, "%s: Y4M stream header has no %s tag", name,
+                        w < 0 && h < 0 ? "W (width) or H (height)" : w < 0 ? "W (width)" : "H (height)");
+        goto out;
+    }
+    if (w < MIN_DIM || w > MAX_DIM || h < MIN_DIM || h > MAX_DIM) {
+        ret = size_error(err, name, w, h);
+        goto out;
+    }
+    in->info.format = MPE_FRAME_YUV420;
+    in->info.width = (int)w;
+    in->info.height = (int)h;
+    in->info.fps_num = (int)fn;
+    in->info.fps_den = (int)fd;
+out:
+    free(line);
+    return ret;
+}
+
+/* Reads n bytes into dst; returns how many it got. */
+static size_t read_full(FILE *f, uint8_t *dst, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        size_t r = fread(dst + got, 1, n - got, f);
+        if (r == 0)
+            break;
+        got += r;
+    }
+    return got;
+}
+
+static int y4m_read(MpeInput *in, MpeFrame *frame, MpeError *err)
+{
+    char line[64];
+    const char *name = in->cur;
+    int w = in->info.width, h = in->info.height;
+    int cw = (w + 1) / 2, chh = (h + 1) / 2;
+    size_t total = (size_t)w * h + 2 * (size_t)cw * chh, got = 0;
+    long r;
+
+    if (in->y4m_done)
+        return 0;
+    r = read_line(in->f, line, sizeof(line));
+    if (r == -1) {
+        in->y4m_done = 1;
+        return 0;
+    }
+    if (r == -4)
+        return errno_error(err, name, errno);
+    if (r == -3 && strncmp(line, "FRAME", strlen(line)) == 0)
+        return mpe_error(err, -EINVAL, "%s: truncated frame %ld (incomplete frame header)",
+                         name, in->frame_index);
+    if (strncmp(line, "FRAME", 5) != 0 || (line[5] != ' ' && line[5] != '\0')) {
+        char shown[17];
+        printable(shown, sizeof(shown), line);
+        return mpe_error(err, -EINVAL,
+                         "%s: bad frame marker before frame %ld (expected 'FRAME', got '%s'%s)",
+                         name, in->frame_index, shown,
+                         in->frame_index > 0 ? "; is the header's W/H right?" : "");
+    }
+    if (r == -3)
+        return mpe_error(err, -EINVAL, "%s: truncated frame %ld (frame header has no end of line)",
+                         name, in->frame_index);
+    if (r == -2) {
+        /* Long frame parameters: skip to the end of the line. */
+        int c;
+        long skipped = 0;
+        while ((c = getc(in->f)) != EOF && c != '\n')
+            if (++skipped > Y4M_FRAME_LINE_MAX)
+                return mpe_error(err, -EINVAL, "%s: frame header of frame %ld is too long",
+                                 name, in->frame_index);
+        if (c == EOF) {
+            if (ferror(in->f))
+                return errno_error(err, name, errno);
+            return mpe_error(err, -EINVAL, "%s: truncated frame %ld (frame header has no end of line)",
+                             name, in->frame_index);
+        }
+    }
+
+    if (frame->data[1] == frame->data[0] + (size_t)w * h && frame->stride[0] == w &&
+        frame->data[2] == frame->data[1] + (size_t)cw * chh && frame->stride[1] == cw &&
+        frame->stride[2] == cw) {
+        /* mpe_frame_alloc's layout is the Y4M layout: one large read. */
+        got = read_full(in->f, frame->data[0], total);
+    } else {
+        int short_read = 0;
+        for (int c = 0; c < 3 && !short_read; c++) {
+            int pw = c ? cw : w, ph = c ? chh : h;
+            for (int y = 0; y < ph && !short_read; y++) {
+                size_t g = read_full(in->f, frame->data[c] + (size_t)y * frame->stride[c], (size_t)pw);
+                got += g;
+                short_read = g < (size_t)pw;
+            }
+        }
+    }
+    if (got < total) {
+        if (ferror(in->f))
+            return errno_error(err, name, errno);
+        return mpe_error(err, -EINVAL, "%s: truncated frame %ld (got %zu of %zu bytes)",
+                         name, in->frame_index, got, total);
+    }
+    in->frame_index++;
+    return 1;
+}
+
+/* --------------------------------------------------------------- public */
+
+static int open_y4m(MpeInput *in, const char *spec, MpeError *err)
+{
+    in->kind = SRC_Y4M;
+    if (strcmp(spec, "-") == 0) {
+        in->f = stdin;
+        in->is_stdin = 1;
+        in->cur = "<stdin>";
+    } else {
+        in->cur = in->spec;
+        if (!(in->f = fopen(spec, "rb")))
+            return errno_error(err, spec, errno);
+    }
+    return y4m_header(in, err);
+}
+
+static int open_pattern(MpeInput *in, int start_number, MpeError *err)
+{
+    int missing = 0, ret;
+    size_t size = strlen(in->pat.prefix) + strlen(in->pat.suffix) + PATTERN_WIDTH_MAX + 32;
+
+    if (in->pat.conv == 'u' && start_number < 0)
+        return mpe_error(err, -EINVAL, "%s: negative start number %d with a %%u pattern",
+                         in->spec, start_number);
+    in->kind = SRC_PNG_PATTERN;
+    if (!(in->name = malloc(size)) || !(in->probe = malloc(size)))
+        return mpe_error(err, -ENOMEM, "%s: out of memory", in->spec);
+    in->name_size = size;
+    in->start_number = in->next_number = start_number;
+    pattern_name(in, in->name, start_number);
+    in->cur = in->name;
+    ret = png_first(in, in->name, &missing, err);
+    if (ret < 0)
+        return ret;
+    if (missing)
+        return mpe_error(err, -ENOENT, "%s: no frame found (looked for %s)", in->spec, in->name);
+    return 0;
+}
+
+/* A file that is not named .y4m: PNG unless it starts like a Y4M stream. */
+static int is_y4m_file(const char *path)
+{
+    char magic[10];
+    size_t n = 0;
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        n = fread(magic, 1, sizeof(magic), f);
+        fclose(f);
+    }
+    return n == sizeof(magic) && memcmp(magic, "YUV4MPEG2", 9) == 0 &&
+           (magic[9] == ' ' || magic[9] == '\n');
+}
+
+int mpe_input_open(MpeInput **out, const char *spec, int start_number, MpeError *err)
+{
+    MpeInput *in;
+    struct stat st;
+    int ret = 0, literal = 0;
+
+    *out = NULL;
+    if (!spec || !*spec)
+        return mpe_error(err, -EINVAL, "(no input): empty input name");
+    if (!(in = calloc(1, sizeof(*in))) || !(in->spec = strdup(spec))) {
+        free(in);
+        return mpe_error(err, -ENOMEM, "%s: out of memory", spec);
+    }
+    in->cur = in->spec;
+
+    if (strcmp(spec, "-") == 0 || ends_with_ci(spec, ".y4m")) {
+        ret = open_y4m(in, spec, err);
+    } else if (strchr(spec, '%')) {
+        MpeError perr;
+        ret = pattern_parse(&in->pat, spec, &perr);
+        if (ret == 0) {
+            ret = open_pattern(in, start_number, err);
+        } else if (ret != -ENOMEM && stat(spec, &st) == 0) {
+            /* Not a valid pattern, but a file or directory of that name
+             * exists ("50%.png"): take it literally. */
+            literal = 1;
+        } else if (err) {
+            *err = perr;
+        }
+    } else {
+        literal = 1;
+    }
+
+    if (literal) {
+        if (stat(spec, &st) == 0 && S_ISDIR(st.st_mode)) {
+            in->kind = SRC_PNG_LIST;
+            ret = dir_scan(in, spec, err);
+            if (ret == 0) {
+                in->cur = in->files[0];
+                ret = png_first(in, in->files[0], NULL, err);
+            }
+        } else if (is_y4m_file(spec)) {
+            ret = open_y4m(in, spec, err);
+        } else {
+            size_t cap = 0;
+            char *dup = strdup(spec);
+            in->kind = SRC_PNG_LIST;
+            if (!dup || list_add(in, &cap, dup) < 0) {
+                free(dup);
+                ret = mpe_error(err, -ENOMEM, "%s: out of memory", spec);
+            } else {
+                in->cur = in->files[0];
+                ret = png_first(in, in->files[0], NULL, err);
+            }
+        }
+    }
+    if (ret < 0) {
+        mpe_input_close(in);
+        return ret;
+    }
+    *out = in;
+    return 0;
+}
+
+const MpeInputInfo *mpe_input_info(const MpeInput *in)
+{
+    return &in->info;
+}
+
+int mpe_input_read(MpeInput *in, MpeFrame *frame, MpeError *err)
+{
+    int missing = 0, ret;
+
+    if (!frame_matches(in, frame))
+        return mpe_error(err, -EINVAL, "%s: frame buffer does not match the input's format and size",
+                         in->cur);
+    switch (in->kind) {
+    case SRC_Y4M:
+        return y4m_read(in, frame, err);
+    case SRC_PNG_LIST:
+        if (in->next_file >= in->nfiles)
+            return 0;
+        in->cur = in->files[in->next_file++];
+        ret = png_load(in->cur, frame, in->info.width, in->info.height, NULL, NULL, NULL, err);
+        return ret < 0 ? ret : 1;
+    case SRC_PNG_PATTERN:
+        if (in->pattern_done)
+            return 0;
+        pattern_name(in, in->probe, in->next_number);
+        ret = png_load(in->probe, frame, in->info.width, in->info.height, NULL, NULL, &missing, err);
+        if (missing) {
+            /* the end: the current name stays the last frame's */
+            in->pattern_done = 1;
+            if (in->next_number == in->start_number)
+                return mpe_error(err, -ENOENT, "%s: no frame found (looked for %s)", in->spec,
+                                 in->probe);
+            return 0;
+        }
+        {
+            char *tmp = in->name;
+            in->name = in->probe;
+            in->probe = tmp;
+            in->cur = in->name;
+        }
+        if (ret < 0)
+            return ret;
+        if (in->next_number == INT_MAX)
+            in->pattern_done = 1;
+        else
+            in->next_number++;
+        return 1;
+    }
+    return mpe_error(err, -EINVAL, "%s: bad input state", in->cur);
+}
+
+const char *mpe_input_current_name(const MpeInput *in)
+{
+    return in ? in->cur : "";
+}
+
+void mpe_input_close(MpeInput *in)
+{
+    if (!in)
+        return;
+    if (in->f && !in->is_stdin)
+        fclose(in->f);
+    for (size_t i = 0; i < in->nfiles; i++)
+        free(in->files[i]);
+    free(in->files);
+    pattern_free(&in->pat);
+    free(in->name);
+    free(in->probe);
+    free(in->spec);
+    free(in);
+}
