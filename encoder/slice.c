@@ -162,17 +162,30 @@ static int quantise_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
                              int16_t level[6][64])
 {
     const int max_level = pc->mpeg2 ? 2047 : 255;
-    int cbp = 0;
+    int cbp = 0, wmin = 255;
 
+    /* Every coefficient obeys |F| <= sum|r| / 4 (+ rounding), and a level is
+     * zero when 8|F| < qscale * W; so when 2 sum|r| + 8 <= qscale * min(W)
+     * all levels are zero and the transform can be skipped without changing
+     * a single bit (most of a static background takes this path). */
+    for (int i = 0; i < 64; i++)
+        wmin = pc->inter_matrix[i] < wmin ? pc->inter_matrix[i] : wmin;
     for (int b = 0; b < 6; b++) {
         int16_t blk[64];
-        int stride, pstride;
+        int stride, pstride, sum_abs = 0;
         const uint8_t *src = block_ptr(pc->orig, mbx, mby, b, &stride);
         const uint8_t *p = pred_ptr(pred_y, pred_c, b, &pstride);
 
         for (int y = 0; y < 8; y++)
-            for (int x = 0; x < 8; x++)
-                blk[y * 8 + x] = (int16_t)(src[y * stride + x] - p[y * pstride + x]);
+            for (int x = 0; x < 8; x++) {
+                int r = src[y * stride + x] - p[y * pstride + x];
+                blk[y * 8 + x] = (int16_t)r;
+                sum_abs += abs(r);
+            }
+        if (2 * sum_abs + 8 <= pc->qscale * wmin) {
+            memset(level[b], 0, sizeof(level[b]));
+            continue;
+        }
         pc->dsp->fdct(blk);
         if (mpe_quant_inter(level[b], blk, pc->qscale, pc->inter_matrix, max_level))
             cbp |= 1 << (5 - b);
