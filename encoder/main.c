@@ -65,7 +65,7 @@ static void print_help(void)
         printf("      %-19s%s (default: %s)\n", left, o->help, val);
     }
     printf("  -v, --verbose          one line per frame on stderr\n"
-           "  -q, --quiet            no summary line\n"
+           "      --quiet            no summary line\n"
            "      --list-backends    list front-end backends and whether they can run here\n"
            "      --version          print the version\n"
            "  -h, --help             this help\n");
@@ -105,7 +105,7 @@ static int parse_args(Cli *cli, int argc, char **argv)
             cli->verbose = 1;
             continue;
         }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+        if (!strcmp(a, "--quiet")) {
             cli->quiet = 1;
             continue;
         }

@@ -18,7 +18,7 @@ typedef struct OptDesc {
 #define OFF(f) offsetof(MpeParam, f)
 
 static const OptDesc options[] = {
-    { { "format", "FMT", "mpeg1 or mpeg2 (auto: from the output extension .m1v/.mpg, else mpeg2)" },
+    { { "format", "FMT", "mpeg1 or mpeg2 (auto: mpeg1 for a .m1v output, else mpeg2)" },
       OPT_FORMAT, OFF(format), 0, 0 },
     { { "q", "N", "quantiser scale 1..31 (lower is better quality, more bits)" },
       OPT_INT, OFF(qscale), 1, 31 },

@@ -31,9 +31,9 @@ row() { # name q file seconds
 echo "solar clip: $N frames 2048x2048, $(nproc) cores, $(uname -m)"
 printf "%-34s %3s %10s %9s %8s %8s\n" encoder q bytes kbit/s PSNR-Y fps
 for q in 2 5 10; do
-    t0=$(now); ./mpegenc -q -i "$T/src.y4m" -o "$T/m$q.m2v" --q $q; t1=$(now)
+    t0=$(now); ./mpegenc --quiet -i "$T/src.y4m" -o "$T/m$q.m2v" --q $q; t1=$(now)
     row "mpegenc (y4m in)" $q "$T/m$q.m2v" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
-    t0=$(now); ./mpegenc -q -i "$SOLAR_DIR/solar_%d.png" -o "$T/p$q.m2v" --q $q; t1=$(now)
+    t0=$(now); ./mpegenc --quiet -i "$SOLAR_DIR/solar_%d.png" -o "$T/p$q.m2v" --q $q; t1=$(now)
     echo "$(printf '%-34s' 'mpegenc (png in, own RGB->YCbCr)') $q  $(stat -c %s "$T/p$q.m2v") bytes, $(awk -v n="$N" -v s="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 'BEGIN { printf "%.2f", n / s }') fps"
     t0=$(now); ffmpeg -v error -y -i "$T/src.y4m" -c:v mpeg2video -q:v $q -g 12 -bf 0 -f mpeg2video "$T/f$q.m2v"; t1=$(now)
     row "ffmpeg mpeg2video -bf 0" $q "$T/f$q.m2v" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"

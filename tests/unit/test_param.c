@@ -1,0 +1,89 @@
+/* test_param.c — the parameter parser: defaults, name spelling, bad names vs
+ * bad values, ranges, frame rates. */
+#include <string.h>
+
+#include "encoder/param.h"
+#include "tests/test.h"
+
+static void test_defaults(TestCtx *t)
+{
+    MpeParam p;
+    mpe_param_default(&p);
+    CHECK(t, p.qscale == 4 && p.gop == 12 && p.search_range == 16 && p.format == MPE_FORMAT_AUTO &&
+                 p.fps_num == 0 && !strcmp(p.backend, "auto") && p.start_number == 0,
+          "unexpected defaults");
+    char buf[64];
+    int found_gop = 0;
+    for (int i = 0; mpe_param_info(i); i++) {
+        mpe_param_value_string(&p, i, buf, sizeof(buf));
+        if (!strcmp(mpe_param_info(i)->name, "gop"))
+            found_gop = !strcmp(buf, "12");
+        CHECK(t, mpe_param_info(i)->help && *mpe_param_info(i)->help, "option %d has no help", i);
+    }
+    CHECK(t, found_gop, "--gop default not printed as 12");
+}
+
+static void test_names_and_values(TestCtx *t)
+{
+    MpeParam p;
+    MpeError err;
+    mpe_param_default(&p);
+    CHECK(t, mpe_param_parse(&p, "q", "7", &err) == 0 && p.qscale == 7, "q 7");
+    CHECK(t, mpe_param_parse(&p, "search", "64", &err) == 0 && p.search_range == 64, "search 64");
+    CHECK(t, mpe_param_parse(&p, "format", "MPEG1", &err) == 0 && p.format == MPE_FORMAT_MPEG1, "format");
+    CHECK(t, mpe_param_parse(&p, "backend", "cpu", &err) == 0 && !strcmp(p.backend, "cpu"), "backend");
+    /* unknown name and bad value are different errors */
+    CHECK(t, mpe_param_parse(&p, "qq", "7", &err) == MPE_PARAM_BAD_NAME && strstr(err.msg, "qq"),
+          "unknown name: %s", err.msg);
+    CHECK(t, mpe_param_parse(&p, "q", "0", &err) == MPE_PARAM_BAD_VALUE && strstr(err.msg, "1..31"),
+          "q 0: %s", err.msg);
+    CHECK(t, mpe_param_parse(&p, "q", "32", &err) == MPE_PARAM_BAD_VALUE, "q 32");
+    CHECK(t, mpe_param_parse(&p, "q", "5x", &err) == MPE_PARAM_BAD_VALUE, "q 5x");
+    CHECK(t, mpe_param_parse(&p, "q", "", &err) == MPE_PARAM_BAD_VALUE, "q empty");
+    CHECK(t, mpe_param_parse(&p, "q", NULL, &err) == MPE_PARAM_BAD_VALUE, "q without value");
+    CHECK(t, mpe_param_parse(&p, "search", "65", &err) == MPE_PARAM_BAD_VALUE, "search 65");
+    CHECK(t, mpe_param_parse(&p, "gop", "0", &err) == MPE_PARAM_BAD_VALUE, "gop 0");
+    CHECK(t, mpe_param_parse(&p, "format", "h264", &err) == MPE_PARAM_BAD_VALUE, "format h264");
+    CHECK(t, p.qscale == 7 && p.search_range == 64, "a rejected value changed the parameter");
+}
+
+static void test_dash_underscore(TestCtx *t)
+{
+    MpeParam p;
+    MpeError err;
+    mpe_param_default(&p);
+    /* '-' and '_' are the same in option names (none of today's names has
+     * either, so exercise the rule on a name that cannot match) */
+    CHECK(t, mpe_param_parse(&p, "sea_rch", "3", &err) == MPE_PARAM_BAD_NAME, "sea_rch matched");
+    CHECK(t, mpe_param_parse(&p, "back-end", "cpu", &err) == MPE_PARAM_BAD_NAME, "back-end matched");
+}
+
+static void test_rates(TestCtx *t)
+{
+    static const struct { const char *s; int n, d; } ok[] = {
+        { "25", 25, 1 },           { "29.97", 30000, 1001 }, { "30000/1001", 30000, 1001 },
+        { "24000:1001", 24000, 1001 }, { "50", 50, 1 },      { "12.5", 25, 2 },
+        { "59.94", 60000, 1001 },  { "60/2", 30, 1 },
+    };
+    static const char *bad[] = { "", "0", "-25", "abc", "25/0", "1/0", "25fps", "/", "1e9" };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        int n = 0, d = 0;
+        CHECK(t, mpe_parse_rate(ok[i].s, &n, &d) == 0 && n == ok[i].n && d == ok[i].d,
+              "'%s' -> %d/%d, want %d/%d", ok[i].s, n, d, ok[i].n, ok[i].d);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int n = 0, d = 0;
+        CHECK(t, mpe_parse_rate(bad[i], &n, &d) < 0, "'%s' accepted as %d/%d", bad[i], n, d);
+    }
+}
+
+int main(void)
+{
+    TestCtx t;
+    test_init(&t, "param");
+    test_run(&t, "defaults", test_defaults);
+    test_run(&t, "names-and-values", test_names_and_values);
+    test_run(&t, "dash-underscore", test_dash_underscore);
+    test_run(&t, "rates", test_rates);
+    return test_finish(&t);
+}
