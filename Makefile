@@ -4,6 +4,8 @@
 #   make demo     install, build, encode the sample clip in samples/
 #   make bench    encode the solar clip and time it (needs ../shared/solar)
 
+.DEFAULT_GOAL := all
+
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra
@@ -20,17 +22,42 @@ LIB   := $(BUILD)/libmpegenc.a
 BIN   := mpegenc
 
 LIB_SRCS := $(wildcard common/*.c bitstream/*.c gpu/*.c iqa/*.c encoder/*.c)
-LIB_SRCS := $(filter-out encoder/main.c,$(LIB_SRCS))
+LIB_SRCS := $(filter-out encoder/main.c gpu/frontend_ocl.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+
+# OpenCL backend: built when the headers and the ICD loader are there
+# (make OPENCL=0 leaves it out); kernels are embedded as a C string.
+OPENCL ?= $(shell printf '\043include <CL/cl.h>\nint main(void){return clGetPlatformIDs(0,0,0);}\n' | \
+            $(CC) -x c - -o /dev/null -lOpenCL >/dev/null 2>&1 && echo 1 || echo 0)
+ifeq ($(OPENCL),1)
+CPPFLAGS_ALL += -DMPE_HAVE_OPENCL
+LDLIBS_ALL   += -lOpenCL
+LIB_OBJS     += $(BUILD)/obj/gpu/frontend_ocl.o $(BUILD)/gen/frontend_cl.o
+endif
+
+$(BUILD)/gen/frontend_cl.c: gpu/frontend.cl tools/embed.sh
+	@mkdir -p $(dir $@)
+	./tools/embed.sh mpe_frontend_cl_source $< > $@
+
+$(BUILD)/gen/frontend_cl.o: $(BUILD)/gen/frontend_cl.c $(CONFIG)
+	$(CC) $(CFLAGS) -c $< -o $@
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS := $(LIB_OBJS:.o=.d) $(BUILD)/obj/encoder/main.d $(TEST_BINS:%=%.d)
 
-.PHONY: all deps test demo bench clean
+.PHONY: all deps test demo bench bench-gpu clean FORCE
 
 all: $(BIN)
 
-$(BUILD)/obj/%.o: %.c
+# Objects depend on the flags they were built with, so switching OPENCL or
+# WERROR rebuilds (a -Werror run must see every warning).
+CONFIG := $(BUILD)/config.txt
+$(CONFIG): FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) $(LDLIBS_ALL)' | cmp -s - $@ || \
+	    echo '$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) $(LDLIBS_ALL)' > $@
+
+$(BUILD)/obj/%.o: %.c $(CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(PNG_CFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -42,7 +69,11 @@ $(LIB): $(LIB_OBJS)
 $(BIN): $(BUILD)/obj/encoder/main.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS_ALL) -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/test.h
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/test.h $(CONFIG)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(PNG_CFLAGS) $(WARN) $(CFLAGS) -MMD -MP $< $(LIB) $(LDFLAGS) $(LDLIBS_ALL) -o $@
+
+$(BUILD)/bench/%: tests/bench/%.c $(LIB) $(CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(PNG_CFLAGS) $(WARN) $(CFLAGS) -MMD -MP $< $(LIB) $(LDFLAGS) $(LDLIBS_ALL) -o $@
 
@@ -59,6 +90,11 @@ demo: deps
 
 bench: $(BIN)
 	./tools/bench.sh
+
+# front-end kernels on the solar frames: BACKEND=opencl (default: every
+# backend that can run here), checked against cpu before timing
+bench-gpu: $(BUILD)/bench/frontend
+	./$(BUILD)/bench/frontend $(if $(BACKEND),--backend $(BACKEND))
 
 clean:
 	rm -rf $(BUILD) $(BIN)

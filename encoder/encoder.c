@@ -31,7 +31,8 @@ struct MpeEncoder {
     int cur_recon;                /* index of the latest reference reconstruction */
     GpuMotion *mv;
     BsWriter out;
-    int frame_index;
+    int submitted;                /* frames handed to the front end */
+    int frame_index;              /* frames coded; frame_index < submitted: one is waiting */
     int gop_start;                /* display index of the current GOP's first picture */
     int flushed;
 };
@@ -163,7 +164,7 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
     if ((ret = gpu_backend_select(&e->fe, p->backend, &e->log, err)) < 0)
         goto fail;
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = FRONTEND_SLOTS,
-                      .log = &e->log };
+                      .device = p->device, .log = &e->log };
     if ((ret = e->fe->open(&e->fe_ctx, &cfg, err)) < 0)
         goto fail;
     if (mpe_picture_alloc(&e->orig, p->width, p->height) < 0 ||
@@ -229,32 +230,39 @@ static void measure(MpeEncoder *e, const MpePicture *recon, MpeFrameStats *fs)
     }
 }
 
-int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeError *err)
+static int is_intra(const MpeEncoder *e, int index)
 {
-    const int slot = e->frame_index % FRONTEND_SLOTS;
-    const int prev_slot = (e->frame_index + FRONTEND_SLOTS - 1) % FRONTEND_SLOTS;
-    int ret, intra;
+    return index % e->p.gop == 0;
+}
 
-    memset(out, 0, sizeof(*out));
-    bs_writer_reset(&e->out);
-    if (!frame) {
-        if (!e->flushed && e->frame_index > 0)
-            bs_write_sequence_end(&e->out);
-        e->flushed = 1;
-        goto done;
-    }
-    if (e->flushed)
-        return mpe_error(err, -EINVAL, "encoder already flushed");
+/* Hand frame number e->submitted to the front end: upload, convert, and for a
+ * P picture search it against the previous ORIGINAL picture.  On a GPU this
+ * runs while the CPU codes the frame before it. */
+static int submit(MpeEncoder *e, const MpeFrame *frame, MpeError *err)
+{
+    const int n = e->submitted, slot = n % FRONTEND_SLOTS;
+    const int prev_slot = (n + FRONTEND_SLOTS - 1) % FRONTEND_SLOTS;
+    int ret;
 
-    intra = e->frame_index % e->p.gop == 0;
     if ((ret = e->fe->submit_frame(e->fe_ctx, slot, frame, err)) < 0)
         return ret;
-    if (!intra && (ret = e->fe->motion_search(e->fe_ctx, slot, prev_slot, e->p.search_range, err)) < 0)
+    if (!is_intra(e, n) &&
+        (ret = e->fe->motion_search(e->fe_ctx, slot, prev_slot, e->p.search_range, err)) < 0)
         return ret;
+    e->submitted++;
+    return 0;
+}
+
+/* Code frame number e->frame_index, which the front end has (or is) working on. */
+static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
+{
+    const int slot = e->frame_index % FRONTEND_SLOTS;
+    const int intra = is_intra(e, e->frame_index);
+    int ret;
+
     if ((ret = e->fe->wait(e->fe_ctx, slot, err)) < 0 ||
         (ret = e->fe->download(e->fe_ctx, slot, &e->orig, intra ? NULL : e->mv, err)) < 0)
         return ret;
-
     if (intra) {
         /* every GOP starts with the sequence header again so that a decoder
          * can start at any GOP (and all GOPs are closed) */
@@ -295,7 +303,29 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
     e->frame_index++;
     out->have_picture = 1;
     out->recon = recon;
-done:
+    return 0;
+}
+
+int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeError *err)
+{
+    int ret;
+
+    memset(out, 0, sizeof(*out));
+    bs_writer_reset(&e->out);
+    if (e->flushed)
+        return frame ? mpe_error(err, -EINVAL, "encoder already flushed") : 0;
+    /* one frame of look-ahead: frame n+1 goes to the front end before frame
+     * n is coded, so the two overlap when the front end is asynchronous */
+    if (frame && (ret = submit(e, frame, err)) < 0)
+        return ret;
+    if (e->frame_index < e->submitted - (frame ? 1 : 0) &&
+        (ret = code_picture(e, out, err)) < 0)
+        return ret;
+    if (!frame) {
+        if (e->frame_index > 0)
+            bs_write_sequence_end(&e->out);
+        e->flushed = 1;
+    }
     bs_flush(&e->out);
     if (bs_error(&e->out))
         return mpe_error(err, bs_error(&e->out), "out of memory for the bitstream");

@@ -40,8 +40,10 @@ typedef struct MpeOutput {
 
 /* p->width/height must be set; p->format AUTO means MPEG-2; fps 0/0 means 25. */
 int mpe_encoder_open(MpeEncoder **enc, const MpeParam *p, const MpeLog *log, MpeError *err);
-/* Code one frame (RGB24 or YUV420 of the configured size), or flush with
- * frame == NULL (writes sequence_end_code; no further frames). */
+/* Take one frame (RGB24 or YUV420 of the configured size) and code the one
+ * before it: the front end works one frame ahead, so the first call returns
+ * no picture and the flush call (frame == NULL) returns the last one followed
+ * by sequence_end_code.  out->have_picture says whether a picture came out. */
 int mpe_encode_frame(MpeEncoder *enc, const MpeFrame *frame, MpeOutput *out, MpeError *err);
 void mpe_encoder_close(MpeEncoder *enc);
 

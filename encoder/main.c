@@ -75,9 +75,11 @@ static int list_backends(void)
 {
     for (const GpuBackend *const *b = gpu_backend_list(); *b; b++) {
         char why[256] = "";
-        int ok = (*b)->probe(why, sizeof(why)) == 0;
-        printf("%-8s %s%s%s\n", (*b)->name, ok ? "available" : "unavailable", ok ? "" : ": ",
-               ok ? "" : why);
+        int ok = (*b)->probe(0, why, sizeof(why)) == 0;
+        char auto_why[256] = "";
+        int for_auto = ok && (*b)->probe(1, auto_why, sizeof(auto_why)) == 0;
+        printf("%-8s %s%s%s%s\n", (*b)->name, ok ? "available" : "unavailable", why[0] ? ": " : "",
+               why, ok && !for_auto ? " (not chosen by --backend auto)" : "");
     }
     return 0;
 }
@@ -296,14 +298,14 @@ int main(int argc, char **argv)
             goto end;
     }
 
-    for (;;) {
+    for (int read = 0;; read++) {
         MpeOutput o;
         int got = mpe_input_read(in, &frame, &err);
         if (got < 0) {
             fprintf(stderr, "mpegenc: %s\n", err.msg);
             goto end;
         }
-        if (got == 0 && frames == 0) {
+        if (got == 0 && read == 0) {
             fprintf(stderr, "mpegenc: %s: no frames\n", !strcmp(cli.input, "-") ? "<stdin>" : cli.input);
             goto end;
         }
@@ -316,21 +318,23 @@ int main(int argc, char **argv)
             goto end;
         }
         bytes += o.size;
+        if (o.have_picture) {
+            if (rec.f && mpe_y4m_write_picture(rec.f, o.recon) < 0) {
+                fprintf(stderr, "mpegenc: %s: write error: %s\n", cli.recon, strerror(errno));
+                goto end;
+            }
+            sse_y += o.stats.sse[0];
+            frames++;
+            if (cli.verbose)
+                fprintf(stderr,
+                        "frame %5d %c q %2d %9llu bits  PSNR Y %.2f Cb %.2f Cr %.2f  mb intra %d "
+                        "inter %d skip %d\n",
+                        o.stats.display_index, o.stats.type, o.stats.qscale,
+                        (unsigned long long)o.stats.bits, o.stats.psnr[0], o.stats.psnr[1],
+                        o.stats.psnr[2], o.stats.mb_intra, o.stats.mb_inter, o.stats.mb_skipped);
+        }
         if (!got)
             break;
-        if (rec.f && mpe_y4m_write_picture(rec.f, o.recon) < 0) {
-            fprintf(stderr, "mpegenc: %s: write error: %s\n", cli.recon, strerror(errno));
-            goto end;
-        }
-        sse_y += o.stats.sse[0];
-        frames++;
-        if (cli.verbose)
-            fprintf(stderr,
-                    "frame %5d %c q %2d %9llu bits  PSNR Y %.2f Cb %.2f Cr %.2f  mb intra %d "
-                    "inter %d skip %d\n",
-                    o.stats.display_index, o.stats.type, o.stats.qscale,
-                    (unsigned long long)o.stats.bits, o.stats.psnr[0], o.stats.psnr[1],
-                    o.stats.psnr[2], o.stats.mb_intra, o.stats.mb_inter, o.stats.mb_skipped);
     }
     ok = 1;
 end:

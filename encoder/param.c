@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-typedef enum { OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING } OptType;
+typedef enum { OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING, OPT_DEVICE } OptType;
 
 typedef struct OptDesc {
     MpeParamInfo info;
@@ -30,8 +30,10 @@ static const OptDesc options[] = {
       OPT_RATE, OFF(fps_num), 0, 0 },
     { { "start", "N", "first frame number of a printf-pattern PNG sequence" },
       OPT_INT, OFF(start_number), 0, 1000000000 },
-    { { "backend", "NAME", "front end: auto, cpu (see --list-backends)" },
+    { { "backend", "NAME", "front end: auto, cpu, opencl (see --list-backends)" },
       OPT_STRING, OFF(backend), 0, 0 },
+    { { "device", "N", "device index for a GPU backend (auto: its first GPU)" },
+      OPT_DEVICE, OFF(device), 0, 63 },
 };
 
 #define N_OPTIONS ((int)(sizeof(options) / sizeof(options[0])))
@@ -47,6 +49,7 @@ void mpe_param_default(MpeParam *p)
     p->fps_den = 0;
     p->start_number = 0;
     snprintf(p->backend, sizeof(p->backend), "auto");
+    p->device = -1;
 }
 
 static int name_equal(const char *a, const char *b)
@@ -170,6 +173,18 @@ int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *
             return mpe_error(err, MPE_PARAM_BAD_VALUE,
                              "--fps: '%s' is not a frame rate (e.g. 25, 29.97, 30000/1001)", value);
         return 0;
+    case OPT_DEVICE: {
+        long v;
+        if (!strcasecmp(value, "auto")) {
+            *(int *)(base + o->offset) = -1;
+            return 0;
+        }
+        if (parse_int(value, &v) < 0 || v < o->min || v > o->max)
+            return mpe_error(err, MPE_PARAM_BAD_VALUE, "--%s: '%s' is not auto or an integer in %d..%d",
+                             o->info.name, value, o->min, o->max);
+        *(int *)(base + o->offset) = (int)v;
+        return 0;
+    }
     case OPT_STRING: {
         size_t len = strlen(value);
         if (!len || len >= sizeof(p->backend))
@@ -209,6 +224,12 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
         break;
     case OPT_STRING:
         snprintf(buf, size, "%s", base + o->offset);
+        break;
+    case OPT_DEVICE:
+        if (*(const int *)(base + o->offset) < 0)
+            snprintf(buf, size, "auto");
+        else
+            snprintf(buf, size, "%d", *(const int *)(base + o->offset));
         break;
     }
 }

@@ -24,6 +24,7 @@ typedef struct MpeParam {
     int fps_den;
     int start_number;    /* --start: first number of a printf-pattern sequence */
     char backend[32];    /* --backend: auto | cpu | (opencl | cuda when built) */
+    int device;          /* --device: the backend's device index, -1 = auto */
     /* set by the caller from the input, not options: */
     int width, height;
 } MpeParam;

@@ -6,6 +6,9 @@
 
 static const GpuBackend *const backend_list[] = {
     /* preference order for --backend auto: cuda, opencl, then cpu */
+#ifdef MPE_HAVE_OPENCL
+    &gpu_backend_opencl,
+#endif
     &gpu_backend_cpu,
     NULL,
 };
@@ -26,9 +29,10 @@ int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *l
         if (!is_auto && strcmp((*b)->name, name))
             continue;
         why[0] = '\0';
-        if ((*b)->probe(why, sizeof(why)) == 0) {
+        if ((*b)->probe(is_auto, why, sizeof(why)) == 0) {
             *out = *b;
-            mpe_log(log, MPE_LOG_DEBUG, "front end: using backend '%s'", (*b)->name);
+            mpe_log(log, MPE_LOG_INFO, "front end: using backend '%s'%s%s", (*b)->name,
+                    why[0] ? ": " : "", why);
             return 0;
         }
         if (!is_auto)

@@ -45,15 +45,25 @@ typedef struct GpuMotion {
 typedef struct GpuConfig {
     int width, height;   /* true frame size, 16..4095 */
     int slots;           /* frame slots in the ring, >= 2 */
+    int device;          /* backend's device index (--device), -1: its own choice */
     const MpeLog *log;
 } GpuConfig;
+
+/* Device-side times of one slot's last frame, in milliseconds (from the
+ * backend's own profiling events); 0 where a stage did not run. */
+typedef struct GpuTimings {
+    double upload_ms, convert_ms, search_ms, readback_ms;
+} GpuTimings;
 
 typedef struct GpuContext GpuContext;
 
 typedef struct GpuBackend {
     const char *name;
-    /* 0 if this backend can run here; else negative errno and why[]. */
-    int (*probe)(char *why, size_t why_size);
+    /* 0 if this backend can run here (why[] may then name the device);
+     * else negative errno and why[].  for_auto: asked by --backend auto, which
+     * wants an accelerator: a backend may decline a device that would be
+     * slower than the cpu one (an OpenCL CPU device, say). */
+    int (*probe)(int for_auto, char *why, size_t why_size);
     int (*open)(GpuContext **ctx, const GpuConfig *cfg, MpeError *err);
     void (*close)(GpuContext *ctx);
     /* Takes RGB24 (converted) or YUV420 (copied and padded) frames of the
@@ -66,9 +76,14 @@ typedef struct GpuBackend {
      * (mb_width*mb_height entries, raster order) if mv is non-NULL and a
      * search was run on this slot since its last submit. */
     int (*download)(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err);
+    /* Optional (NULL if the backend has no timers); valid after wait(slot). */
+    int (*timings)(GpuContext *ctx, int slot, GpuTimings *t);
 } GpuBackend;
 
 extern const GpuBackend gpu_backend_cpu;
+#ifdef MPE_HAVE_OPENCL
+extern const GpuBackend gpu_backend_opencl;
+#endif
 
 /* NULL-terminated list of compiled-in backends, in `auto` preference order. */
 const GpuBackend *const *gpu_backend_list(void);

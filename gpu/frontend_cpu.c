@@ -164,8 +164,9 @@ struct GpuContext {
     GpuSad16Fn sad16;
 };
 
-static int cpu_probe(char *why, size_t why_size)
+static int cpu_probe(int for_auto, char *why, size_t why_size)
 {
+    (void)for_auto;
     if (why && why_size)
         why[0] = '\0';
     return 0;
@@ -292,4 +293,5 @@ const GpuBackend gpu_backend_cpu = {
     .motion_search = cpu_motion_search,
     .wait = cpu_wait,
     .download = cpu_download,
+    .timings = NULL,
 };

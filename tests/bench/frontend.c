@@ -1,0 +1,200 @@
+/* frontend.c — benchmark of the front-end backends on two 2048x2048 solar
+ * frames: upload, fused conversion, search at R = 16, 32, 64, read-back.
+ * Results are checked against the cpu backend before anything is timed.
+ * Device times come from the backend's own events (GpuBackend.timings);
+ * "wall" is the host's view of submit .. wait for one frame pair.
+ *
+ *   frontend [--backend NAME] [--device N] [--runs N] [--dir SOLAR_DIR]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "encoder/input.h"
+#include "gpu/frontend.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct Pair {
+    MpePicture pic;
+    GpuMotion *mv;
+} Pair;
+
+/* frame 1 searched against frame 0; planes and vectors of frame 1 out */
+static int run_pair(const GpuBackend *b, GpuContext *ctx, const MpeFrame *f0, const MpeFrame *f1,
+                    int range, Pair *out, MpeError *err)
+{
+    int ret;
+    if ((ret = b->submit_frame(ctx, 0, f0, err)) < 0 || (ret = b->submit_frame(ctx, 1, f1, err)) < 0 ||
+        (ret = b->motion_search(ctx, 1, 0, range, err)) < 0 || (ret = b->wait(ctx, 1, err)) < 0)
+        return ret;
+    return out ? b->download(ctx, 1, &out->pic, out->mv, err) : 0;
+}
+
+static int same(const Pair *a, const Pair *b)
+{
+    for (int c = 0; c < 3; c++)
+        for (int y = 0; y < a->pic.plane_h[c]; y++)
+            if (memcmp(a->pic.plane[c] + y * a->pic.stride[c], b->pic.plane[c] + y * b->pic.stride[c],
+                       (size_t)a->pic.plane_w[c]))
+                return 0;
+    size_t n = (size_t)a->pic.mb_width * a->pic.mb_height;
+    for (size_t i = 0; i < n; i++)
+        if (a->mv[i].dx != b->mv[i].dx || a->mv[i].dy != b->mv[i].dy || a->mv[i].sad != b->mv[i].sad ||
+            a->mv[i].sad0 != b->mv[i].sad0)
+            return 0;
+    return 1;
+}
+
+static int bench_backend(const GpuBackend *b, int device, const MpeFrame *f0, const MpeFrame *f1,
+                         int runs)
+{
+    static const int ranges[] = { 16, 32, 64 };
+    GpuContext *ctx = NULL, *ref_ctx = NULL;
+    GpuConfig cfg = { .width = f0->width, .height = f0->height, .slots = 2, .device = device };
+    MpeError err = { "" };
+    Pair ref, got;
+    int ret = 1;
+    size_t n = (size_t)((f0->width + 15) / 16) * ((f0->height + 15) / 16);
+    double *t_up = calloc((size_t)runs, sizeof(double)), *t_cv = calloc((size_t)runs, sizeof(double));
+    double *t_se = calloc((size_t)runs, sizeof(double)), *t_rb = calloc((size_t)runs, sizeof(double));
+    double *t_wall = calloc((size_t)runs, sizeof(double));
+
+    if (!t_up || !t_cv || !t_se || !t_rb || !t_wall || mpe_picture_alloc(&ref.pic, f0->width, f0->height) < 0 ||
+        mpe_picture_alloc(&got.pic, f0->width, f0->height) < 0 || !(ref.mv = malloc(n * sizeof(GpuMotion))) ||
+        !(got.mv = malloc(n * sizeof(GpuMotion)))) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
+    }
+    if (b->open(&ctx, &cfg, &err) < 0 || gpu_backend_cpu.open(&ref_ctx, &cfg, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", b->name, err.msg);
+        goto done;
+    }
+    printf("\nbackend %s, %dx%d, %d timed runs after 3 warm-ups (median ms)\n", b->name, f0->width,
+           f0->height, runs);
+    printf("%6s %9s %9s %9s %9s %9s %s\n", "R", "upload", "convert", "search", "readback", "wall", "vs cpu");
+    for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
+        int r = ranges[k];
+        /* correctness first: the cpu backend's answer for this range */
+        if (run_pair(&gpu_backend_cpu, ref_ctx, f0, f1, r, &ref, &err) < 0 ||
+            run_pair(b, ctx, f0, f1, r, &got, &err) < 0) {
+            fprintf(stderr, "%s: %s\n", b->name, err.msg);
+            goto done;
+        }
+        if (!same(&ref, &got)) {
+            printf("%6d   results differ from the cpu backend: not timed\n", r);
+            goto done;
+        }
+        for (int i = -3; i < runs; i++) {
+            GpuTimings t = { 0, 0, 0, 0 };
+            double t0 = now_ms();
+            if (run_pair(b, ctx, f0, f1, r, NULL, &err) < 0) {
+                fprintf(stderr, "%s: %s\n", b->name, err.msg);
+                goto done;
+            }
+            double wall = now_ms() - t0;
+            if (i < 0)
+                continue;
+            if (b->timings)
+                b->timings(ctx, 1, &t);
+            t_up[i] = t.upload_ms;
+            t_cv[i] = t.convert_ms;
+            t_se[i] = t.search_ms;
+            t_rb[i] = t.readback_ms;
+            t_wall[i] = wall;
+        }
+        if (b->timings)
+            printf("%6d %9.3f %9.3f %9.3f %9.3f %9.3f identical\n", r, median(t_up, runs),
+                   median(t_cv, runs), median(t_se, runs), median(t_rb, runs), median(t_wall, runs));
+        else
+            printf("%6d %9s %9s %9s %9s %9.3f identical\n", r, "-", "-", "-", "-", median(t_wall, runs));
+        fflush(stdout);
+    }
+    ret = 0;
+done:
+    if (ctx)
+        b->close(ctx);
+    if (ref_ctx)
+        gpu_backend_cpu.close(ref_ctx);
+    mpe_picture_free(&ref.pic);
+    mpe_picture_free(&got.pic);
+    free(ref.mv);
+    free(got.mv);
+    free(t_up);
+    free(t_cv);
+    free(t_se);
+    free(t_rb);
+    free(t_wall);
+    return ret;
+}
+
+int main(int argc, char **argv)
+{
+    const char *only = NULL, *dir = getenv("SOLAR_DIR");
+    int device = -1, runs = 20, failed = 0, ran = 0;
+    char spec[1024];
+    MpeInput *in = NULL;
+    MpeError err;
+    MpeFrame f0, f1;
+
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--backend"))
+            only = argv[i + 1];
+        else if (!strcmp(argv[i], "--device"))
+            device = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--runs"))
+            runs = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--dir"))
+            dir = argv[i + 1];
+    }
+    if (runs < 1)
+        runs = 1;
+    snprintf(spec, sizeof(spec), "%s/solar_%%d.png", dir ? dir : "../shared/solar");
+    if (mpe_input_open(&in, spec, 0, &err) < 0) {
+        printf("SKIPPED: no solar clip (%s)\n", err.msg);
+        return 0;
+    }
+    const MpeInputInfo *info = mpe_input_info(in);
+    if (mpe_frame_alloc(&f0, info->format, info->width, info->height) < 0 ||
+        mpe_frame_alloc(&f1, info->format, info->width, info->height) < 0 ||
+        mpe_input_read(in, &f0, &err) != 1 || mpe_input_read(in, &f1, &err) != 1) {
+        fprintf(stderr, "cannot read two solar frames: %s\n", err.msg);
+        return 1;
+    }
+    for (const GpuBackend *const *b = gpu_backend_list(); *b; b++) {
+        char why[256] = "";
+        if (only ? strcmp((*b)->name, only) != 0 : !strcmp((*b)->name, "cpu"))
+            continue;
+        if ((*b)->probe(0, why, sizeof(why)) < 0) {
+            printf("backend %s: SKIPPED (%s)\n", (*b)->name, why);
+            continue;
+        }
+        printf("backend %s: %s\n", (*b)->name, why);
+        failed |= bench_backend(*b, device, &f0, &f1, runs);
+        ran++;
+    }
+    if (!ran)
+        printf("no backend ran\n");
+    mpe_frame_free(&f0);
+    mpe_frame_free(&f1);
+    mpe_input_close(in);
+    return failed;
+}

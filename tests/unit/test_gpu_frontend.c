@@ -1,0 +1,246 @@
+/* test_gpu_frontend.c — every compiled-in non-cpu front-end backend against
+ * the cpu reference (checkasm habit): conversion planes and every
+ * macroblock's (vector, SAD, zero SAD) must be identical, on random frames
+ * at odd sizes, with sentinel-filled outputs, for R = 7, 16, 64; and on the
+ * 2048x2048 solar frames when ../shared/solar (or SOLAR_DIR) is present.
+ * A backend that cannot run here (no device, no driver) is SKIPPED. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "encoder/input.h"
+#include "gpu/frontend.h"
+#include "tests/test.h"
+
+typedef struct Run {
+    MpePicture pic[2];
+    GpuMotion *mv;
+} Run;
+
+/* Push two frames through a backend: frame 1 searched against frame 0. */
+static int run_backend(const GpuBackend *b, const MpeFrame *f0, const MpeFrame *f1, int range,
+                       Run *out, MpeError *err)
+{
+    GpuContext *ctx = NULL;
+    GpuConfig cfg = { .width = f0->width, .height = f0->height, .slots = 2, .device = -1 };
+    int ret;
+    if ((ret = b->open(&ctx, &cfg, err)) < 0)
+        return ret;
+    if ((ret = b->submit_frame(ctx, 0, f0, err)) < 0 || (ret = b->submit_frame(ctx, 1, f1, err)) < 0 ||
+        (ret = b->motion_search(ctx, 1, 0, range, err)) < 0 || (ret = b->wait(ctx, 0, err)) < 0 ||
+        (ret = b->wait(ctx, 1, err)) < 0 || (ret = b->download(ctx, 0, &out->pic[0], NULL, err)) < 0 ||
+        (ret = b->download(ctx, 1, &out->pic[1], out->mv, err)) < 0) {
+        b->close(ctx);
+        return ret;
+    }
+    b->close(ctx);
+    return 0;
+}
+
+static int run_alloc(Run *r, int w, int h, uint8_t sentinel)
+{
+    if (mpe_picture_alloc(&r->pic[0], w, h) < 0 || mpe_picture_alloc(&r->pic[1], w, h) < 0)
+        return -1;
+    size_t n = (size_t)r->pic[0].mb_width * r->pic[0].mb_height;
+    if (!(r->mv = malloc(n * sizeof(*r->mv))))
+        return -1;
+    for (int p = 0; p < 2; p++)
+        for (int c = 0; c < 3; c++)
+            memset(r->pic[p].plane[c], sentinel, (size_t)r->pic[p].stride[c] * r->pic[p].plane_h[c]);
+    memset(r->mv, sentinel, n * sizeof(*r->mv));
+    return 0;
+}
+
+static void run_free(Run *r)
+{
+    mpe_picture_free(&r->pic[0]);
+    mpe_picture_free(&r->pic[1]);
+    free(r->mv);
+}
+
+/* Compare one backend with cpu on a frame pair; returns 0 if identical. */
+static void compare(TestCtx *t, const GpuBackend *b, const MpeFrame *f0, const MpeFrame *f1,
+                    int range, const char *what)
+{
+    Run ref, got;
+    MpeError err = { "" };
+    int w = f0->width, h = f0->height;
+    if (run_alloc(&ref, w, h, 0xA5) < 0 || run_alloc(&got, w, h, 0x5A) < 0) {
+        CHECK(t, 0, "out of memory");
+        return;
+    }
+    int rc = run_backend(&gpu_backend_cpu, f0, f1, range, &ref, &err);
+    CHECK(t, rc == 0, "%s: cpu backend failed: %s", what, err.msg);
+    rc = run_backend(b, f0, f1, range, &got, &err);
+    CHECK(t, rc == 0, "%s: %s backend failed: %s", what, b->name, err.msg);
+    if (rc == 0) {
+        int bad = 0;
+        for (int p = 0; p < 2 && !bad; p++)
+            for (int c = 0; c < 3 && !bad; c++)
+                for (int y = 0; y < ref.pic[p].plane_h[c] && !bad; y++)
+                    for (int x = 0; x < ref.pic[p].plane_w[c] && !bad; x++) {
+                        int a = ref.pic[p].plane[c][y * ref.pic[p].stride[c] + x];
+                        int g = got.pic[p].plane[c][y * got.pic[p].stride[c] + x];
+                        if (a != g) {
+                            CHECK(t, a == g, "%s %s: frame %d plane %d (%d,%d): cpu %d, %s %d", what,
+                                  b->name, p, c, x, y, a, b->name, g);
+                            bad = 1;
+                        }
+                    }
+        size_t n = (size_t)ref.pic[0].mb_width * ref.pic[0].mb_height;
+        for (size_t i = 0; i < n && !bad; i++) {
+            const GpuMotion *a = &ref.mv[i], *g = &got.mv[i];
+            if (a->dx != g->dx || a->dy != g->dy || a->sad != g->sad || a->sad0 != g->sad0) {
+                CHECK(t, 0, "%s R=%d %s: mb %zu: cpu (%d,%d) sad %u sad0 %u, got (%d,%d) sad %u sad0 %u",
+                      what, range, b->name, i, a->dx, a->dy, a->sad, a->sad0, g->dx, g->dy, g->sad, g->sad0);
+                bad = 1;
+            }
+        }
+    }
+    run_free(&ref);
+    run_free(&got);
+}
+
+/* Random frame pair: f1 is f0 moved by a few pixels plus noise, so the
+ * search has real minima; levels < 256 gives flat areas and ties.
+ * levels 0: a checkerboard against its inverse, where every odd-L1 vector
+ * matches exactly, so only the tie-break rule decides. */
+static void random_pair(MpeFrame *f0, MpeFrame *f1, TestRng *rng, int levels)
+{
+    int w = f0->width, h = f0->height;
+    int planes = f0->format == MPE_FRAME_RGB24 ? 1 : 3;
+    if (levels == 0) {
+        for (int c = 0; c < planes; c++) {
+            int ph = c ? (h + 1) / 2 : h, pw = c ? (w + 1) / 2 : w;
+            int bpp = f0->format == MPE_FRAME_RGB24 ? 3 : 1;
+            for (int y = 0; y < ph; y++)
+                for (int x = 0; x < pw * bpp; x++) {
+                    int on = ((x / bpp) + y) & 1;
+                    f0->data[c][y * f0->stride[c] + x] = on ? 200 : 40;
+                    f1->data[c][y * f1->stride[c] + x] = on ? 40 : 200;
+                }
+        }
+        return;
+    }
+    for (int c = 0; c < planes; c++) {
+        int pw = f0->format == MPE_FRAME_RGB24 ? w * 3 : c ? (w + 1) / 2 : w;
+        int ph = c ? (h + 1) / 2 : h;
+        for (int y = 0; y < ph; y++)
+            for (int x = 0; x < pw; x++)
+                f0->data[c][y * f0->stride[c] + x] = (uint8_t)(test_rand(rng) % (unsigned)levels);
+        int sx = 3 * (f0->format == MPE_FRAME_RGB24 ? 3 : 1), sy = 2;
+        for (int y = 0; y < ph; y++)
+            for (int x = 0; x < pw; x++) {
+                int xs = x + sx < pw ? x + sx : x, ys = y + sy < ph ? y + sy : y;
+                int v = f0->data[c][ys * f0->stride[c] + xs] + (int)(test_rand(rng) % 3) - 1;
+                f1->data[c][y * f1->stride[c] + x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+    }
+}
+
+static const GpuBackend *backend_under_test;
+
+static void test_random_frames(TestCtx *t)
+{
+    static const int cases[][4] = { /* w, h, range, levels */
+        { 48, 32, 7, 256 }, { 48, 32, 64, 3 }, { 336, 272, 16, 256 }, { 336, 272, 64, 256 },
+        { 1000, 520, 7, 4 }, { 1000, 520, 16, 256 }, { 17, 23, 16, 2 }, { 130, 66, 64, 256 },
+        { 64, 48, 16, 0 }, { 80, 80, 64, 0 },
+    };
+    TestRng rng = { 0xC0FFEE };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        for (int fmt = 0; fmt < 2; fmt++) {
+            MpeFrame f0, f1;
+            char what[96];
+            int w = cases[k][0], h = cases[k][1];
+            MpeFrameFormat format = fmt ? MPE_FRAME_YUV420 : MPE_FRAME_RGB24;
+            if (mpe_frame_alloc(&f0, format, w, h) < 0 || mpe_frame_alloc(&f1, format, w, h) < 0) {
+                CHECK(t, 0, "out of memory");
+                return;
+            }
+            random_pair(&f0, &f1, &rng, cases[k][3]);
+            snprintf(what, sizeof(what), "%dx%d %s levels %d", w, h, fmt ? "yuv" : "rgb", cases[k][3]);
+            compare(t, backend_under_test, &f0, &f1, cases[k][2], what);
+            mpe_frame_free(&f0);
+            mpe_frame_free(&f1);
+        }
+    }
+}
+
+static void test_solar_frames(TestCtx *t)
+{
+    const char *dir = getenv("SOLAR_DIR");
+    char spec[1024];
+    MpeInput *in = NULL;
+    MpeError err;
+    snprintf(spec, sizeof(spec), "%s/solar_%%d.png", dir ? dir : "../shared/solar");
+    if (mpe_input_open(&in, spec, 0, &err) < 0) {
+        test_skip(t, "no solar clip (../shared/solar or SOLAR_DIR)");
+        return;
+    }
+    const MpeInputInfo *info = mpe_input_info(in);
+    MpeFrame f0, f1;
+    if (mpe_frame_alloc(&f0, info->format, info->width, info->height) < 0 ||
+        mpe_frame_alloc(&f1, info->format, info->width, info->height) < 0) {
+        CHECK(t, 0, "out of memory");
+        mpe_input_close(in);
+        return;
+    }
+    CHECK(t, mpe_input_read(in, &f0, &err) == 1 && mpe_input_read(in, &f1, &err) == 1, "read: %s", err.msg);
+    /* R=64 on 2048^2 is minutes on a CPU OpenCL device; GPUs get it too */
+    char why[256];
+    compare(t, backend_under_test, &f0, &f1, 16, "solar 0-1");
+    if (getenv("MPE_TEST_SOLAR_R64") && backend_under_test->probe(1, why, sizeof(why)) == 0)
+        compare(t, backend_under_test, &f0, &f1, 64, "solar 0-1");
+    mpe_frame_free(&f0);
+    mpe_frame_free(&f1);
+    mpe_input_close(in);
+}
+
+static void test_bad_device(TestCtx *t)
+{
+    GpuContext *ctx = NULL;
+    MpeError err = { "" };
+    GpuConfig cfg = { .width = 64, .height = 64, .slots = 2, .device = 63 };
+    int rc = backend_under_test->open(&ctx, &cfg, &err);
+    CHECK(t, rc < 0 && strstr(err.msg, "63"), "device 63 accepted or unclear error: '%s'", err.msg);
+    if (rc == 0)
+        backend_under_test->close(ctx);
+}
+
+int main(void)
+{
+    TestCtx t;
+    int tested = 0;
+    test_init(&t, "gpu_frontend");
+    for (const GpuBackend *const *b = gpu_backend_list(); *b; b++) {
+        char why[256] = "", name[64];
+        if (!strcmp((*b)->name, "cpu"))
+            continue;
+        tested++;
+        backend_under_test = *b;
+        int usable = (*b)->probe(0, why, sizeof(why)) == 0;
+        if (usable)
+            printf("     %s: %s\n", (*b)->name, why);
+        static const struct { const char *name; void (*fn)(TestCtx *); } cases[] = {
+            { "random-frames-vs-cpu", test_random_frames },
+            { "solar-vs-cpu", test_solar_frames },
+            { "bad-device-index", test_bad_device },
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            snprintf(name, sizeof(name), "%s/%s", (*b)->name, cases[i].name);
+            if (usable) {
+                test_run(&t, name, cases[i].fn);
+            } else {
+                t.case_name = name;
+                test_skip(&t, why);
+                t.skipped++;
+            }
+        }
+    }
+    if (!tested) {
+        t.case_name = "all";
+        test_skip(&t, "no GPU backend compiled in (OpenCL headers/loader missing at build time)");
+        t.skipped++;
+    }
+    return test_finish(&t);
+}
