@@ -13,6 +13,31 @@ static const GpuBackend *const backend_list[] = {
     NULL,
 };
 
+int gpu_check_slot(int slots, int slot, MpeError *err)
+{
+    if (slot < 0 || slot >= slots)
+        return mpe_error(err, -EINVAL, "front end: slot %d out of range 0..%d", slot, slots - 1);
+    return 0;
+}
+
+int gpu_check_frame(const MpeFrame *frame, int width, int height, MpeError *err)
+{
+    if (frame->width != width || frame->height != height)
+        return mpe_error(err, -EINVAL, "front end: frame is %dx%d, expected %dx%d", frame->width,
+                         frame->height, width, height);
+    if (frame->format != MPE_FRAME_RGB24 && frame->format != MPE_FRAME_YUV420)
+        return mpe_error(err, -EINVAL, "front end: unknown frame format %d", (int)frame->format);
+    return 0;
+}
+
+int gpu_check_range(int range, MpeError *err)
+{
+    if (range < 0 || range > GPU_MAX_SEARCH_RANGE)
+        return mpe_error(err, -EINVAL, "front end: search range %d outside 0..%d", range,
+                         GPU_MAX_SEARCH_RANGE);
+    return 0;
+}
+
 const GpuBackend *const *gpu_backend_list(void)
 {
     return backend_list;

@@ -93,6 +93,11 @@ const GpuBackend *const *gpu_backend_list(void);
 int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *log,
                        MpeError *err);
 
+/* --- argument checks every backend makes, with the same messages --- */
+int gpu_check_slot(int slots, int slot, MpeError *err);
+int gpu_check_frame(const MpeFrame *frame, int width, int height, MpeError *err);
+int gpu_check_range(int range, MpeError *err);
+
 /* --- C reference kernels (also used by the differential tests) --- */
 
 /* Convert true-size RGB24 into the padded Y/Cb/Cr planes of pic. */

@@ -220,24 +220,16 @@ nomem:
                      cfg->height);
 }
 
-static int check_slot(const GpuContext *ctx, int slot, MpeError *err)
-{
-    if (slot < 0 || slot >= ctx->slots)
-        return mpe_error(err, -EINVAL, "front end: slot %d out of range", slot);
-    return 0;
-}
-
 static int cpu_submit_frame(GpuContext *ctx, int slot, const MpeFrame *frame, MpeError *err)
 {
     MpePicture *pic;
-    int ret = check_slot(ctx, slot, err);
+    int ret;
 
-    if (ret < 0)
+    if ((ret = gpu_check_slot(ctx->slots, slot, err)) < 0)
         return ret;
     pic = &ctx->pic[slot];
-    if (frame->width != pic->width || frame->height != pic->height)
-        return mpe_error(err, -EINVAL, "front end: frame is %dx%d, expected %dx%d",
-                         frame->width, frame->height, pic->width, pic->height);
+    if ((ret = gpu_check_frame(frame, pic->width, pic->height, err)) < 0)
+        return ret;
     if (frame->format == MPE_FRAME_RGB24)
         gpu_convert_rgb_c(pic, frame->data[0], frame->stride[0]);
     else
@@ -249,11 +241,9 @@ static int cpu_submit_frame(GpuContext *ctx, int slot, const MpeFrame *frame, Mp
 static int cpu_motion_search(GpuContext *ctx, int cur, int ref, int range, MpeError *err)
 {
     int ret;
-    if ((ret = check_slot(ctx, cur, err)) < 0 || (ret = check_slot(ctx, ref, err)) < 0)
+    if ((ret = gpu_check_slot(ctx->slots, cur, err)) < 0 ||
+        (ret = gpu_check_slot(ctx->slots, ref, err)) < 0 || (ret = gpu_check_range(range, err)) < 0)
         return ret;
-    if (range < 0 || range > GPU_MAX_SEARCH_RANGE)
-        return mpe_error(err, -EINVAL, "front end: search range %d outside 0..%d", range,
-                         GPU_MAX_SEARCH_RANGE);
     gpu_motion_search_c(ctx->mv[cur], &ctx->pic[cur], &ctx->pic[ref], range, ctx->sad16);
     ctx->has_mv[cur] = 1;
     return 0;
@@ -261,13 +251,13 @@ static int cpu_motion_search(GpuContext *ctx, int cur, int ref, int range, MpeEr
 
 static int cpu_wait(GpuContext *ctx, int slot, MpeError *err)
 {
-    return check_slot(ctx, slot, err);
+    return gpu_check_slot(ctx->slots, slot, err);
 }
 
 static int cpu_download(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err)
 {
     const MpePicture *src;
-    int ret = check_slot(ctx, slot, err);
+    int ret = gpu_check_slot(ctx->slots, slot, err);
 
     if (ret < 0)
         return ret;

@@ -330,23 +330,14 @@ fail:
     return ret;
 }
 
-static int check_slot(const GpuContext *g, int slot, MpeError *err)
-{
-    if (slot < 0 || slot >= g->slots)
-        return mpe_error(err, -EINVAL, "front end: slot %d out of range", slot);
-    return 0;
-}
-
 static int ocl_submit_frame(GpuContext *g, int slot, const MpeFrame *frame, MpeError *err)
 {
     OclSlot *s;
-    int ret = check_slot(g, slot, err);
+    int ret;
 
-    if (ret < 0)
+    if ((ret = gpu_check_slot(g->slots, slot, err)) < 0 ||
+        (ret = gpu_check_frame(frame, g->width, g->height, err)) < 0)
         return ret;
-    if (frame->width != g->width || frame->height != g->height)
-        return mpe_error(err, -EINVAL, "front end: frame is %dx%d, expected %dx%d", frame->width,
-                         frame->height, g->width, g->height);
     s = &g->slot[slot];
     /* the pinned input buffer may still feed this slot's previous upload */
     cl_event up = last_event(s->ev_upload);
@@ -404,11 +395,9 @@ static int ocl_submit_frame(GpuContext *g, int slot, const MpeFrame *frame, MpeE
 static int ocl_motion_search(GpuContext *g, int cur, int ref, int range, MpeError *err)
 {
     int ret;
-    if ((ret = check_slot(g, cur, err)) < 0 || (ret = check_slot(g, ref, err)) < 0)
+    if ((ret = gpu_check_slot(g->slots, cur, err)) < 0 ||
+        (ret = gpu_check_slot(g->slots, ref, err)) < 0 || (ret = gpu_check_range(range, err)) < 0)
         return ret;
-    if (range < 0 || range > GPU_MAX_SEARCH_RANGE)
-        return mpe_error(err, -EINVAL, "front end: search range %d outside 0..%d", range,
-                         GPU_MAX_SEARCH_RANGE);
     OclSlot *s = &g->slot[cur];
     cl_kernel k = g->k_search;
     cl_int pw = g->plane_w[0], ph = g->plane_h[0], mbw = g->mb_w, r = range;
@@ -438,7 +427,7 @@ static int ocl_motion_search(GpuContext *g, int cur, int ref, int range, MpeErro
 
 static int ocl_wait(GpuContext *g, int slot, MpeError *err)
 {
-    int ret = check_slot(g, slot, err);
+    int ret = gpu_check_slot(g->slots, slot, err);
     if (ret < 0)
         return ret;
     OclSlot *s = &g->slot[slot];
