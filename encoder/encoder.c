@@ -26,6 +26,7 @@ struct MpeEncoder {
     const GpuBackend *fe;
     GpuContext *fe_ctx;
     MpeDctDsp dsp;
+    GpuSad16Fn sad16;
     MpePicture orig;
     MpePicture recon[2];
     int cur_recon;                /* index of the latest reference reconstruction */
@@ -152,6 +153,7 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
     e->mpeg2 = p->format != MPE_FORMAT_MPEG1;
     e->f_code = f_code_for_range(p->search_range);
     mpe_dct_dsp_init(&e->dsp);
+    e->sad16 = gpu_sad16_best();
 
     e->seq.mpeg2 = e->mpeg2;
     e->seq.width = p->width;
@@ -290,6 +292,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
         .recon = recon,
         .mv = e->mv,
         .dsp = &e->dsp,
+        .sad16 = e->sad16,
         .intra_matrix = mpe_default_intra_matrix,
         .inter_matrix = mpe_default_inter_matrix,
     };

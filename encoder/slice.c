@@ -61,25 +61,6 @@ static int vector_valid(const MpePictureCtx *pc, int x0, int y0, int vx, int vy)
            (py >> 1) + 16 + (py & 1) <= pc->ref->plane_h[0];
 }
 
-static uint32_t sad_16x16(const uint8_t *a, int as, const uint8_t *b, int bs)
-{
-    uint32_t s = 0;
-    for (int y = 0; y < 16; y++, a += as, b += bs)
-        for (int x = 0; x < 16; x++)
-            s += (uint32_t)abs(a[x] - b[x]);
-    return s;
-}
-
-/* Same order as the full-pel search: SAD, then |vx|+|vy|, then vy, then vx. */
-static int better(uint32_t sad, int vx, int vy, uint32_t bsad, int bvx, int bvy)
-{
-    if (sad != bsad)
-        return sad < bsad;
-    if (abs(vx) + abs(vy) != abs(bvx) + abs(bvy))
-        return abs(vx) + abs(vy) < abs(bvx) + abs(bvy);
-    return vy != bvy ? vy < bvy : vx < bvx;
-}
-
 /* The 6 prediction blocks (Y 16x16, Cb, Cr 8x8) for vector (vx, vy). */
 static void predict_macroblock(const MpePictureCtx *pc, int mbx, int mby, int vx, int vy,
                                uint8_t pred_y[256], uint8_t pred_c[2][64])
@@ -265,8 +246,8 @@ static uint32_t refine_vector(const MpePictureCtx *pc, int mbx, int mby, const G
                 continue;
             predict_block(pred, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy,
                           16, 16);
-            uint32_t sad = sad_16x16(src, pc->orig->stride[0], pred, 16);
-            if (better(sad, vx, vy, bsad, bvx, bvy)) {
+            uint32_t sad = pc->sad16(src, pc->orig->stride[0], pred, 16);
+            if (gpu_mv_better(sad, vx, vy, bsad, bvx, bvy)) {
                 bsad = sad;
                 bvx = vx;
                 bvy = vy;
@@ -305,7 +286,7 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
             uint32_t bsad = refine_vector(pc, mbx, mby, &pc->mv[addr], &vx, &vy);
             predict_block(zero_pred, 16, pc->ref->plane[0], pc->ref->stride[0], 32 * mbx,
                           32 * mby, 16, 16);
-            uint32_t sad0 = sad_16x16(src, pc->orig->stride[0], zero_pred, 16);
+            uint32_t sad0 = pc->sad16(src, pc->orig->stride[0], zero_pred, 16);
             if (sad0 <= bsad + ZERO_MV_BIAS) {
                 vx = vy = 0;
                 bsad = sad0;

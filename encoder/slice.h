@@ -26,6 +26,7 @@ typedef struct MpePictureCtx {
     MpePicture *recon;         /* reconstruction written here */
     const GpuMotion *mv;       /* full-pel vectors from the front end (P) */
     const MpeDctDsp *dsp;
+    GpuSad16Fn sad16;          /* 16x16 SAD (the front end's fastest) */
     const uint8_t *intra_matrix, *inter_matrix;
 } MpePictureCtx;
 

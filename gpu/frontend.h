@@ -98,6 +98,21 @@ int gpu_check_slot(int slots, int slot, MpeError *err);
 int gpu_check_frame(const MpeFrame *frame, int width, int height, MpeError *err);
 int gpu_check_range(int range, MpeError *err);
 
+/* The tie-break order of DESIGN.md invariant 2, shared by the full-pel
+ * search and the encoder's half-pel refinement: does candidate (sad, dx, dy)
+ * beat the best so far?  Smaller SAD, then smaller |dx|+|dy|, then smaller
+ * dy, then smaller dx. */
+static inline int gpu_mv_better(uint32_t sad, int dx, int dy, uint32_t bsad, int bdx, int bdy)
+{
+    if (sad != bsad)
+        return sad < bsad;
+    int l1 = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
+    int bl1 = (bdx < 0 ? -bdx : bdx) + (bdy < 0 ? -bdy : bdy);
+    if (l1 != bl1)
+        return l1 < bl1;
+    return dy != bdy ? dy < bdy : dx < bdx;
+}
+
 /* --- C reference kernels (also used by the differential tests) --- */
 
 /* Convert true-size RGB24 into the padded Y/Cb/Cr planes of pic. */

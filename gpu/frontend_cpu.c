@@ -105,19 +105,6 @@ GpuSad16Fn gpu_sad16_best(void)
 #endif
 }
 
-/* The total order of DESIGN.md invariant 2. */
-static inline int better(uint32_t sad, int dx, int dy, uint32_t bsad, int bdx, int bdy)
-{
-    if (sad != bsad)
-        return sad < bsad;
-    int l1 = abs(dx) + abs(dy), bl1 = abs(bdx) + abs(bdy);
-    if (l1 != bl1)
-        return l1 < bl1;
-    if (dy != bdy)
-        return dy < bdy;
-    return dx < bdx;
-}
-
 void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture *ref,
                          int range, GpuSad16Fn sad16)
 {
@@ -138,7 +125,7 @@ void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture 
             for (int dy = dy_lo; dy <= dy_hi; dy++) {
                 for (int dx = dx_lo; dx <= dx_hi; dx++) {
                     uint32_t sad = sad16(blk, stride, rblk + dy * rstride + dx, rstride);
-                    if (better(sad, dx, dy, bsad, bdx, bdy)) {
+                    if (gpu_mv_better(sad, dx, dy, bsad, bdx, bdy)) {
                         bsad = sad;
                         bdx = dx;
                         bdy = dy;

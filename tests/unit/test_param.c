@@ -47,13 +47,14 @@ static void test_names_and_values(TestCtx *t)
     CHECK(t, p.qscale == 7 && p.search_range == 64, "a rejected value changed the parameter");
 }
 
-static void test_dash_underscore(TestCtx *t)
+static void test_separators_not_ignored(TestCtx *t)
 {
     MpeParam p;
     MpeError err;
     mpe_param_default(&p);
-    /* '-' and '_' are the same in option names (none of today's names has
-     * either, so exercise the rule on a name that cannot match) */
+    /* '-' and '_' compare equal to each other, but are not skipped: a name
+     * with a separator inserted must not match.  (No option name has a
+     * separator yet, so the '-' == '_' rule itself has nothing to match.) */
     CHECK(t, mpe_param_parse(&p, "sea_rch", "3", &err) == MPE_PARAM_BAD_NAME, "sea_rch matched");
     CHECK(t, mpe_param_parse(&p, "back-end", "cpu", &err) == MPE_PARAM_BAD_NAME, "back-end matched");
 }
@@ -83,7 +84,7 @@ int main(void)
     test_init(&t, "param");
     test_run(&t, "defaults", test_defaults);
     test_run(&t, "names-and-values", test_names_and_values);
-    test_run(&t, "dash-underscore", test_dash_underscore);
+    test_run(&t, "separators-not-ignored", test_separators_not_ignored);
     test_run(&t, "rates", test_rates);
     return test_finish(&t);
 }
