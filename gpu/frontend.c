@@ -6,6 +6,9 @@
 
 static const GpuBackend *const backend_list[] = {
     /* preference order for --backend auto: cuda, opencl, then cpu */
+#ifdef MPE_HAVE_CUDA
+    &gpu_backend_cuda,
+#endif
 #ifdef MPE_HAVE_OPENCL
     &gpu_backend_opencl,
 #endif

@@ -1,7 +1,7 @@
 /* frontend.h — the encoder's front end: colour conversion with chroma
  * lowpass/decimation, and exhaustive full-pel motion search.
  *
- * Each backend (cpu = the C reference, later opencl and cuda) is a const
+ * Each backend (cpu = the C reference, opencl, cuda) is a const
  * table of callbacks working on a ring of frame slots: submit_frame(slot)
  * starts upload+conversion, motion_search(cur, ref) starts the search of one
  * slot against another (both ORIGINAL pictures, which is what lets a GPU
@@ -83,6 +83,9 @@ typedef struct GpuBackend {
 extern const GpuBackend gpu_backend_cpu;
 #ifdef MPE_HAVE_OPENCL
 extern const GpuBackend gpu_backend_opencl;
+#endif
+#ifdef MPE_HAVE_CUDA
+extern const GpuBackend gpu_backend_cuda;
 #endif
 
 /* NULL-terminated list of compiled-in backends, in `auto` preference order. */

@@ -166,6 +166,86 @@ static void test_random_frames(TestCtx *t)
     }
 }
 
+/* The encoder's protocol over a ring of slots, many frames, in lockstep
+ * with cpu: submit frame n, search it against frame n-1, then download
+ * frame n-1.  Slots are reused while the previous frame still serves as a
+ * search reference, which is where an asynchronous backend's ordering
+ * (upload into a slot whose planes another search reads) would show. */
+static void test_ring(TestCtx *t)
+{
+    static const int ranges[] = { 16, 5, 32, 64, 12, 1, 16, 48 };
+    const int nframes = 8, w = 208, h = 144;
+    TestRng rng = { 0xBADC0DE };
+    for (int slots = 2; slots <= 3; slots++) {
+        const GpuBackend *b[2] = { &gpu_backend_cpu, backend_under_test };
+        GpuContext *ctx[2] = { NULL, NULL };
+        GpuConfig cfg = { .width = w, .height = h, .slots = slots, .device = -1 };
+        MpeError err = { "" };
+        MpeFrame f[2];
+        Run out[2];
+        int ok = 1;
+        if (mpe_frame_alloc(&f[0], MPE_FRAME_RGB24, w, h) < 0 ||
+            mpe_frame_alloc(&f[1], MPE_FRAME_RGB24, w, h) < 0 || run_alloc(&out[0], w, h, 0x11) < 0 ||
+            run_alloc(&out[1], w, h, 0x22) < 0) {
+            CHECK(t, 0, "out of memory");
+            return;
+        }
+        for (int k = 0; k < 2; k++)
+            if (b[k]->open(&ctx[k], &cfg, &err) < 0) {
+                CHECK(t, 0, "%s open: %s", b[k]->name, err.msg);
+                ok = 0;
+            }
+        random_pair(&f[0], &f[1], &rng, 256);
+        for (int n = 0; ok && n <= nframes; n++) {
+            /* frames alternate between a picture and its moved copy, so
+             * every search has real minima; frame n goes to slot n % slots */
+            const MpeFrame *fr = &f[n & 1];
+            for (int k = 0; k < 2 && ok && n < nframes; k++) {
+                if (b[k]->submit_frame(ctx[k], n % slots, fr, &err) < 0 ||
+                    (n > 0 && b[k]->motion_search(ctx[k], n % slots, (n - 1) % slots,
+                                                  ranges[n % 8], &err) < 0)) {
+                    CHECK(t, 0, "%s frame %d: %s", b[k]->name, n, err.msg);
+                    ok = 0;
+                }
+            }
+            if (n > 0 && ok) {
+                const int m = n - 1;   /* download the previous frame */
+                for (int k = 0; k < 2 && ok; k++)
+                    if (b[k]->download(ctx[k], m % slots, &out[k].pic[0], m > 0 ? out[k].mv : NULL,
+                                       &err) < 0) {
+                        CHECK(t, 0, "%s download %d: %s", b[k]->name, m, err.msg);
+                        ok = 0;
+                    }
+                for (int c = 0; c < 3 && ok; c++)
+                    for (int y = 0; y < out[0].pic[0].plane_h[c] && ok; y++)
+                        if (memcmp(out[0].pic[0].plane[c] + y * out[0].pic[0].stride[c],
+                                   out[1].pic[0].plane[c] + y * out[1].pic[0].stride[c],
+                                   (size_t)out[0].pic[0].plane_w[c])) {
+                            CHECK(t, 0, "slots %d frame %d plane %d row %d differs", slots, m, c, y);
+                            ok = 0;
+                        }
+                size_t nmb = (size_t)out[0].pic[0].mb_width * out[0].pic[0].mb_height;
+                for (size_t i = 0; m > 0 && i < nmb && ok; i++) {
+                    const GpuMotion *a = &out[0].mv[i], *g = &out[1].mv[i];
+                    if (a->dx != g->dx || a->dy != g->dy || a->sad != g->sad || a->sad0 != g->sad0) {
+                        CHECK(t, 0, "slots %d frame %d R=%d mb %zu: cpu (%d,%d) %u/%u, %s (%d,%d) %u/%u",
+                              slots, m, ranges[m % 8], i, a->dx, a->dy, a->sad, a->sad0,
+                              b[1]->name, g->dx, g->dy, g->sad, g->sad0);
+                        ok = 0;
+                    }
+                }
+            }
+        }
+        for (int k = 0; k < 2; k++)
+            if (ctx[k])
+                b[k]->close(ctx[k]);
+        mpe_frame_free(&f[0]);
+        mpe_frame_free(&f[1]);
+        run_free(&out[0]);
+        run_free(&out[1]);
+    }
+}
+
 static void test_solar_frames(TestCtx *t)
 {
     const char *dir = getenv("SOLAR_DIR");
@@ -223,6 +303,7 @@ int main(void)
             printf("     %s: %s\n", (*b)->name, why);
         static const struct { const char *name; void (*fn)(TestCtx *); } cases[] = {
             { "random-frames-vs-cpu", test_random_frames },
+            { "ring-of-slots-vs-cpu", test_ring },
             { "solar-vs-cpu", test_solar_frames },
             { "bad-device-index", test_bad_device },
         };

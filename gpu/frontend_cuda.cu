@@ -1,0 +1,713 @@
+/* frontend_cuda.cu — the "cuda" front end: the fused RGB->YCbCr + chroma
+ * lowpass kernel and the exhaustive SAD search of frontend.h in CUDA C,
+ * bit-identical to frontend_cpu.c (integer arithmetic, one tie-break rule).
+ *
+ * Each frame slot owns a stream, device planes, pinned staging buffers and
+ * events.  submit_frame(s) queues upload + conversion + read-back of the
+ * planes on s's stream; motion_search(c, r) queues the search on c's stream
+ * after r's conversion (an event wait), so the upload of frame n+1 runs on
+ * the copy engine while frame n is searched.  A slot's planes are not
+ * overwritten before every search that used them as reference is done
+ * (the event `ref_free`).  Nothing blocks the host except wait()/download()
+ * and reuse of a pinned buffer whose previous upload is still running.
+ *
+ * The runtime is linked statically: without the NVIDIA driver the probe
+ * reports why and `auto` moves on to the next backend. */
+extern "C" {
+#include "gpu/frontend.h"
+}
+
+#include <cuda_runtime.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define Y_R 16829
+#define Y_G 33039
+#define Y_B 6416
+#define CB_R (-9714)
+#define CB_G (-19070)
+#define CB_B 28784
+#define CR_R 28784
+#define CR_G (-24103)
+#define CR_B (-4681)
+
+/* ---- conversion ------------------------------------------------------- */
+
+/* A block of CONV_T x CONV_T threads makes CONV_T^2 chroma samples and the
+ * 2x2 luma samples under each, from an RGB tile with a one-pixel halo (the
+ * [1 3 3 1] taps reach one source pixel past the tile) staged in shared
+ * memory.  Chroma stays at full precision until the one final rounding. */
+#define CONV_T 16
+#define TILE (2 * CONV_T + 2)
+
+__global__ void __launch_bounds__(CONV_T *CONV_T)
+    convert_rgb_kernel(const uint8_t *__restrict__ rgb, int rgb_stride, int width, int height,
+                       uint8_t *__restrict__ py, uint8_t *__restrict__ pcb,
+                       uint8_t *__restrict__ pcr, int luma_w, int luma_h)
+{
+    __shared__ uint8_t tile[TILE * TILE * 3];
+    __shared__ int cb[TILE * TILE], cr[TILE * TILE];
+    __shared__ int hcb[TILE * CONV_T], hcr[TILE * CONV_T];
+
+    const int lx = threadIdx.x, ly = threadIdx.y;
+    const int lid = ly * CONV_T + lx;
+    const int cx0 = blockIdx.x * CONV_T, cy0 = blockIdx.y * CONV_T;
+    const int sx0 = 2 * cx0 - 1, sy0 = 2 * cy0 - 1;
+    const int chroma_w = luma_w / 2, chroma_h = luma_h / 2;
+
+    /* clamped source coordinates = edge replication, which also fills the
+     * macroblock padding */
+    for (int i = lid; i < TILE * TILE; i += CONV_T * CONV_T) {
+        int tx = i % TILE, ty = i / TILE;
+        int sx = min(max(sx0 + tx, 0), width - 1), sy = min(max(sy0 + ty, 0), height - 1);
+        const uint8_t *p = rgb + (size_t)sy * rgb_stride + 3 * sx;
+        tile[3 * i] = p[0];
+        tile[3 * i + 1] = p[1];
+        tile[3 * i + 2] = p[2];
+    }
+    __syncthreads();
+
+    for (int i = lid; i < TILE * TILE; i += CONV_T * CONV_T) {
+        int r = tile[3 * i], g = tile[3 * i + 1], b = tile[3 * i + 2];
+        cb[i] = CB_R * r + CB_G * g + CB_B * b;
+        cr[i] = CR_R * r + CR_G * g + CR_B * b;
+    }
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        int y = 2 * (cy0 + ly) + j;
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            int x = 2 * (cx0 + lx) + k;
+            if (x < luma_w && y < luma_h) {
+                int i = (2 * ly + j + 1) * TILE + 2 * lx + k + 1;
+                int r = tile[3 * i], g = tile[3 * i + 1], b = tile[3 * i + 2];
+                py[(size_t)y * luma_w + x] =
+                    (uint8_t)((Y_R * r + Y_G * g + Y_B * b + (16 << 16) + 32768) >> 16);
+            }
+        }
+    }
+    __syncthreads();
+
+    for (int i = lid; i < TILE * CONV_T; i += CONV_T * CONV_T) {
+        int row = i / CONV_T, col = i % CONV_T;
+        const int base = row * TILE + 2 * col;
+        hcb[i] = cb[base] + 3 * cb[base + 1] + 3 * cb[base + 2] + cb[base + 3];
+        hcr[i] = cr[base] + 3 * cr[base + 1] + 3 * cr[base + 2] + cr[base + 3];
+    }
+    __syncthreads();
+
+    const int cx = cx0 + lx, cy = cy0 + ly;
+    if (cx < chroma_w && cy < chroma_h) {
+        const int base = 2 * ly * CONV_T + lx;
+        int scb = hcb[base] + 3 * hcb[base + CONV_T] + 3 * hcb[base + 2 * CONV_T] + hcb[base + 3 * CONV_T];
+        int scr = hcr[base] + 3 * hcr[base + CONV_T] + 3 * hcr[base + 2 * CONV_T] + hcr[base + 3 * CONV_T];
+        pcb[(size_t)cy * chroma_w + cx] = (uint8_t)min(max((scb + (128 << 22) + (1 << 21)) >> 22, 16), 240);
+        pcr[(size_t)cy * chroma_w + cx] = (uint8_t)min(max((scr + (128 << 22) + (1 << 21)) >> 22, 16), 240);
+    }
+}
+
+/* ---- motion search ---------------------------------------------------- */
+
+/* The search is bound by integer instruction issue: 4.6 G absolute
+ * differences per 2048x2048 frame at R = 16.  What keeps it near that bound:
+ *  - vabsdiff4 with accumulate: 4 pixel differences summed into a running
+ *    SAD by one instruction;
+ *  - the current macroblock lives in 64 registers of every thread;
+ *  - vertical row sharing: a thread owns one dx and NY consecutive dy, so
+ *    each reference row it loads (5 aligned words, 4 funnel shifts) serves
+ *    up to NY candidates at once;
+ *  - a block searches a strip of MBS horizontally adjacent macroblocks,
+ *    their common reference window staged once in shared memory; consecutive
+ *    lanes take consecutive dx, so a warp's window reads are 8-9 consecutive
+ *    words (broadcasts, no bank conflicts);
+ *  - candidates are packed into 64-bit keys whose order is the tie-break
+ *    rule (SAD, |dx|+|dy|, dy, dx) and reduced with a shared atomicMin. */
+__device__ __forceinline__ uint32_t sad4_acc(uint32_t a, uint32_t b, uint32_t acc)
+{
+    uint32_t d;
+    asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(acc));
+    return d;
+}
+
+__device__ __forceinline__ unsigned long long cand_key(uint32_t sad, int dx, int dy)
+{
+    return ((unsigned long long)sad << 40) | ((unsigned long long)(abs(dx) + abs(dy)) << 24) |
+           ((unsigned long long)(dy + 2048) << 12) | (unsigned long long)(dx + 2048);
+}
+
+#define SEARCH_MAX_THREADS 512
+#define SEARCH_MAX_MBS 8
+
+template <int NY>
+__global__ void __launch_bounds__(SEARCH_MAX_THREADS)
+    search_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref, int plane_w,
+                  int plane_h, int mb_w, int range, int mbs, int chunks, int pitch,
+                  uint32_t *__restrict__ out)
+{
+    extern __shared__ __align__(16) uint8_t smem[];
+    __shared__ unsigned long long best[SEARCH_MAX_MBS];
+    __shared__ uint32_t sad0[SEARCH_MAX_MBS];
+
+    const int side = 2 * range + 1;
+    const int mb_x0 = blockIdx.x * mbs, mb_y = blockIdx.y;
+    const int count = min(mbs, mb_w - mb_x0);
+    const int x0 = mb_x0 * 16, y0 = mb_y * 16;
+    const int win_rows = chunks * NY + 15;
+    uint8_t *blk = smem;                        /* count x 256 bytes */
+    uint8_t *win = smem + SEARCH_MAX_MBS * 256; /* win_rows x pitch */
+
+    for (int i = threadIdx.x; i < count * 64; i += blockDim.x) {
+        int m = i >> 6, w = i & 63;
+        const uint8_t *p = cur + (size_t)(y0 + (w >> 2)) * plane_w + x0 + 16 * m + 4 * (w & 3);
+        ((uint32_t *)blk)[i] = *(const uint32_t *)p;  /* planes are 16-aligned */
+    }
+    /* Window rows/columns outside the plane only feed candidates that are
+     * rejected below, so any in-plane value does.  With R a multiple of 4
+     * the window starts word-aligned and every word lies wholly inside or
+     * wholly outside the plane (its width is a multiple of 16): clamp whole
+     * words, 4x fewer loads, several in flight per thread. */
+    if ((range & 3) == 0) {
+        const int wpitch = pitch >> 2, plane_w4 = plane_w >> 2;
+        const int wx0 = (x0 - range) >> 2;
+        const uint32_t *src = (const uint32_t *)ref;
+        uint32_t *win32 = (uint32_t *)win;
+#pragma unroll 4
+        for (int i = threadIdx.x; i < win_rows * wpitch; i += blockDim.x) {
+            int wy = i / wpitch, wx = i - wy * wpitch;
+            int sx = min(max(wx0 + wx, 0), plane_w4 - 1);
+            int sy = min(max(y0 - range + wy, 0), plane_h - 1);
+            win32[i] = __ldg(src + (size_t)sy * plane_w4 + sx);
+        }
+    } else {
+        for (int i = threadIdx.x; i < win_rows * pitch; i += blockDim.x) {
+            int wy = i / pitch, wx = i - wy * pitch;
+            int sx = min(max(x0 - range + wx, 0), plane_w - 1);
+            int sy = min(max(y0 - range + wy, 0), plane_h - 1);
+            win[i] = ref[(size_t)sy * plane_w + sx];
+        }
+    }
+    if (threadIdx.x < SEARCH_MAX_MBS)
+        best[threadIdx.x] = ~0ull;
+    __syncthreads();
+
+    const int per_mb = side * chunks;
+    const int items = count * per_mb;
+    for (int it = threadIdx.x; it < items; it += blockDim.x) {
+        const int dxi = it % side;
+        const int rest = it / side;
+        const int m = rest % count, chunk = rest / count;
+
+        uint32_t c[64];
+        const uint4 *b4 = (const uint4 *)(blk + 256 * m);
+#pragma unroll
+        for (int i = 0; i < 16; i++) {
+            uint4 v = b4[i];
+            c[4 * i] = v.x;
+            c[4 * i + 1] = v.y;
+            c[4 * i + 2] = v.z;
+            c[4 * i + 3] = v.w;
+        }
+
+        const int off = chunk * NY * pitch + 16 * m + dxi;
+        const uint32_t *row = (const uint32_t *)(win + (off & ~3));
+        const int shift = (off & 3) * 8;
+        const int wpitch = pitch >> 2;
+        uint32_t acc[NY];
+#pragma unroll
+        for (int j = 0; j < NY; j++)
+            acc[j] = 0;
+#pragma unroll
+        for (int r = 0; r < NY + 15; r++) {
+            const uint32_t *p = row + r * wpitch;
+            uint32_t w0 = p[0], w1 = p[1], w2 = p[2], w3 = p[3], w4 = p[4];
+            uint32_t s0 = __funnelshift_r(w0, w1, shift), s1 = __funnelshift_r(w1, w2, shift);
+            uint32_t s2 = __funnelshift_r(w2, w3, shift), s3 = __funnelshift_r(w3, w4, shift);
+#pragma unroll
+            for (int j = 0; j < NY; j++) {
+                const int k = r - j;   /* row of the macroblock this ref row meets */
+                if (k >= 0 && k < 16) {
+                    acc[j] = sad4_acc(c[4 * k], s0, acc[j]);
+                    acc[j] = sad4_acc(c[4 * k + 1], s1, acc[j]);
+                    acc[j] = sad4_acc(c[4 * k + 2], s2, acc[j]);
+                    acc[j] = sad4_acc(c[4 * k + 3], s3, acc[j]);
+                }
+            }
+        }
+
+        const int mx = x0 + 16 * m;
+        const int dx = dxi - range;
+        const int dx_ok = dx >= -min(range, mx) && dx <= min(range, plane_w - 16 - mx);
+        const int dy_lo = -min(range, y0), dy_hi = min(range, plane_h - 16 - y0);
+        unsigned long long mine = ~0ull;
+#pragma unroll
+        for (int j = 0; j < NY; j++) {
+            const int dy = chunk * NY + j - range;
+            if (dx_ok && dy >= dy_lo && dy <= dy_hi) {
+                unsigned long long k = cand_key(acc[j], dx, dy);
+                mine = k < mine ? k : mine;
+                if (dx == 0 && dy == 0)
+                    sad0[m] = acc[j];
+            }
+        }
+        if (mine != ~0ull)
+            atomicMin(&best[m], mine);
+    }
+    __syncthreads();
+
+    if (threadIdx.x < count) {
+        const int m = threadIdx.x;
+        const unsigned long long k = best[m];
+        const int dx = (int)(k & 0xFFF) - 2048, dy = (int)((k >> 12) & 0xFFF) - 2048;
+        uint32_t *o = out + 3 * ((size_t)mb_y * mb_w + mb_x0 + m);
+        o[0] = ((uint32_t)dx & 0xFFFF) | ((uint32_t)dy << 16);
+        o[1] = (uint32_t)(k >> 40);
+        o[2] = sad0[m];
+    }
+}
+
+/* Rows of candidates per thread: each instantiation trades registers
+ * (NY accumulators next to the 64 of the macroblock) for fewer reloads of
+ * reference rows (NY + 15 rows serve NY candidates). */
+typedef void (*SearchKernel)(const uint8_t *, const uint8_t *, int, int, int, int, int, int, int,
+                             uint32_t *);
+static const struct {
+    int ny;
+    SearchKernel fn;
+} search_variants[] = {
+    { 8, search_kernel<8> },   { 11, search_kernel<11> }, { 13, search_kernel<13> },
+    { 17, search_kernel<17> }, { 22, search_kernel<22> },
+};
+#define N_VARIANTS ((int)(sizeof(search_variants) / sizeof(search_variants[0])))
+
+/* Launch shape of one search: variant, macroblocks per block, threads. */
+typedef struct SearchPlan {
+    int variant, ny, chunks, mbs, threads, pitch, win_rows;
+    size_t smem;
+} SearchPlan;
+
+/* Instruction estimate per dx column: NY*64 SAD instructions per chunk plus
+ * 9 per reference row (5 loads, 4 shifts); padded dy rows cost like real
+ * ones, and threads idle in the last round cost like busy ones. */
+static SearchPlan plan_search(int range, int mb_w)
+{
+    const int side = 2 * range + 1;
+    SearchPlan best_plan;
+    double best_cost = 1e300;
+    memset(&best_plan, 0, sizeof(best_plan));
+    for (int v = 0; v < N_VARIANTS; v++) {
+        const int ny = search_variants[v].ny;
+        const int chunks = (side + ny - 1) / ny;
+        const double per_item = ny * 64.0 + (ny + 15) * 9.0;
+        /* wide strips first: on equal cost they stage fewer window bytes
+         * per macroblock and synchronise less (H200, R = 16: 8 MBs per
+         * block 0.178 ms, 4: 0.224, 2: 0.214, 1: 0.192) */
+        for (int mbs = SEARCH_MAX_MBS; mbs >= 1; mbs /= 2) {
+            if (mbs > mb_w)
+                continue;
+#ifdef MPE_CUDA_FORCE_MBS   /* tuning builds only */
+            if (mbs != MPE_CUDA_FORCE_MBS && MPE_CUDA_FORCE_MBS <= mb_w)
+                continue;
+#endif
+            const int items = mbs * side * chunks;
+            const int rounds = (items + SEARCH_MAX_THREADS - 1) / SEARCH_MAX_THREADS;
+            const int threads = ((items + rounds - 1) / rounds + 31) / 32 * 32;
+            /* per macroblock: work issued, idle lanes included, plus 1% per
+             * block for staging its window and synchronising */
+            const double cost = (double)rounds * threads * per_item / mbs * (1.0 + 0.01 * 8 / mbs);
+            if (cost < best_cost) {
+                best_cost = cost;
+                best_plan.variant = v;
+                best_plan.ny = ny;
+                best_plan.chunks = chunks;
+                best_plan.mbs = mbs;
+                best_plan.threads = threads;
+            }
+        }
+    }
+    /* 5 words from the last dx of the last macroblock: 16*mbs + 2R + 4 bytes */
+    best_plan.pitch = (16 * best_plan.mbs + 2 * range + 4 + 3) & ~3;
+    best_plan.win_rows = best_plan.chunks * best_plan.ny + 15;
+    best_plan.smem = (size_t)SEARCH_MAX_MBS * 256 + (size_t)best_plan.win_rows * best_plan.pitch;
+    return best_plan;
+}
+
+/* ---- host side -------------------------------------------------------- */
+
+#define CU_TRY(call, what)                                                                    \
+    do {                                                                                      \
+        cudaError_t e_ = (call);                                                              \
+        if (e_ != cudaSuccess)                                                                \
+            return mpe_error(err, -EIO, "CUDA: %s failed: %s (%s)", what,                     \
+                             cudaGetErrorString(e_), cudaGetErrorName(e_));                   \
+    } while (0)
+
+typedef struct CudaSlot {
+    cudaStream_t stream;         /* upload, conversion, search, vectors out */
+    cudaStream_t out_stream;     /* planes out, beside the search */
+    uint8_t *d_rgb, *d_planes;   /* Y, Cb, Cr back to back */
+    uint32_t *d_mv;              /* 3 words per macroblock: dx|dy<<16, sad, sad0 */
+    uint8_t *h_in, *h_out;       /* pinned staging */
+    /* ev_start -> ev_uploaded -> ev_converted -> ev_planes_out;
+     * ev_search0 -> ev_search1 -> ev_mv_out; ref_free: every search that
+     * read this slot as reference is done */
+    cudaEvent_t ev_start, ev_uploaded, ev_converted, ev_planes_out;
+    cudaEvent_t ev_search0, ev_search1, ev_mv_out, ref_free;
+    int submitted, has_mv, converted_on_device, ref_pending;
+} CudaSlot;
+
+struct GpuContext {
+    int dev;
+    int width, height, slots;
+    int plane_w[3], plane_h[3], mb_w, mb_h;
+    size_t plane_off[4];
+    size_t smem_optin;
+    CudaSlot *slot;
+    const MpeLog *log;
+};
+
+static int cuda_pick(int index, int *dev, char *why, size_t why_size)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        snprintf(why, why_size, "no usable CUDA driver or device (%s)", cudaGetErrorString(e));
+        cudaGetLastError();   /* clear the sticky-free error state */
+        return -ENODEV;
+    }
+    if (n == 0) {
+        snprintf(why, why_size, "no CUDA device");
+        return -ENODEV;
+    }
+    if (index >= n) {
+        snprintf(why, why_size, "--device %d: only %d CUDA device%s (0..%d)", index, n,
+                 n == 1 ? "" : "s", n - 1);
+        return -ENODEV;
+    }
+    *dev = index < 0 ? 0 : index;
+    cudaDeviceProp prop;
+    if ((e = cudaGetDeviceProperties(&prop, *dev)) != cudaSuccess) {
+        snprintf(why, why_size, "cannot query CUDA device %d (%s)", *dev, cudaGetErrorString(e));
+        return -ENODEV;
+    }
+    snprintf(why, why_size, "device %d: %s (compute %d.%d, %d SMs)", *dev, prop.name, prop.major,
+             prop.minor, prop.multiProcessorCount);
+    return 0;
+}
+
+static int cuda_probe(int for_auto, char *why, size_t why_size)
+{
+    int dev;
+    (void)for_auto;
+    return cuda_pick(-1, &dev, why, why_size);
+}
+
+static void destroy_event(cudaEvent_t *e)
+{
+    if (*e) {
+        cudaEventDestroy(*e);
+        *e = NULL;
+    }
+}
+
+static void cuda_close(GpuContext *g)
+{
+    if (!g)
+        return;
+    cudaSetDevice(g->dev);
+    for (int i = 0; g->slot && i < g->slots; i++) {
+        CudaSlot *s = &g->slot[i];
+        if (s->stream)
+            cudaStreamSynchronize(s->stream);
+        if (s->out_stream)
+            cudaStreamSynchronize(s->out_stream);
+        cudaEvent_t *ev[] = { &s->ev_start, &s->ev_uploaded, &s->ev_converted, &s->ev_planes_out,
+                              &s->ev_search0, &s->ev_search1, &s->ev_mv_out, &s->ref_free };
+        for (size_t k = 0; k < sizeof(ev) / sizeof(ev[0]); k++)
+            destroy_event(ev[k]);
+        cudaFree(s->d_rgb);
+        cudaFree(s->d_planes);
+        cudaFree(s->d_mv);
+        cudaFreeHost(s->h_in);
+        cudaFreeHost(s->h_out);
+        if (s->stream)
+            cudaStreamDestroy(s->stream);
+        if (s->out_stream)
+            cudaStreamDestroy(s->out_stream);
+    }
+    free(g->slot);
+    free(g);
+}
+
+static int alloc_slot(GpuContext *g, CudaSlot *s, MpeError *err)
+{
+    const size_t rgb_size = (size_t)g->width * g->height * 3;
+    const size_t mv_size = (size_t)g->mb_w * g->mb_h * 3 * sizeof(uint32_t);
+    const size_t in_size = rgb_size > g->plane_off[3] ? rgb_size : g->plane_off[3];
+
+    CU_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    CU_TRY(cudaStreamCreateWithFlags(&s->out_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    CU_TRY(cudaMalloc((void **)&s->d_rgb, rgb_size), "cudaMalloc(rgb)");
+    CU_TRY(cudaMalloc((void **)&s->d_planes, g->plane_off[3]), "cudaMalloc(planes)");
+    CU_TRY(cudaMalloc((void **)&s->d_mv, mv_size), "cudaMalloc(vectors)");
+    CU_TRY(cudaHostAlloc((void **)&s->h_in, in_size, cudaHostAllocWriteCombined), "cudaHostAlloc(input)");
+    CU_TRY(cudaHostAlloc((void **)&s->h_out, g->plane_off[3] + mv_size, cudaHostAllocDefault),
+           "cudaHostAlloc(output)");
+    cudaEvent_t *timed[] = { &s->ev_start, &s->ev_uploaded, &s->ev_converted, &s->ev_planes_out,
+                             &s->ev_search0, &s->ev_search1, &s->ev_mv_out };
+    for (size_t k = 0; k < sizeof(timed) / sizeof(timed[0]); k++)
+        CU_TRY(cudaEventCreate(timed[k]), "cudaEventCreate");
+    CU_TRY(cudaEventCreateWithFlags(&s->ref_free, cudaEventDisableTiming), "cudaEventCreate");
+    return 0;
+}
+
+static int cuda_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
+{
+    GpuContext *g;
+    char why[256];
+    int ret;
+
+    *out = NULL;
+    if (cfg->slots < 2)
+        return mpe_error(err, -EINVAL, "front end: need at least 2 frame slots, got %d", cfg->slots);
+    if (!(g = (GpuContext *)calloc(1, sizeof(*g))))
+        return mpe_error(err, -ENOMEM, "out of memory");
+    g->width = cfg->width;
+    g->height = cfg->height;
+    g->slots = cfg->slots;
+    g->log = cfg->log;
+    g->mb_w = (cfg->width + 15) / 16;
+    g->mb_h = (cfg->height + 15) / 16;
+    for (int c = 0; c < 3; c++) {
+        g->plane_w[c] = (16 * g->mb_w) >> (c ? 1 : 0);
+        g->plane_h[c] = (16 * g->mb_h) >> (c ? 1 : 0);
+        g->plane_off[c + 1] = g->plane_off[c] + (size_t)g->plane_w[c] * g->plane_h[c];
+    }
+    if ((ret = cuda_pick(cfg->device, &g->dev, why, sizeof(why))) < 0) {
+        ret = mpe_error(err, ret, "CUDA: %s", why);
+        goto fail;
+    }
+    mpe_log(cfg->log, MPE_LOG_INFO, "CUDA front end on %s", why);
+    {
+        cudaError_t e;
+        int optin = 0;
+        if ((e = cudaSetDevice(g->dev)) != cudaSuccess ||
+            (e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, g->dev)) !=
+                cudaSuccess) {
+            ret = mpe_error(err, -EIO, "CUDA: cannot use device %d: %s", g->dev, cudaGetErrorString(e));
+            goto fail;
+        }
+        g->smem_optin = (size_t)optin;
+    }
+    /* every range's window must fit in a block's shared memory (beside the
+     * kernel's own 96 static bytes) */
+    for (int range = 0; range <= GPU_MAX_SEARCH_RANGE; range++) {
+        SearchPlan p = plan_search(range, g->mb_w);
+        if (p.smem + 1024 > g->smem_optin) {
+            ret = mpe_error(err, -ENODEV, "CUDA: device has %zu bytes of shared memory per block, need %zu",
+                            g->smem_optin, p.smem + 1024);
+            goto fail;
+        }
+    }
+    for (int v = 0; v < N_VARIANTS; v++) {
+        cudaError_t e = cudaFuncSetAttribute(search_variants[v].fn,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)g->smem_optin - 1024);
+        if (e != cudaSuccess) {
+            ret = mpe_error(err, -EIO, "CUDA: cudaFuncSetAttribute failed: %s", cudaGetErrorString(e));
+            goto fail;
+        }
+    }
+    if (!(g->slot = (CudaSlot *)calloc((size_t)g->slots, sizeof(*g->slot)))) {
+        ret = mpe_error(err, -ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < g->slots; i++)
+        if ((ret = alloc_slot(g, &g->slot[i], err)) < 0)
+            goto fail;
+    *out = g;
+    return 0;
+fail:
+    cuda_close(g);
+    return ret;
+}
+
+static int cuda_submit_frame(GpuContext *g, int slot, const MpeFrame *frame, MpeError *err)
+{
+    int ret;
+    if ((ret = gpu_check_slot(g->slots, slot, err)) < 0 ||
+        (ret = gpu_check_frame(frame, g->width, g->height, err)) < 0)
+        return ret;
+    CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
+    CudaSlot *s = &g->slot[slot];
+    /* the pinned input may still feed this slot's previous upload */
+    if (s->submitted)
+        CU_TRY(cudaEventSynchronize(s->ev_uploaded), "cudaEventSynchronize(upload)");
+    /* the planes may still be on their way out, or some other slot's search
+     * reference */
+    if (s->submitted)
+        CU_TRY(cudaStreamWaitEvent(s->stream, s->ev_planes_out, 0), "cudaStreamWaitEvent");
+    if (s->ref_pending) {
+        CU_TRY(cudaStreamWaitEvent(s->stream, s->ref_free, 0), "cudaStreamWaitEvent");
+        s->ref_pending = 0;
+    }
+    s->has_mv = 0;
+    /* ev_start goes in after the host's copy into the pinned buffer, so the
+     * upload time is the transfer's alone */
+    if (frame->format == MPE_FRAME_RGB24) {
+        const size_t row = (size_t)g->width * 3;
+        for (int y = 0; y < g->height; y++)
+            memcpy(s->h_in + y * row, frame->data[0] + (size_t)y * frame->stride[0], row);
+        CU_TRY(cudaEventRecord(s->ev_start, s->stream), "cudaEventRecord");
+        CU_TRY(cudaMemcpyAsync(s->d_rgb, s->h_in, row * g->height, cudaMemcpyHostToDevice, s->stream),
+               "cudaMemcpyAsync(rgb)");
+        CU_TRY(cudaEventRecord(s->ev_uploaded, s->stream), "cudaEventRecord");
+        dim3 block(CONV_T, CONV_T);
+        dim3 grid((g->plane_w[1] + CONV_T - 1) / CONV_T, (g->plane_h[1] + CONV_T - 1) / CONV_T);
+        convert_rgb_kernel<<<grid, block, 0, s->stream>>>(
+            s->d_rgb, (int)row, g->width, g->height, s->d_planes, s->d_planes + g->plane_off[1],
+            s->d_planes + g->plane_off[2], g->plane_w[0], g->plane_h[0]);
+        CU_TRY(cudaGetLastError(), "convert kernel launch");
+        s->converted_on_device = 1;
+    } else {
+        /* already YUV: pad on the host into the pinned buffer, upload as is */
+        MpePicture view;
+        memset(&view, 0, sizeof(view));
+        view.width = g->width;
+        view.height = g->height;
+        view.mb_width = g->mb_w;
+        view.mb_height = g->mb_h;
+        for (int c = 0; c < 3; c++) {
+            view.plane[c] = s->h_in + g->plane_off[c];
+            view.stride[c] = view.plane_w[c] = g->plane_w[c];
+            view.plane_h[c] = g->plane_h[c];
+        }
+        mpe_picture_from_yuv(&view, frame);
+        CU_TRY(cudaEventRecord(s->ev_start, s->stream), "cudaEventRecord");
+        CU_TRY(cudaMemcpyAsync(s->d_planes, s->h_in, g->plane_off[3], cudaMemcpyHostToDevice, s->stream),
+               "cudaMemcpyAsync(planes)");
+        CU_TRY(cudaEventRecord(s->ev_uploaded, s->stream), "cudaEventRecord");
+        s->converted_on_device = 0;
+    }
+    CU_TRY(cudaEventRecord(s->ev_converted, s->stream), "cudaEventRecord");
+    CU_TRY(cudaStreamWaitEvent(s->out_stream, s->ev_converted, 0), "cudaStreamWaitEvent");
+    CU_TRY(cudaMemcpyAsync(s->h_out, s->d_planes, g->plane_off[3], cudaMemcpyDeviceToHost,
+                           s->out_stream),
+           "cudaMemcpyAsync(planes out)");
+    CU_TRY(cudaEventRecord(s->ev_planes_out, s->out_stream), "cudaEventRecord");
+    s->submitted = 1;
+    return 0;
+}
+
+static int cuda_motion_search(GpuContext *g, int cur, int ref, int range, MpeError *err)
+{
+    int ret;
+    if ((ret = gpu_check_slot(g->slots, cur, err)) < 0 ||
+        (ret = gpu_check_slot(g->slots, ref, err)) < 0 || (ret = gpu_check_range(range, err)) < 0)
+        return ret;
+    CudaSlot *s = &g->slot[cur], *r = &g->slot[ref];
+    if (!s->submitted || !r->submitted)
+        return mpe_error(err, -EINVAL, "front end: motion search on a slot with no frame");
+    CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
+    if (ref != cur)
+        CU_TRY(cudaStreamWaitEvent(s->stream, r->ev_converted, 0), "cudaStreamWaitEvent");
+    const SearchPlan p = plan_search(range, g->mb_w);
+    dim3 grid((g->mb_w + p.mbs - 1) / p.mbs, g->mb_h);
+    CU_TRY(cudaEventRecord(s->ev_search0, s->stream), "cudaEventRecord");
+    search_variants[p.variant].fn<<<grid, p.threads, p.smem, s->stream>>>(
+        s->d_planes, r->d_planes, g->plane_w[0], g->plane_h[0], g->mb_w, range, p.mbs, p.chunks,
+        p.pitch, s->d_mv);
+    CU_TRY(cudaGetLastError(), "search kernel launch");
+    CU_TRY(cudaEventRecord(s->ev_search1, s->stream), "cudaEventRecord");
+    if (ref != cur) {
+        CU_TRY(cudaEventRecord(r->ref_free, s->stream), "cudaEventRecord");
+        r->ref_pending = 1;
+    }
+    CU_TRY(cudaMemcpyAsync(s->h_out + g->plane_off[3], s->d_mv,
+                           (size_t)g->mb_w * g->mb_h * 3 * sizeof(uint32_t), cudaMemcpyDeviceToHost,
+                           s->stream),
+           "cudaMemcpyAsync(vectors)");
+    CU_TRY(cudaEventRecord(s->ev_mv_out, s->stream), "cudaEventRecord");
+    s->has_mv = 1;
+    return 0;
+}
+
+static int cuda_wait(GpuContext *g, int slot, MpeError *err)
+{
+    int ret = gpu_check_slot(g->slots, slot, err);
+    if (ret < 0)
+        return ret;
+    CudaSlot *s = &g->slot[slot];
+    if (!s->submitted)
+        return 0;
+    CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
+    CU_TRY(cudaEventSynchronize(s->ev_planes_out), "front-end work (planes)");
+    if (s->has_mv)
+        CU_TRY(cudaEventSynchronize(s->ev_mv_out), "front-end work (search)");
+    return 0;
+}
+
+static int cuda_download(GpuContext *g, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err)
+{
+    int ret = cuda_wait(g, slot, err);
+    if (ret < 0)
+        return ret;
+    const CudaSlot *s = &g->slot[slot];
+    if (!s->submitted)
+        return mpe_error(err, -EINVAL, "front end: no frame was submitted to slot %d", slot);
+    for (int c = 0; c < 3; c++)
+        for (int y = 0; y < g->plane_h[c]; y++)
+            memcpy(pic->plane[c] + (size_t)y * pic->stride[c],
+                   s->h_out + g->plane_off[c] + (size_t)y * g->plane_w[c], (size_t)g->plane_w[c]);
+    if (mv) {
+        if (!s->has_mv)
+            return mpe_error(err, -EINVAL, "front end: no motion search was run on slot %d", slot);
+        const uint8_t *p = s->h_out + g->plane_off[3];
+        for (int i = 0; i < g->mb_w * g->mb_h; i++) {
+            uint32_t v[3];
+            memcpy(v, p + 12 * (size_t)i, sizeof(v));
+            mv[i].dx = (int16_t)(v[0] & 0xFFFF);
+            mv[i].dy = (int16_t)(v[0] >> 16);
+            mv[i].sad = v[1];
+            mv[i].sad0 = v[2];
+        }
+    }
+    return 0;
+}
+
+static double elapsed_ms(cudaEvent_t a, cudaEvent_t b)
+{
+    float ms = 0;
+    return cudaEventElapsedTime(&ms, a, b) == cudaSuccess ? ms : 0.0;
+}
+
+static int cuda_timings(GpuContext *g, int slot, GpuTimings *t)
+{
+    if (slot < 0 || slot >= g->slots)
+        return -EINVAL;
+    const CudaSlot *s = &g->slot[slot];
+    memset(t, 0, sizeof(*t));
+    if (!s->submitted || cudaSetDevice(g->dev) != cudaSuccess)
+        return 0;
+    t->upload_ms = elapsed_ms(s->ev_start, s->ev_uploaded);
+    t->convert_ms = s->converted_on_device ? elapsed_ms(s->ev_uploaded, s->ev_converted) : 0;
+    t->readback_ms = elapsed_ms(s->ev_converted, s->ev_planes_out);
+    if (s->has_mv) {
+        t->search_ms = elapsed_ms(s->ev_search0, s->ev_search1);
+        t->readback_ms += elapsed_ms(s->ev_search1, s->ev_mv_out);
+    }
+    return 0;
+}
+
+extern "C" const GpuBackend gpu_backend_cuda = {
+    "cuda",
+    cuda_probe,
+    cuda_open,
+    cuda_close,
+    cuda_submit_frame,
+    cuda_motion_search,
+    cuda_wait,
+    cuda_download,
+    cuda_timings,
+};
