@@ -1,6 +1,9 @@
 #include "mpeg12.h"
 
 #include <stdlib.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 void bs_write_sequence_header(BsWriter *bw, const BsSequence *seq)
 {
@@ -189,9 +192,58 @@ static void put_coefficients(BsWriter *bw, const int16_t scan[64], int start, in
     bs_put(bw, bs_vlc_dct_eob[BS_DCT_TABLE_ZERO].len, bs_vlc_dct_eob[BS_DCT_TABLE_ZERO].code);
 }
 
-void bs_write_intra_block(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma, int mpeg2)
+/* Bit i set when scan[i] != 0. */
+static inline uint64_t nonzero_mask(const int16_t scan[64])
 {
-    /* §7.2.1: dct_dc_size then dct_dc_differential (one's-complement style for negatives) */
+    uint64_t m = 0;
+#if defined(__SSE2__)
+    const __m128i z = _mm_setzero_si128();
+    for (int i = 0; i < 64; i += 16) {
+        __m128i a = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(scan + i)), z);
+        __m128i b = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(scan + i + 8)), z);
+        uint32_t zero = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(a, b));
+        m |= (uint64_t)(~zero & 0xFFFFu) << i;
+    }
+#else
+    for (int i = 0; i < 64; i++)
+        m |= (uint64_t)(scan[i] != 0) << i;
+#endif
+    return m;
+}
+
+/* put_coefficients, visiting only the non-zero positions. */
+static void put_coefficients_fast(BsWriter *bw, const int16_t scan[64], int start,
+                                  int first_short, int mpeg2)
+{
+    uint64_t m = nonzero_mask(scan) & (~(uint64_t)0 << start);
+    int prev = start - 1;
+
+    if (first_short && (m & 1) && (scan[0] == 1 || scan[0] == -1)) {
+        /* '1s': run 0 level 1 as the first coefficient of a non-intra block */
+        bs_put(bw, bs_vlc_dct_first_run0_level1.len + 1,
+               bs_vlc_dct_first_run0_level1.code << 1 | (uint32_t)(scan[0] < 0));
+        m &= m - 1;
+        prev = 0;
+    }
+    while (m) {
+        const int i = __builtin_ctzll(m);
+        const int level = scan[i], run = i - prev - 1;
+        const int a = level < 0 ? -level : level;
+        m &= m - 1;
+        prev = i;
+        if (run <= BS_DCT_MAX_RUN && a <= BS_DCT_MAX_LEVEL && bs_vlc_dct_zero[run][a].len) {
+            const BsVlc v = bs_vlc_dct_zero[run][a];
+            bs_put(bw, v.len + 1, v.code << 1 | (uint32_t)(level < 0));
+        } else {
+            put_escape(bw, run, level, mpeg2);
+        }
+    }
+    bs_put(bw, bs_vlc_dct_eob[BS_DCT_TABLE_ZERO].len, bs_vlc_dct_eob[BS_DCT_TABLE_ZERO].code);
+}
+
+/* §7.2.1: dct_dc_size then dct_dc_differential (one's-complement style for negatives) */
+static void put_dc(BsWriter *bw, int dc_diff, int chroma)
+{
     int a = abs(dc_diff), size = 0;
     const BsVlc *tab = chroma ? bs_vlc_dc_size_chroma : bs_vlc_dc_size_luma;
 
@@ -200,10 +252,27 @@ void bs_write_intra_block(BsWriter *bw, const int16_t scan[64], int dc_diff, int
     bs_put(bw, tab[size].len, tab[size].code);
     if (size)
         bs_put(bw, size, (uint32_t)(dc_diff > 0 ? dc_diff : dc_diff + (1 << size) - 1));
+}
+
+void bs_write_intra_block(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma, int mpeg2)
+{
+    put_dc(bw, dc_diff, chroma);
     put_coefficients(bw, scan, 1, 0, mpeg2);
 }
 
 void bs_write_inter_block(BsWriter *bw, const int16_t scan[64], int mpeg2)
 {
     put_coefficients(bw, scan, 0, 1, mpeg2);
+}
+
+void bs_write_intra_block_fast(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma,
+                               int mpeg2)
+{
+    put_dc(bw, dc_diff, chroma);
+    put_coefficients_fast(bw, scan, 1, 0, mpeg2);
+}
+
+void bs_write_inter_block_fast(BsWriter *bw, const int16_t scan[64], int mpeg2)
+{
+    put_coefficients_fast(bw, scan, 0, 1, mpeg2);
 }

@@ -66,5 +66,11 @@ void bs_write_motion_delta(BsWriter *bw, int delta, int f_code);
  * Escapes: MPEG-1 8/16-bit levels (|level| <= 255), MPEG-2 12-bit. */
 void bs_write_intra_block(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma, int mpeg2);
 void bs_write_inter_block(BsWriter *bw, const int16_t scan[64], int mpeg2);
+/* The same bits, faster: the non-zero coefficients are found from a 64-bit
+ * mask (SSE2 compares where available) instead of a test per position, the
+ * table is read directly and code and sign go out in one write. */
+void bs_write_intra_block_fast(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma,
+                               int mpeg2);
+void bs_write_inter_block_fast(BsWriter *bw, const int16_t scan[64], int mpeg2);
 
 #endif

@@ -319,9 +319,6 @@ const BsVlc bs_vlc_dc_size_chroma[12] = {
  * run 1 levels 1..18, runs 2..31 with smaller levels.  A dense [run][level]
  * array makes bs_vlc_dct_coeff() a bounds check and one load, which matters
  * because it runs once per coded coefficient. */
-#define BS_DCT_MAX_RUN 31
-#define BS_DCT_MAX_LEVEL 40
-
 #define E(run, level, s) [run][level] = BS_VLC(s)
 
 /* Table B.14, DCT coefficients table zero, in the standard's order.  The
@@ -329,7 +326,7 @@ const BsVlc bs_vlc_dc_size_chroma[12] = {
  * coefficient of a non-intra block, and "10" end_of_block) are
  * bs_vlc_dct_first_run0_level1 and bs_vlc_dct_eob[0] below; "0000 01" is the
  * escape. */
-static const BsVlc dct_table_zero[BS_DCT_MAX_RUN + 1][BS_DCT_MAX_LEVEL + 1] = {
+const BsVlc bs_vlc_dct_zero[BS_DCT_MAX_RUN + 1][BS_DCT_MAX_LEVEL + 1] = {
     E(0, 1, "11 s"), /* not the first coefficient (NOTE 3 of B.14) */
     E(1, 1, "011 s"),
     E(0, 2, "0100 s"),
@@ -573,7 +570,7 @@ BsVlc bs_vlc_dct_coeff(int table, int run, int level_abs)
     if (table == BS_DCT_TABLE_ONE)
         return dct_table_one[run][level_abs];
     if (table == BS_DCT_TABLE_ZERO)
-        return dct_table_zero[run][level_abs];
+        return bs_vlc_dct_zero[run][level_abs];
     BsVlc none = { 0, 0 };
     return none;
 }

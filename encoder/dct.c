@@ -45,6 +45,8 @@
 
 #include <stdint.h>
 
+#include "common/cpu.h"
+
 #define MPE_DCT_TAB_BITS 30 /* fractional bits of mpe_dct_tab */
 #define MPE_DCT_MID_BITS 14 /* fractional bits kept between the passes */
 
@@ -54,7 +56,7 @@
  *   round(c * 2**30)
  * (every entry's fractional part is more than 1e-3 away from .5, so double
  * precision rounds each one correctly; checked with mpmath). */
-static const int32_t mpe_dct_tab[8][8] = {
+const int32_t mpe_dct_tab[8][8] = {
     {  379625062,  379625062,  379625062,  379625062,
        379625062,  379625062,  379625062,  379625062 },
     {  526555088,  446391849,  298269498,  104738319,
@@ -146,10 +148,25 @@ void mpe_idct_c(int16_t block[64])
     }
 }
 
-void mpe_dct_dsp_init(MpeDctDsp *dsp)
+void mpe_dct_dsp_init_flags(MpeDctDsp *dsp, unsigned cpu_flags)
 {
     dsp->fdct = mpe_fdct_c;
     dsp->idct = mpe_idct_c;
-    /* Faster variants (SIMD, GPU) would be installed here when the build
-     * has them; none exist yet. */
+    /* every variant gives the reference's output bit for bit
+     * (tests/unit/test_dsp.c), so the choice never changes a stream */
+    dsp->fdct = mpe_fdct_fast_c;
+    dsp->idct = mpe_idct_fast_c;
+#ifdef MPE_ARCH_X86
+    if (cpu_flags & MPE_CPU_AVX2) {
+        dsp->fdct = mpe_fdct_avx2;
+        dsp->idct = mpe_idct_avx2;
+    }
+#else
+    (void)cpu_flags;
+#endif
+}
+
+void mpe_dct_dsp_init(MpeDctDsp *dsp)
+{
+    mpe_dct_dsp_init_flags(dsp, mpe_cpu_flags());
 }

@@ -21,10 +21,25 @@ typedef struct MpeDctDsp {
     MpeDctFn idct;
 } MpeDctDsp;
 
+/* The C reference (dct.c). */
 void mpe_fdct_c(int16_t block[64]);
 void mpe_idct_c(int16_t block[64]);
 
-/* Fill with the C reference, then any faster variants this build has. */
+/* Faster variants (dct_fast.c) whose output is IDENTICAL to the reference:
+ * _fast_c for any int16 input; _avx2 for inputs in the documented ranges
+ * above, on CPUs with AVX2 (mpe_cpu_flags() & MPE_CPU_AVX2). */
+void mpe_fdct_fast_c(int16_t block[64]);
+void mpe_idct_fast_c(int16_t block[64]);
+void mpe_fdct_avx2(int16_t block[64]);
+void mpe_idct_avx2(int16_t block[64]);
+
+/* T[k][n] = round(2^30 * C(k)/2 * cos((2n+1) k pi / 16)), shared by every variant. */
+extern const int32_t mpe_dct_tab[8][8];
+
+/* Fill with the C reference, then the fastest variants that `cpu_flags`
+ * (MPE_CPU_* of common/cpu.h) allow: mpe_dct_dsp_init(&d) uses this CPU's,
+ * mpe_dct_dsp_init_flags(&d, 0) the portable ones. */
 void mpe_dct_dsp_init(MpeDctDsp *dsp);
+void mpe_dct_dsp_init_flags(MpeDctDsp *dsp, unsigned cpu_flags);
 
 #endif

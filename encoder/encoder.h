@@ -20,6 +20,26 @@
 
 typedef struct MpeEncoder MpeEncoder;
 
+/* Wall time per pipeline stage for one picture, in milliseconds.  The
+ * encoder fills the front-end and back-end fields; read_ms, decode_ms and
+ * write_ms belong to the caller's loop (the CLI fills them for --stats).
+ * The front end of picture n runs while picture n-1 is coded, so
+ *     fe_ms + fe_gpu_ms - fe_wait_ms
+ * is the front-end time hidden behind the back end's work. */
+typedef struct MpeStageTimes {
+    double read_ms;      /* caller blocked on the input reader */
+    double decode_ms;    /* reader threads' time decoding this frame (PNG), mostly hidden */
+    double fe_ms;        /* front-end calls (submit, search) on the host; for the cpu
+                            backend this is the conversion and search themselves */
+    double fe_gpu_ms;    /* device time the backend's timings callback reports, 0 if none */
+    double fe_wait_ms;   /* back end blocked waiting for the front end (join, wait()) */
+    double download_ms;  /* planes and vectors into the coder's buffers */
+    double code_ms;      /* headers + slices in parallel (refinement, mode decision, DCT,
+                            quantisation, VLC, reconstruction, SSE) + concatenation */
+    double quality_ms;   /* quality stage on the reconstruction (PSNR now) */
+    double write_ms;     /* caller writing the stream */
+} MpeStageTimes;
+
 typedef struct MpeFrameStats {
     int display_index;     /* frame number in input order */
     char type;             /* 'I' or 'P' */
@@ -28,6 +48,7 @@ typedef struct MpeFrameStats {
     uint64_t sse[3];       /* recon vs source, per plane, true size */
     double psnr[3];        /* dB */
     int mb_intra, mb_inter, mb_skipped;
+    MpeStageTimes time;
 } MpeFrameStats;
 
 typedef struct MpeOutput {
@@ -49,6 +70,12 @@ void mpe_encoder_close(MpeEncoder *enc);
 
 /* The front-end backend in use. */
 const char *mpe_encoder_backend(const MpeEncoder *enc);
+/* Threads coding slices (p->threads resolved: auto -> cores, capped at the
+ * number of slices). */
+int mpe_encoder_threads(const MpeEncoder *enc);
+/* Whether the front end runs on its own thread, overlapping the back end
+ * (cpu backend with threads > 1; GPU backends overlap by being asynchronous). */
+int mpe_encoder_frontend_async(const MpeEncoder *enc);
 /* The frame rate the stream signals (may differ from the requested one when
  * the format cannot express it; a warning is logged). */
 void mpe_encoder_stream_rate(const MpeEncoder *enc, int *num, int *den);

@@ -11,7 +11,16 @@
  * into png_run().  png_run() keeps nothing in automatic variables across the
  * setjmp: everything the error path needs (the message, the row buffer to
  * free) lives in the PngDec owned by png_load(), the caller, so it is never
- * indeterminate after the longjmp.  No state is global. */
+ * indeterminate after the longjmp.  No state is global.
+ *
+ * Reading ahead (mpe_input_start_ahead): reader threads fill a ring of
+ * frame buffers, frame i in slot i % depth.  PNG frames are independent, so
+ * several threads decode them at once, each claiming the next frame number;
+ * a Y4M stream is sequential, so it gets one thread.  mpe_input_read takes
+ * the frames in order and swaps buffers with the caller instead of copying.
+ * A frame that fails keeps its message until it is its turn: the caller
+ * sees exactly what the synchronous reader would have said, when it would
+ * have said it, and no thread reads past an end or an error. */
 #include "encoder/input.h"
 
 #include <ctype.h>
@@ -19,12 +28,15 @@
 #include <errno.h>
 #include <limits.h>
 #include <png.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+
+#include "common/timer.h"
 
 #define MIN_DIM 16
 #define MAX_DIM 4095
@@ -33,6 +45,29 @@
 #define PATTERN_WIDTH_MAX 32  /* largest field width in %0Nd */
 
 enum SourceKind { SRC_PNG_LIST, SRC_PNG_PATTERN, SRC_Y4M };
+
+typedef struct AheadSlot {
+    MpeFrame frame;
+    int ready;                /* result, err, name and ms are valid */
+    long index;               /* the frame number it holds or is being read into */
+    int result;               /* 1: a frame, 0: end of the sequence, < 0: error */
+    MpeError err;
+    char *name;               /* the frame's file name (PNG pattern: own buffer) */
+    double ms;                /* time spent reading / decoding it */
+} AheadSlot;
+
+typedef struct Ahead {
+    pthread_t *tid;
+    int nthreads, started;
+    pthread_mutex_t lock;
+    pthread_cond_t cv;        /* every state change; waiters re-check their condition */
+    AheadSlot *slot;
+    int depth;
+    long next_claim;          /* next frame number a reader thread takes */
+    long next_read;           /* next frame number mpe_input_read returns */
+    long stop;                /* no frame number >= stop is read (past an end or error) */
+    int quit;
+} Ahead;
 
 typedef struct Pattern {
     char *prefix, *suffix;    /* literal parts, '%%' already unescaped */
@@ -63,6 +98,9 @@ struct MpeInput {
     int is_stdin;
     long frame_index;         /* frames read so far */
     int y4m_done;
+
+    Ahead *ahead;             /* non-NULL once reader threads run */
+    double decode_ms;         /* reading time of the frame returned last */
 };
 
 static int size_ok(int w, int h)
@@ -891,13 +929,11 @@ const MpeInputInfo *mpe_input_info(const MpeInput *in)
     return &in->info;
 }
 
-int mpe_input_read(MpeInput *in, MpeFrame *frame, MpeError *err)
+/* The synchronous reader: the next frame into `frame`. */
+static int read_sync(MpeInput *in, MpeFrame *frame, MpeError *err)
 {
     int missing = 0, ret;
 
-    if (!frame_matches(in, frame))
-        return mpe_error(err, -EINVAL, "%s: frame buffer does not match the input's format and size",
-                         in->cur);
     switch (in->kind) {
     case SRC_Y4M:
         return y4m_read(in, frame, err);
@@ -937,6 +973,239 @@ int mpe_input_read(MpeInput *in, MpeFrame *frame, MpeError *err)
     return mpe_error(err, -EINVAL, "%s: bad input state", in->cur);
 }
 
+/* ----------------------------------------------------------- read-ahead */
+
+/* Read frame number i into slot s, on a reader thread.  PNG frames need
+ * only their number; Y4M has one reader thread, so frames come in order. */
+static int ahead_produce(MpeInput *in, long i, AheadSlot *s)
+{
+    const int w = in->info.width, h = in->info.height;
+    int missing = 0, ret;
+
+    switch (in->kind) {
+    case SRC_Y4M:
+        return read_sync(in, &s->frame, &s->err);
+    case SRC_PNG_LIST:
+        if ((size_t)i >= in->nfiles)
+            return 0;
+        s->name = in->files[i];
+        ret = png_load(s->name, &s->frame, w, h, NULL, NULL, NULL, &s->err);
+        return ret < 0 ? ret : 1;
+    case SRC_PNG_PATTERN:
+        /* the synchronous reader stops after number INT_MAX */
+        if (i > (long)INT_MAX - in->start_number)
+            return 0;
+        pattern_name(in, s->name, (int)(in->start_number + i));
+        ret = png_load(s->name, &s->frame, w, h, NULL, NULL, &missing, &s->err);
+        if (missing)
+            return i == 0 ? mpe_error(&s->err, -ENOENT, "%s: no frame found (looked for %s)",
+                                      in->spec, s->name)
+                          : 0;
+        return ret < 0 ? ret : 1;
+    }
+    return mpe_error(&s->err, -EINVAL, "%s: bad input state", in->cur);
+}
+
+static void *ahead_main(void *arg)
+{
+    MpeInput *in = arg;
+    Ahead *a = in->ahead;
+
+    pthread_mutex_lock(&a->lock);
+    for (;;) {
+        while (!a->quit && !(a->next_claim < a->stop && a->next_claim < a->next_read + a->depth))
+            pthread_cond_wait(&a->cv, &a->lock);
+        if (a->quit)
+            break;
+        long i = a->next_claim++;
+        AheadSlot *s = &a->slot[i % a->depth];
+        s->ready = 0;
+        s->index = i;
+        pthread_mutex_unlock(&a->lock);
+
+        double t0 = mpe_time_ms();
+        int r = ahead_produce(in, i, s);
+        double ms = mpe_time_ms() - t0;
+
+        pthread_mutex_lock(&a->lock);
+        s->result = r;
+        s->ms = ms;
+        s->ready = 1;
+        if (r <= 0 && i + 1 < a->stop)
+            a->stop = i + 1;
+        pthread_cond_broadcast(&a->cv);
+    }
+    pthread_mutex_unlock(&a->lock);
+    return NULL;
+}
+
+static void ahead_stop(MpeInput *in)
+{
+    Ahead *a = in->ahead;
+
+    if (!a)
+        return;
+    if (a->started) {
+        pthread_mutex_lock(&a->lock);
+        a->quit = 1;
+        pthread_cond_broadcast(&a->cv);
+        pthread_mutex_unlock(&a->lock);
+        for (int i = 0; i < a->started; i++)
+            pthread_join(a->tid[i], NULL);
+    }
+    if (a->nthreads) {   /* lock and cv were initialised */
+        pthread_cond_destroy(&a->cv);
+        pthread_mutex_destroy(&a->lock);
+    }
+    if (a->slot) {
+        for (int i = 0; i < a->depth; i++) {
+            mpe_frame_free(&a->slot[i].frame);
+            if (in->kind == SRC_PNG_PATTERN)
+                free(a->slot[i].name);
+        }
+    }
+    free(a->slot);
+    free(a->tid);
+    free(a);
+    in->ahead = NULL;
+}
+
+/* Hand the caller frame i: swap buffers when both came from
+ * mpe_frame_alloc with the same layout, else copy. */
+static void ahead_take(MpeFrame *dst, MpeFrame *src)
+{
+    if (dst->alloc == dst->data[0] && dst->stride[0] == src->stride[0] &&
+        (dst->format == MPE_FRAME_RGB24 ||
+         (dst->data[1] == dst->data[0] + (size_t)dst->stride[0] * dst->height &&
+          dst->data[2] == dst->data[1] + (size_t)dst->stride[1] * ((dst->height + 1) / 2) &&
+          dst->stride[1] == src->stride[1] && dst->stride[2] == src->stride[2]))) {
+        MpeFrame t = *dst;
+        *dst = *src;
+        *src = t;
+        return;
+    }
+    for (int c = 0; c < (src->format == MPE_FRAME_RGB24 ? 1 : 3); c++) {
+        int rows = c ? (src->height + 1) / 2 : src->height;
+        size_t bytes = src->format == MPE_FRAME_RGB24 ? (size_t)src->width * 3
+                       : c ? (size_t)(src->width + 1) / 2 : (size_t)src->width;
+        for (int y = 0; y < rows; y++)
+            memcpy(dst->data[c] + (size_t)y * dst->stride[c],
+                   src->data[c] + (size_t)y * src->stride[c], bytes);
+    }
+}
+
+static int ahead_read(MpeInput *in, MpeFrame *frame, MpeError *err)
+{
+    Ahead *a = in->ahead;
+    const long i = a->next_read;
+    AheadSlot *s = &a->slot[i % a->depth];
+    int r;
+
+    pthread_mutex_lock(&a->lock);
+    while (!(s->ready && s->index == i))
+        pthread_cond_wait(&a->cv, &a->lock);
+    r = s->result;
+    in->decode_ms = s->ms;
+    if (r > 0) {
+        ahead_take(frame, &s->frame);
+        if (in->kind == SRC_PNG_LIST) {
+            in->cur = s->name;
+        } else if (in->kind == SRC_PNG_PATTERN) {
+            snprintf(in->name, in->name_size, "%s", s->name);
+            in->cur = in->name;
+        }
+        s->ready = 0;
+        a->next_read++;
+        pthread_cond_broadcast(&a->cv);
+    } else if (r < 0) {
+        /* the slot stays: asking again gives the same answer */
+        if (err)
+            *err = s->err;
+        if (in->kind == SRC_PNG_LIST) {
+            in->cur = s->name;
+        } else if (in->kind == SRC_PNG_PATTERN) {
+            snprintf(in->name, in->name_size, "%s", s->name);
+            in->cur = in->name;
+        }
+    }
+    pthread_mutex_unlock(&a->lock);
+    return r;
+}
+
+int mpe_input_start_ahead(MpeInput *in, int threads, MpeError *err)
+{
+    Ahead *a;
+    int ret;
+
+    if (in->ahead)
+        return mpe_error(err, -EINVAL, "%s: reading ahead already started", in->cur);
+    if (threads <= 0)
+        return 0;
+    if (in->kind == SRC_Y4M)
+        threads = 1;
+    /* a list's length is known: no thread or buffer beyond it (+1 for the end) */
+    if (in->kind == SRC_PNG_LIST && (size_t)threads > in->nfiles)
+        threads = (int)in->nfiles;
+    if (!(a = calloc(1, sizeof(*a))))
+        return mpe_error(err, -ENOMEM, "%s: out of memory", in->spec);
+    in->ahead = a;
+    /* room for every thread to decode one while as many wait to be taken */
+    a->depth = in->kind == SRC_Y4M ? 3 : 2 * threads;
+    if (in->kind == SRC_PNG_LIST && (size_t)a->depth > in->nfiles + 1)
+        a->depth = (int)in->nfiles + 1;
+    a->stop = LONG_MAX;
+    if (!(a->slot = calloc((size_t)a->depth, sizeof(*a->slot))) ||
+        !(a->tid = calloc((size_t)threads, sizeof(*a->tid))))
+        goto nomem;
+    for (int i = 0; i < a->depth; i++) {
+        if (mpe_frame_alloc(&a->slot[i].frame, in->info.format, in->info.width,
+                            in->info.height) < 0)
+            goto nomem;
+        if (in->kind == SRC_PNG_PATTERN && !(a->slot[i].name = malloc(in->name_size)))
+            goto nomem;
+    }
+    if (pthread_mutex_init(&a->lock, NULL) != 0)
+        goto nomem;
+    if (pthread_cond_init(&a->cv, NULL) != 0) {
+        pthread_mutex_destroy(&a->lock);
+        goto nomem;
+    }
+    a->nthreads = threads;
+    for (int i = 0; i < threads; i++) {
+        if ((ret = pthread_create(&a->tid[i], NULL, ahead_main, in)) != 0) {
+            ahead_stop(in);
+            return mpe_error(err, -ret, "%s: cannot start a reader thread: %s", in->spec,
+                             strerror(ret));
+        }
+        a->started++;
+    }
+    return 0;
+nomem:
+    ahead_stop(in);
+    return mpe_error(err, -ENOMEM, "%s: out of memory for the frames read ahead", in->spec);
+}
+
+int mpe_input_read(MpeInput *in, MpeFrame *frame, MpeError *err)
+{
+    double t0;
+    int ret;
+
+    if (!frame_matches(in, frame))
+        return mpe_error(err, -EINVAL, "%s: frame buffer does not match the input's format and size",
+                         in->cur);
+    if (in->ahead)
+        return ahead_read(in, frame, err);
+    t0 = mpe_time_ms();
+    ret = read_sync(in, frame, err);
+    in->decode_ms = mpe_time_ms() - t0;
+    return ret;
+}
+
+double mpe_input_decode_ms(const MpeInput *in)
+{
+    return in->decode_ms;
+}
+
 const char *mpe_input_current_name(const MpeInput *in)
 {
     return in ? in->cur : "";
@@ -946,6 +1215,7 @@ void mpe_input_close(MpeInput *in)
 {
     if (!in)
         return;
+    ahead_stop(in);   /* first: the threads read through in */
     if (in->f && !in->is_stdin)
         fclose(in->f);
     for (size_t i = 0; i < in->nfiles; i++)

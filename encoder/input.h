@@ -41,6 +41,20 @@ const MpeInputInfo *mpe_input_info(const MpeInput *in);
  * the first, a truncated Y4M frame, ...). */
 int mpe_input_read(MpeInput *in, MpeFrame *frame, MpeError *err);
 
+/* Read ahead on reader threads from now on: `threads` PNG frames are
+ * decoded at once, up to 2 * threads ahead of the caller (a Y4M source gets
+ * one reader thread and 3 frames whatever `threads` says); 0 keeps reading
+ * on the caller's thread.  Frames, errors and names come out exactly as
+ * without it: an error in a frame is returned when that frame's turn comes,
+ * naming its file.  Call at most once, before the first mpe_input_read;
+ * frames the caller reads into should come from mpe_frame_alloc (then they
+ * are swapped with the reader's buffers instead of copied). */
+int mpe_input_start_ahead(MpeInput *in, int threads, MpeError *err);
+
+/* Milliseconds spent reading/decoding the frame mpe_input_read returned
+ * last, on whichever thread did it. */
+double mpe_input_decode_ms(const MpeInput *in);
+
 /* Name of the file the last frame came from (for messages). */
 const char *mpe_input_current_name(const MpeInput *in);
 

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/threads.h"
+#include "common/timer.h"
 #include "encoder/encoder.h"
 #include "encoder/input.h"
 #include "encoder/recon.h"
@@ -33,9 +35,16 @@ static void on_signal(int sig)
 
 typedef struct Cli {
     const char *input, *output, *recon;
-    int verbose, quiet;
+    int verbose, quiet, stats;
     MpeParam param;
 } Cli;
+
+/* Stage times summed over the run, for --stats. */
+typedef struct StageTotals {
+    MpeStageTimes t;       /* sums over coded pictures, plus the caller's read/write */
+    double encode_ms;      /* inside mpe_encode_frame */
+    int frames;
+} StageTotals;
 
 static void log_to_stderr(void *opaque, int level, const char *msg)
 {
@@ -66,6 +75,7 @@ static void print_help(void)
     }
     printf("  -v, --verbose          one line per frame on stderr\n"
            "      --quiet            no summary line\n"
+           "      --stats            time per pipeline stage in the summary (and per frame with -v)\n"
            "      --list-backends    list front-end backends and whether they can run here\n"
            "      --version          print the version\n"
            "  -h, --help             this help\n");
@@ -109,6 +119,10 @@ static int parse_args(Cli *cli, int argc, char **argv)
         }
         if (!strcmp(a, "--quiet")) {
             cli->quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "--stats")) {
+            cli->stats = 1;
             continue;
         }
         if (a[0] != '-' || !a[1]) {
@@ -232,11 +246,56 @@ static int out_close(OutFile *o, int ok)
     return ret;
 }
 
-static double now_seconds(void)
+static void add_times(MpeStageTimes *sum, const MpeStageTimes *t)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    sum->read_ms += t->read_ms;
+    sum->decode_ms += t->decode_ms;
+    sum->fe_ms += t->fe_ms;
+    sum->fe_gpu_ms += t->fe_gpu_ms;
+    sum->fe_wait_ms += t->fe_wait_ms;
+    sum->download_ms += t->download_ms;
+    sum->code_ms += t->code_ms;
+    sum->quality_ms += t->quality_ms;
+    sum->write_ms += t->write_ms;
+}
+
+/* The --stats block: milliseconds per frame for each stage.  Busy times of
+ * stages on other threads (PNG decoding, the front end) overlap the main
+ * thread's; what the main thread waited for them is what they cost. */
+static void print_stats(const StageTotals *st, const MpeEncoder *enc, int read_threads,
+                        double wall_ms)
+{
+    const double n = st->frames > 0 ? st->frames : 1;
+    const MpeStageTimes *t = &st->t;
+    const double fe_busy = t->fe_ms + t->fe_gpu_ms;
+    const double hidden = fe_busy - t->fe_wait_ms > 0 ? fe_busy - t->fe_wait_ms : 0;
+
+    const char *fe_mode = mpe_encoder_frontend_async(enc)            ? "on its own thread"
+                          : strcmp(mpe_encoder_backend(enc), "cpu") ? "asynchronous on the device"
+                                                                    : "on the main thread";
+    fprintf(stderr,
+            "mpegenc: stages, ms per frame over %d frames (slice threads %d; front end %s %s; "
+            "reader threads %d):\n",
+            st->frames, mpe_encoder_threads(enc), mpe_encoder_backend(enc), fe_mode, read_threads);
+    if (read_threads > 0)
+        fprintf(stderr, "  read       %8.2f waited   (decoding %.2f busy on the reader threads)\n",
+                t->read_ms / n, t->decode_ms / n);
+    else
+        fprintf(stderr, "  read       %8.2f          (decoding on the main thread)\n",
+                t->read_ms / n);
+    fprintf(stderr,
+            "  front end  %8.2f busy     (host %.2f + device %.2f); back end waited %.2f: "
+            "%.0f%% hidden\n",
+            fe_busy / n, t->fe_ms / n, t->fe_gpu_ms / n, t->fe_wait_ms / n,
+            fe_busy > 0 ? 100.0 * hidden / fe_busy : 100.0);
+    fprintf(stderr, "  download   %8.2f\n", t->download_ms / n);
+    fprintf(stderr, "  code       %8.2f          (slices on %d threads, headers, concatenation)\n",
+            t->code_ms / n, mpe_encoder_threads(enc));
+    fprintf(stderr, "  quality    %8.2f\n", t->quality_ms / n);
+    fprintf(stderr, "  write      %8.2f\n", t->write_ms / n);
+    fprintf(stderr, "  encode     %8.2f          (inside mpe_encode_frame)\n", st->encode_ms / n);
+    fprintf(stderr, "  wall       %8.2f          (%.2f fps)\n", wall_ms / n,
+            wall_ms > 0 ? 1000.0 * st->frames / wall_ms : 0.0);
 }
 
 int main(int argc, char **argv)
@@ -250,8 +309,10 @@ int main(int argc, char **argv)
     OutFile out = { 0 }, rec = { 0 };
     const MpeInputInfo *info;
     uint64_t bytes = 0, sse_y = 0;
-    int frames = 0, ok = 0, ret;
+    int frames = 0, ok = 0, ret, read_threads;
     double t0;
+    StageTotals st = { 0 };
+    MpeStageTimes caller = { 0 };   /* the caller's stages since the last picture */
 
     mpe_param_default(&cli.param);
     if ((ret = parse_args(&cli, argc, argv)) >= 0)
@@ -265,11 +326,13 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
 
-    t0 = now_seconds();
+    t0 = mpe_time_ms();
     if (mpe_input_open(&in, cli.input, cli.param.start_number, &err) < 0) {
         fprintf(stderr, "mpegenc: %s\n", err.msg);
         return EXIT_RUNTIME;
     }
+    read_threads = cli.param.read_threads >= 0 ? cli.param.read_threads
+                                               : MPE_MIN(4, mpe_cpu_count());
     info = mpe_input_info(in);
     cli.param.width = info->width;
     cli.param.height = info->height;
@@ -282,6 +345,10 @@ int main(int argc, char **argv)
         goto end;
     }
     if (mpe_encoder_open(&enc, &cli.param, &log, &err) < 0) {
+        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        goto end;
+    }
+    if (mpe_input_start_ahead(in, read_threads, &err) < 0) {
         fprintf(stderr, "mpegenc: %s\n", err.msg);
         goto end;
     }
@@ -300,7 +367,12 @@ int main(int argc, char **argv)
 
     for (int read = 0;; read++) {
         MpeOutput o;
+        double ta = mpe_time_ms(), tb;
         int got = mpe_input_read(in, &frame, &err);
+        tb = mpe_time_ms();
+        caller.read_ms += tb - ta;
+        if (got > 0)
+            caller.decode_ms += mpe_input_decode_ms(in);
         if (got < 0) {
             fprintf(stderr, "mpegenc: %s\n", err.msg);
             goto end;
@@ -313,6 +385,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "mpegenc: %s: %s\n", mpe_input_current_name(in), err.msg);
             goto end;
         }
+        ta = mpe_time_ms();
+        st.encode_ms += ta - tb;
         if (o.size && fwrite(o.data, 1, o.size, out.f) != o.size) {
             fprintf(stderr, "mpegenc: %s: write error: %s\n", cli.output, strerror(errno));
             goto end;
@@ -323,6 +397,14 @@ int main(int argc, char **argv)
                 fprintf(stderr, "mpegenc: %s: write error: %s\n", cli.recon, strerror(errno));
                 goto end;
             }
+            /* the caller's stages go with the picture that came out */
+            caller.write_ms += mpe_time_ms() - ta;
+            o.stats.time.read_ms = caller.read_ms;
+            o.stats.time.decode_ms = caller.decode_ms;
+            o.stats.time.write_ms = caller.write_ms;
+            memset(&caller, 0, sizeof(caller));
+            add_times(&st.t, &o.stats.time);
+            st.frames++;
             sse_y += o.stats.sse[0];
             frames++;
             if (cli.verbose)
@@ -332,6 +414,16 @@ int main(int argc, char **argv)
                         o.stats.display_index, o.stats.type, o.stats.qscale,
                         (unsigned long long)o.stats.bits, o.stats.psnr[0], o.stats.psnr[1],
                         o.stats.psnr[2], o.stats.mb_intra, o.stats.mb_inter, o.stats.mb_skipped);
+            if (cli.verbose && cli.stats)
+                fprintf(stderr,
+                        "      ms: read %.2f decode %.2f  front end %.2f + device %.2f, waited "
+                        "%.2f  download %.2f  code %.2f  quality %.2f  write %.2f\n",
+                        o.stats.time.read_ms, o.stats.time.decode_ms, o.stats.time.fe_ms,
+                        o.stats.time.fe_gpu_ms, o.stats.time.fe_wait_ms,
+                        o.stats.time.download_ms, o.stats.time.code_ms, o.stats.time.quality_ms,
+                        o.stats.time.write_ms);
+        } else {
+            caller.write_ms += mpe_time_ms() - ta;
         }
         if (!got)
             break;
@@ -348,7 +440,7 @@ end:
     }
     if (ok && !cli.quiet) {
         int rn, rd;
-        double secs = now_seconds() - t0;
+        double secs = (mpe_time_ms() - t0) / 1000.0;
         double mse = (double)sse_y / ((double)frames * info->width * info->height);
         mpe_encoder_stream_rate(enc, &rn, &rd);
         fprintf(stderr,
@@ -358,6 +450,8 @@ end:
                 iqa_psnr_from_mse(mse), frames / (secs > 0 ? secs : 1e-9),
                 cli.param.format == MPE_FORMAT_MPEG1 ? "MPEG-1" : "MPEG-2", cli.output,
                 cli.param.qscale, mpe_encoder_backend(enc));
+        if (cli.stats)
+            print_stats(&st, enc, read_threads, secs * 1000.0);
     }
     mpe_encoder_close(enc);
     mpe_frame_free(&frame);

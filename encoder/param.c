@@ -6,34 +6,45 @@
 #include <string.h>
 #include <strings.h>
 
-typedef enum { OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING, OPT_DEVICE } OptType;
+/* OPT_AUTO_INT: an integer in min..max or "auto", stored as auto_value. */
+typedef enum { OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING, OPT_DEVICE, OPT_AUTO_INT, OPT_DSP } OptType;
 
 typedef struct OptDesc {
     MpeParamInfo info;
     OptType type;
     size_t offset;      /* of the (first) int / char[] field */
-    int min, max;       /* OPT_INT */
+    int min, max;       /* OPT_INT, OPT_AUTO_INT */
+    int auto_value;     /* OPT_AUTO_INT */
 } OptDesc;
 
 #define OFF(f) offsetof(MpeParam, f)
 
 static const OptDesc options[] = {
     { { "format", "FMT", "mpeg1 or mpeg2 (auto: mpeg1 for a .m1v output, else mpeg2)" },
-      OPT_FORMAT, OFF(format), 0, 0 },
+      OPT_FORMAT, OFF(format), 0, 0, 0 },
     { { "q", "N", "quantiser scale 1..31 (lower is better quality, more bits)" },
-      OPT_INT, OFF(qscale), 1, 31 },
+      OPT_INT, OFF(qscale), 1, 31, 0 },
     { { "gop", "N", "pictures per closed GOP; the first of each is an I picture" },
-      OPT_INT, OFF(gop), 1, 1024 },
+      OPT_INT, OFF(gop), 1, 1024, 0 },
     { { "search", "R", "full-pel motion search range +-R pixels, 0..64" },
-      OPT_INT, OFF(search_range), 0, 64 },
+      OPT_INT, OFF(search_range), 0, 64, 0 },
     { { "fps", "RATE", "frame rate: 25, 29.97, 30000/1001 ... (auto: the Y4M header's, else 25)" },
-      OPT_RATE, OFF(fps_num), 0, 0 },
+      OPT_RATE, OFF(fps_num), 0, 0, 0 },
     { { "start", "N", "first frame number of a printf-pattern PNG sequence" },
-      OPT_INT, OFF(start_number), 0, 1000000000 },
+      OPT_INT, OFF(start_number), 0, 1000000000, 0 },
     { { "backend", "NAME", "front end: auto, cpu, opencl (see --list-backends)" },
-      OPT_STRING, OFF(backend), 0, 0 },
+      OPT_STRING, OFF(backend), 0, 0, 0 },
     { { "device", "N", "device index for a GPU backend (auto: its first GPU)" },
-      OPT_DEVICE, OFF(device), 0, 63 },
+      OPT_DEVICE, OFF(device), 0, 63, 0 },
+    { { "threads", "N", "threads coding slices (and running the cpu front end ahead); "
+                        "auto: all online cores" },
+      OPT_AUTO_INT, OFF(threads), 1, 256, 0 },
+    { { "read-threads", "N", "threads decoding PNG frames ahead (Y4M: one reader); 0: none; "
+                             "auto: min(4, cores)" },
+      OPT_AUTO_INT, OFF(read_threads), 0, 64, -1 },
+    { { "dsp", "KIND", "primitives: auto (fastest on this CPU) or c (the C references: "
+                       "slower, identical stream)" },
+      OPT_DSP, OFF(dsp), 0, 0, 0 },
 };
 
 #define N_OPTIONS ((int)(sizeof(options) / sizeof(options[0])))
@@ -50,6 +61,8 @@ void mpe_param_default(MpeParam *p)
     p->start_number = 0;
     snprintf(p->backend, sizeof(p->backend), "auto");
     p->device = -1;
+    p->threads = 0;
+    p->read_threads = -1;
 }
 
 static int name_equal(const char *a, const char *b)
@@ -185,6 +198,26 @@ int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *
         *(int *)(base + o->offset) = (int)v;
         return 0;
     }
+    case OPT_DSP:
+        if (!strcasecmp(value, "auto"))
+            p->dsp = MPE_DSP_AUTO;
+        else if (!strcasecmp(value, "c"))
+            p->dsp = MPE_DSP_C;
+        else
+            return mpe_error(err, MPE_PARAM_BAD_VALUE, "--dsp: '%s' is not one of auto, c", value);
+        return 0;
+    case OPT_AUTO_INT: {
+        long v;
+        if (!strcasecmp(value, "auto")) {
+            *(int *)(base + o->offset) = o->auto_value;
+            return 0;
+        }
+        if (parse_int(value, &v) < 0 || v < o->min || v > o->max)
+            return mpe_error(err, MPE_PARAM_BAD_VALUE, "--%s: '%s' is not auto or an integer in %d..%d",
+                             o->info.name, value, o->min, o->max);
+        *(int *)(base + o->offset) = (int)v;
+        return 0;
+    }
     case OPT_STRING: {
         size_t len = strlen(value);
         if (!len || len >= sizeof(p->backend))
@@ -227,6 +260,15 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
         break;
     case OPT_DEVICE:
         if (*(const int *)(base + o->offset) < 0)
+            snprintf(buf, size, "auto");
+        else
+            snprintf(buf, size, "%d", *(const int *)(base + o->offset));
+        break;
+    case OPT_DSP:
+        snprintf(buf, size, "%s", p->dsp == MPE_DSP_C ? "c" : "auto");
+        break;
+    case OPT_AUTO_INT:
+        if (*(const int *)(base + o->offset) == o->auto_value)
             snprintf(buf, size, "auto");
         else
             snprintf(buf, size, "%d", *(const int *)(base + o->offset));

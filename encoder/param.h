@@ -15,6 +15,11 @@ typedef enum MpeFormat {
     MPE_FORMAT_MPEG2 = 2,
 } MpeFormat;
 
+typedef enum MpeDspChoice {
+    MPE_DSP_AUTO = 0,      /* the fastest primitives this CPU runs */
+    MPE_DSP_C = 1,         /* the C references (same stream, slower) */
+} MpeDspChoice;
+
 typedef struct MpeParam {
     int format;          /* --format: MpeFormat */
     int qscale;          /* --q: quantiser_scale 1..31 (MPEG-2: quantiser_scale_code, linear) */
@@ -25,6 +30,10 @@ typedef struct MpeParam {
     int start_number;    /* --start: first number of a printf-pattern sequence */
     char backend[32];    /* --backend: auto | cpu | (opencl | cuda when built) */
     int device;          /* --device: the backend's device index, -1 = auto */
+    int threads;         /* --threads: slice-coding threads, 0 = auto (all online cores) */
+    int dsp;             /* --dsp: MpeDspChoice */
+    int read_threads;    /* --read-threads: PNG decoding threads ahead of the encoder,
+                            -1 = auto (min(4, cores)), 0 = read on the calling thread */
     /* set by the caller from the input, not options: */
     int width, height;
 } MpeParam;

@@ -190,3 +190,64 @@ void mpe_dequant_inter(int16_t coef[64], const int16_t level[64], int qscale,
     }
     mpe_mpeg2_mismatch(coef);
 }
+
+void mpe_quantizer_init(MpeQuantizer *q, int qscale, const uint8_t intra_matrix[64],
+                        const uint8_t inter_matrix[64], int max_level)
+{
+    q->qscale = qscale;
+    q->max_level = max_level;
+    q->intra_matrix = intra_matrix;
+    q->inter_matrix = inter_matrix;
+    for (int i = 0; i < 64; i++) {
+        uint64_t qwi = (uint64_t)qscale * intra_matrix[i], qwn = (uint64_t)qscale * inter_matrix[i];
+        q->intra_qw[i] = (uint32_t)qwi;
+        q->intra_recip[i] = (((uint64_t)1 << 32) + 2 * qwi - 1) / (2 * qwi);
+        q->inter_recip[i] = (((uint64_t)1 << 32) + qwn - 1) / qwn;
+    }
+}
+
+int mpe_quant_intra_ref(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q)
+{
+    return mpe_quant_intra(level, coef, q->qscale, q->intra_matrix, q->max_level);
+}
+
+int mpe_quant_inter_ref(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q)
+{
+    return mpe_quant_inter(level, coef, q->qscale, q->inter_matrix, q->max_level);
+}
+
+/* mpe_quant_intra with |QF| = (16|F| + qW) / (2qW) as a multiply-shift. */
+int mpe_quant_intra_fast(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q)
+{
+    const uint32_t max = (uint32_t)q->max_level;
+    int32_t dc = coef[0] < 0 ? 0 : coef[0];
+    int nz = 0;
+
+    level[0] = (int16_t)mpe_clamp32((dc + 4) / 8, 0, 255);
+    for (int i = 1; i < 64; i++) {
+        int32_t f = coef[i];
+        uint32_t n = 16 * (uint32_t)(f < 0 ? -f : f) + q->intra_qw[i];
+        uint32_t mag = (uint32_t)((n * q->intra_recip[i]) >> 32);
+        mag = mag > max ? max : mag;
+        level[i] = (int16_t)(f < 0 ? -(int32_t)mag : (int32_t)mag);
+        nz += mag != 0;
+    }
+    return nz;
+}
+
+/* mpe_quant_inter with |QF| = 8|F| / (qW) as a multiply-shift. */
+int mpe_quant_inter_fast(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q)
+{
+    const uint32_t max = (uint32_t)q->max_level;
+    int nz = 0;
+
+    for (int i = 0; i < 64; i++) {
+        int32_t f = coef[i];
+        uint32_t n = 8 * (uint32_t)(f < 0 ? -f : f);
+        uint32_t mag = (uint32_t)((n * q->inter_recip[i]) >> 32);
+        mag = mag > max ? max : mag;
+        level[i] = (int16_t)(f < 0 ? -(int32_t)mag : (int32_t)mag);
+        nz += mag != 0;
+    }
+    return nz;
+}

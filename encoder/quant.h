@@ -40,4 +40,30 @@ void mpe_dequant_intra(int16_t coef[64], const int16_t level[64], int qscale,
 void mpe_dequant_inter(int16_t coef[64], const int16_t level[64], int qscale,
                        const uint8_t matrix[64], int mpeg2);
 
+/* Everything the quantisers need for one (qscale, matrices) pair, computed
+ * once per picture instead of per block: the fast quantisers replace each
+ * division by a multiply with a rounded-up reciprocal.  With m = ceil(2^32/d),
+ * (n * m) >> 32 == n / d exactly whenever n * d < 2^32 (the error n (m -
+ * 2^32/d) / 2^32 < n / 2^32 < 1/d cannot carry past the next multiple);
+ * here n < 2^16 and d < 2^14, so that always holds for coefficients in
+ * [-2048, 2047], the forward DCT's output range. */
+typedef struct MpeQuantizer {
+    int qscale, max_level;
+    const uint8_t *intra_matrix, *inter_matrix;
+    uint32_t intra_qw[64];     /* qscale * W_intra */
+    uint64_t intra_recip[64];  /* ceil(2^32 / (2 qscale W_intra)) */
+    uint64_t inter_recip[64];  /* ceil(2^32 / (qscale W_inter)) */
+} MpeQuantizer;
+
+void mpe_quantizer_init(MpeQuantizer *q, int qscale, const uint8_t intra_matrix[64],
+                        const uint8_t inter_matrix[64], int max_level);
+
+typedef int (*MpeQuantFn)(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
+/* The references above, through the quantiser context. */
+int mpe_quant_intra_ref(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
+int mpe_quant_inter_ref(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
+/* Reciprocal versions: identical output for coef in [-2048, 2047]. */
+int mpe_quant_intra_fast(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
+int mpe_quant_inter_fast(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
+
 #endif

@@ -19,34 +19,6 @@ typedef struct SliceState {
     int prev_addr;        /* macroblock address of the last coded macroblock */
 } SliceState;
 
-static inline uint8_t clip_u8(int v)
-{
-    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-}
-
-/* Half-pel prediction of a bw x bh block whose top-left sample sits at the
- * half-pel position (px, py) of the reference plane (13818-2 §7.6.4). */
-static void predict_block(uint8_t *dst, int dstride, const uint8_t *ref, int rstride, int px,
-                          int py, int bw, int bh)
-{
-    const uint8_t *s = ref + (py >> 1) * rstride + (px >> 1);
-    const int hx = px & 1, hy = py & 1;
-
-    for (int y = 0; y < bh; y++, s += rstride, dst += dstride) {
-        const uint8_t *s1 = s + (hy ? rstride : 0);
-        for (int x = 0; x < bw; x++) {
-            if (hx && hy)
-                dst[x] = (uint8_t)((s[x] + s[x + 1] + s1[x] + s1[x + 1] + 2) >> 2);
-            else if (hx)
-                dst[x] = (uint8_t)((s[x] + s[x + 1] + 1) >> 1);
-            else if (hy)
-                dst[x] = (uint8_t)((s[x] + s1[x] + 1) >> 1);
-            else
-                dst[x] = s[x];
-        }
-    }
-}
-
 /* A vector is usable when its prediction reads only inside the padded
  * reference (which is what the decoder has) and it fits the f_code range. */
 static int vector_valid(const MpePictureCtx *pc, int x0, int y0, int vx, int vy)
@@ -69,10 +41,10 @@ static void predict_macroblock(const MpePictureCtx *pc, int mbx, int mby, int vx
     /* chroma vector: luma vector / 2, truncated towards zero (§7.6.3.7) */
     const int cvx = vx / 2, cvy = vy / 2;
 
-    predict_block(pred_y, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy, 16,
+    pc->dsp->predict(pred_y, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy, 16,
                   16);
     for (int c = 0; c < 2; c++)
-        predict_block(pred_c[c], 8, ref->plane[c + 1], ref->stride[c + 1], 16 * mbx + cvx,
+        pc->dsp->predict(pred_c[c], 8, ref->plane[c + 1], ref->stride[c + 1], 16 * mbx + cvx,
                       16 * mby + cvy, 8, 8);
 }
 
@@ -110,8 +82,6 @@ static void reset_dc(SliceState *st)
 
 static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int mby, BsWriter *bw)
 {
-    const int max_level = pc->mpeg2 ? 2047 : 255;
-
     for (int b = 0; b < 6; b++) {
         int16_t blk[64], level[64], scan[64];
         int stride, rstride;
@@ -119,20 +89,16 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
         uint8_t *rec = block_ptr(pc->recon, mbx, mby, b, &rstride);
         int comp = b < 4 ? 0 : b - 3;
 
-        for (int y = 0; y < 8; y++)
-            for (int x = 0; x < 8; x++)
-                blk[y * 8 + x] = src[y * stride + x];
+        pc->dsp->get_pixels(blk, src, stride);
         pc->dsp->fdct(blk);
-        mpe_quant_intra(level, blk, pc->qscale, pc->intra_matrix, max_level);
+        pc->dsp->quant_intra(level, blk, pc->quant);
         to_scan(scan, level);
-        bs_write_intra_block(bw, scan, level[0] - st->dc_pred[comp], comp != 0, pc->mpeg2);
+        pc->dsp->write_intra_block(bw, scan, level[0] - st->dc_pred[comp], comp != 0, pc->mpeg2);
         st->dc_pred[comp] = level[0];
 
-        mpe_dequant_intra(blk, level, pc->qscale, pc->intra_matrix, pc->mpeg2);
+        mpe_dequant_intra(blk, level, pc->qscale, pc->quant->intra_matrix, pc->mpeg2);
         pc->dsp->idct(blk);
-        for (int y = 0; y < 8; y++)
-            for (int x = 0; x < 8; x++)
-                rec[y * rstride + x] = clip_u8(blk[y * 8 + x]);
+        pc->dsp->put_pixels(rec, rstride, blk);
     }
 }
 
@@ -142,7 +108,6 @@ static int quantise_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
                              const uint8_t pred_y[256], const uint8_t pred_c[2][64],
                              int16_t level[6][64])
 {
-    const int max_level = pc->mpeg2 ? 2047 : 255;
     int cbp = 0, wmin = 255;
 
     /* Every coefficient obeys |F| <= sum|r| / 4 (+ rounding), and a level is
@@ -150,25 +115,20 @@ static int quantise_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
      * all levels are zero and the transform can be skipped without changing
      * a single bit (most of a static background takes this path). */
     for (int i = 0; i < 64; i++)
-        wmin = pc->inter_matrix[i] < wmin ? pc->inter_matrix[i] : wmin;
+        wmin = pc->quant->inter_matrix[i] < wmin ? pc->quant->inter_matrix[i] : wmin;
     for (int b = 0; b < 6; b++) {
         int16_t blk[64];
-        int stride, pstride, sum_abs = 0;
+        int stride, pstride;
         const uint8_t *src = block_ptr(pc->orig, mbx, mby, b, &stride);
         const uint8_t *p = pred_ptr(pred_y, pred_c, b, &pstride);
+        const int sum_abs = (int)pc->dsp->diff_pixels(blk, src, stride, p, pstride);
 
-        for (int y = 0; y < 8; y++)
-            for (int x = 0; x < 8; x++) {
-                int r = src[y * stride + x] - p[y * pstride + x];
-                blk[y * 8 + x] = (int16_t)r;
-                sum_abs += abs(r);
-            }
         if (2 * sum_abs + 8 <= pc->qscale * wmin) {
             memset(level[b], 0, sizeof(level[b]));
             continue;
         }
         pc->dsp->fdct(blk);
-        if (mpe_quant_inter(level[b], blk, pc->qscale, pc->inter_matrix, max_level))
+        if (pc->dsp->quant_inter(level[b], blk, pc->quant))
             cbp |= 1 << (5 - b);
     }
     return cbp;
@@ -185,14 +145,13 @@ static void reconstruct_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
         const uint8_t *p = pred_ptr(pred_y, pred_c, b, &pstride);
 
         if (cbp & (1 << (5 - b))) {
-            mpe_dequant_inter(blk, level[b], pc->qscale, pc->inter_matrix, pc->mpeg2);
+            mpe_dequant_inter(blk, level[b], pc->qscale, pc->quant->inter_matrix, pc->mpeg2);
             pc->dsp->idct(blk);
+            pc->dsp->add_pixels(rec, rstride, p, pstride, blk);
         } else {
-            memset(blk, 0, sizeof(blk));
+            for (int y = 0; y < 8; y++)   /* nothing coded: the prediction itself */
+                memcpy(rec + y * rstride, p + y * pstride, 8);
         }
-        for (int y = 0; y < 8; y++)
-            for (int x = 0; x < 8; x++)
-                rec[y * rstride + x] = clip_u8(p[y * pstride + x] + blk[y * 8 + x]);
     }
 }
 
@@ -213,21 +172,6 @@ static void write_vector(const MpePictureCtx *pc, SliceState *st, int vx, int vy
     }
 }
 
-/* Sum of absolute deviations from the mean: the cost of coding the luma as
- * intra, comparable with a prediction SAD. */
-static uint32_t intra_activity(const uint8_t *p, int stride)
-{
-    uint32_t sum = 0, act = 0;
-    for (int y = 0; y < 16; y++)
-        for (int x = 0; x < 16; x++)
-            sum += p[y * stride + x];
-    int mean = (int)((sum + 128) >> 8);
-    for (int y = 0; y < 16; y++)
-        for (int x = 0; x < 16; x++)
-            act += (uint32_t)abs(p[y * stride + x] - mean);
-    return act;
-}
-
 /* Half-pel refinement of the front end's full-pel vector against the
  * RECONSTRUCTED reference: the 9 positions around it. */
 static uint32_t refine_vector(const MpePictureCtx *pc, int mbx, int mby, const GpuMotion *m,
@@ -244,7 +188,7 @@ static uint32_t refine_vector(const MpePictureCtx *pc, int mbx, int mby, const G
             uint8_t pred[256];
             if (!vector_valid(pc, 16 * mbx, 16 * mby, vx, vy))
                 continue;
-            predict_block(pred, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy,
+            pc->dsp->predict(pred, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy,
                           16, 16);
             uint32_t sad = pc->sad16(src, pc->orig->stride[0], pred, 16);
             if (gpu_mv_better(sad, vx, vy, bsad, bvx, bvy)) {
@@ -284,14 +228,14 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
             const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
             uint8_t zero_pred[256];
             uint32_t bsad = refine_vector(pc, mbx, mby, &pc->mv[addr], &vx, &vy);
-            predict_block(zero_pred, 16, pc->ref->plane[0], pc->ref->stride[0], 32 * mbx,
+            pc->dsp->predict(zero_pred, 16, pc->ref->plane[0], pc->ref->stride[0], 32 * mbx,
                           32 * mby, 16, 16);
             uint32_t sad0 = pc->sad16(src, pc->orig->stride[0], zero_pred, 16);
             if (sad0 <= bsad + ZERO_MV_BIAS) {
                 vx = vy = 0;
                 bsad = sad0;
             }
-            intra = intra_activity(src, pc->orig->stride[0]) + INTRA_BIAS < bsad;
+            intra = pc->dsp->intra_activity(src, pc->orig->stride[0]) + INTRA_BIAS < bsad;
         }
 
         if (intra) {
@@ -338,7 +282,7 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
                 if (cbp & (1 << (5 - b))) {
                     int16_t scan[64];
                     to_scan(scan, level[b]);
-                    bs_write_inter_block(bw, scan, pc->mpeg2);
+                    pc->dsp->write_inter_block(bw, scan, pc->mpeg2);
                 }
             }
         }

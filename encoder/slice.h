@@ -1,8 +1,8 @@
 /* slice.h — coding of one slice: per macroblock, half-pel refinement against
  * the reconstructed reference, mode decision, DCT, quantisation, zigzag, VLC
  * into the slice's own bit buffer, and reconstruction.  A slice touches only
- * its own rows of the output picture and its own bit buffer, so slices can
- * later run in parallel and be concatenated in order. */
+ * its own rows of the output picture and its own bit buffer, so slices run
+ * in parallel (encoder.c) and are concatenated in order. */
 #ifndef MPE_SLICE_H
 #define MPE_SLICE_H
 
@@ -10,7 +10,7 @@
 
 #include "bitstream/bitwriter.h"
 #include "common/picture.h"
-#include "encoder/dct.h"
+#include "encoder/dsp.h"
 #include "gpu/frontend.h"
 
 /* Everything a slice needs to know about its picture; read-only while the
@@ -25,9 +25,9 @@ typedef struct MpePictureCtx {
     const MpePicture *ref;     /* reconstruction of the previous reference (P) */
     MpePicture *recon;         /* reconstruction written here */
     const GpuMotion *mv;       /* full-pel vectors from the front end (P) */
-    const MpeDctDsp *dsp;
+    const MpeDsp *dsp;
     GpuSad16Fn sad16;          /* 16x16 SAD (the front end's fastest) */
-    const uint8_t *intra_matrix, *inter_matrix;
+    const MpeQuantizer *quant; /* qscale, matrices and their reciprocals */
 } MpePictureCtx;
 
 typedef struct MpeSliceStats {

@@ -95,11 +95,20 @@ mkdir -p "$TMP/mid"
 cp "$S/solar_0.png" "$TMP/mid/f_0.png"; cp "$S/solar_1.png" "$TMP/mid/f_1.png"
 head -c 5000 "$S/solar_2.png" > "$TMP/mid/f_2.png"
 expect corrupt-mid-sequence 1 "f_2\.png" -i "$TMP/mid/f_%d.png" -o "$OUT/a.m2v" --recon "$OUT/r.y4m"
+# the same with frames decoded ahead on threads and slices coded on several:
+# the error still names the frame, comes when its turn comes, nothing is left
+for rt in 0 1 4; do
+    expect corrupt-mid-sequence-read-threads-$rt 1 "f_2\.png: " -i "$TMP/mid/f_%d.png" \
+        -o "$OUT/a.m2v" --recon "$OUT/r.y4m" --read-threads $rt --threads 3
+done
+expect bad-threads 2 "threads.*auto or an integer in 1\.\.256" -i "$TMP/mid/f_%d.png" -o "$OUT/a.m2v" --threads 0
+expect bad-read-threads 2 "read-threads.*0\.\.64" -i "$TMP/mid/f_%d.png" -o "$OUT/a.m2v" --read-threads x
+expect bad-dsp 2 "dsp.*auto, c" -i "$TMP/mid/f_%d.png" -o "$OUT/a.m2v" --dsp sse9
 
 # help, version, backends
 help=$("$MPEGENC" --help); rc=$?
 missing=""
-for o in format q gop search fps start backend recon input output list-backends version; do
+for o in format q gop search fps start backend threads read-threads dsp stats recon input output list-backends version; do
     printf '%s' "$help" | grep -q -- "--$o" || missing="$missing $o"
 done
 check help-lists-options "rc $rc, missing:$missing" [ $rc = 0 -a -z "$missing" ]

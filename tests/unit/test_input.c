@@ -29,6 +29,10 @@
 #include "tests/test.h"
 
 static char g_dir[64];
+/* Reader threads for inputs opened through input_open(): 0 in the first
+ * pass (synchronous reading), then the same tests run again reading ahead,
+ * which must not change a frame, a name or a message. */
+static int g_ahead;
 
 /* ------------------------------------------------------------- helpers */
 
@@ -133,6 +137,16 @@ static int contains(const char *hay, const char *needle)
         if (getenv("TEST_INPUT_VERBOSE"))                                              \
             printf("     message: %s\n", (err).msg);                                  \
     } while (0)
+
+static int input_open(MpeInput **in, const char *spec, int start, MpeError *err)
+{
+    int ret = mpe_input_open(in, spec, start, err);
+    if (ret == 0 && g_ahead > 0 && (ret = mpe_input_start_ahead(*in, g_ahead, err)) < 0) {
+        mpe_input_close(*in);
+        *in = NULL;
+    }
+    return ret;
+}
 
 /* ------------------------------------------------------------ PNG fixtures */
 
@@ -341,7 +355,7 @@ static void check_png(TestCtx *t, const char *name, Fixture *fx)
     int ret;
 
     CHECK(t, write_png(path, fx) == 0, "could not write %s", path);
-    ret = mpe_input_open(&in, path, 0, &err);
+    ret = input_open(&in, path, 0, &err);
     CHECK(t, ret == 0, "open: %d %s", ret, err.msg);
     if (ret)
         return;
@@ -519,7 +533,7 @@ static void read_expect_error(TestCtx *t, const char *spec, int nth, MpeError *e
 {
     MpeInput *in = NULL;
     MpeFrame fr;
-    int ret = mpe_input_open(&in, spec, 0, err);
+    int ret = input_open(&in, spec, 0, err);
     CHECK(t, ret == 0, "open %s: %s", spec, err->msg);
     if (ret)
         return;
@@ -704,7 +718,7 @@ static void frame_buffer_mismatch(TestCtx *t)
     MpeError err;
     MpeFrame fr;
     write_flat_png(p, 32, 16, 3);
-    CHECK(t, mpe_input_open(&in, p, 0, &err) == 0, "open: %s", err.msg);
+    CHECK(t, input_open(&in, p, 0, &err) == 0, "open: %s", err.msg);
     if (!in)
         return;
     mpe_frame_alloc(&fr, MPE_FRAME_RGB24, 16, 16);
@@ -726,7 +740,7 @@ static void check_sequence(TestCtx *t, const char *spec, int start, int n, const
     MpeInput *in = NULL;
     MpeError err;
     MpeFrame fr;
-    int ret = mpe_input_open(&in, spec, start, &err);
+    int ret = input_open(&in, spec, start, &err);
     CHECK(t, ret == 0, "open %s: %s", spec, err.msg);
     if (ret)
         return;
@@ -780,7 +794,7 @@ static void pattern_mixed_types(TestCtx *t)
         fixture_init(&fx[i], 33, 18, kinds[i].ct, kinds[i].depth, kinds[i].il, 100 + i);
         CHECK(t, write_png(tpath("mixed/m%d.png", i), &fx[i]) == 0, "write %d", i);
     }
-    ret = mpe_input_open(&in, tpath("mixed/m%%d.png"), 0, &err);
+    ret = input_open(&in, tpath("mixed/m%%d.png"), 0, &err);
     CHECK(t, ret == 0, "open: %s", err.msg);
     if (ret == 0) {
         mpe_frame_alloc(&fr, MPE_FRAME_RGB24, 33, 18);
@@ -1059,7 +1073,7 @@ static void y4m_file_case(TestCtx *t, const char *fname, const char *header, int
 
     write_file(p, d.buf, d.len);
     free(d.buf);
-    ret = mpe_input_open(&in, p, 0, &err);
+    ret = input_open(&in, p, 0, &err);
     CHECK(t, ret == 0, "open %s (%s): %s", fname, header, err.msg);
     if (ret)
         return;
@@ -1290,7 +1304,7 @@ static void y4m_stdin_pipe(TestCtx *t)
 
     CHECK(t, pid > 0, "pipe/fork");
     if (pid > 0) {
-        int ret = mpe_input_open(&in, "-", 0, &err);
+        int ret = input_open(&in, "-", 0, &err);
         CHECK(t, ret == 0, "open -: %s", err.msg);
         if (ret == 0) {
             CHECK(t, !strcmp(mpe_input_current_name(in), "<stdin>"), "name %s",
@@ -1347,7 +1361,7 @@ static void strided_frames(TestCtx *t)
 
     fixture_init(&fx, w, h, PNG_COLOR_TYPE_GRAY_ALPHA, 16, 1, 55);
     write_png(p, &fx);
-    ret = mpe_input_open(&in, p, 0, &err);
+    ret = input_open(&in, p, 0, &err);
     CHECK(t, ret == 0, "open: %s", err.msg);
     if (ret == 0) {
         uint8_t *buf = malloc((size_t)(3 * w + 5) * h);
@@ -1381,7 +1395,7 @@ static void strided_frames(TestCtx *t)
         y4m_append(&d, want, fb);
         write_file(p, d.buf, d.len);
         free(d.buf);
-        ret = mpe_input_open(&in, p, 0, &err);
+        ret = input_open(&in, p, 0, &err);
         CHECK(t, ret == 0, "open: %s", err.msg);
         if (ret == 0) {
             memset(&fr, 0, sizeof(fr));
@@ -1538,6 +1552,112 @@ static void recon_errors(TestCtx *t)
 
 /* ----------------------------------------------------------------- main */
 
+/* ----------------------------------------------------------- read-ahead */
+
+/* Many frames, read with 1..8 reader threads: order, content and names as
+ * without reading ahead (check_sequence), for a pattern and a directory. */
+static void ahead_order(TestCtx *t)
+{
+    enum { N = 37 };
+    int vals[N];
+    const char *names[N], *dnames[N];
+    char pat_names[N][512], dir_names[N][512];
+    const int threads[] = { 1, 2, 3, 8 };
+
+    mkdir(tpath("many"), 0755);
+    mkdir(tpath("manyd"), 0755);
+    for (int i = 0; i < N; i++) {
+        vals[i] = (7 * i) % 250;
+        snprintf(pat_names[i], sizeof(pat_names[i]), "%s", tpath("many/f%03d.png", i));
+        snprintf(dir_names[i], sizeof(dir_names[i]), "%s", tpath("manyd/g%03d.png", i));
+        write_flat_png(pat_names[i], 40, 24, vals[i]);
+        write_flat_png(dir_names[i], 40, 24, vals[i]);
+        names[i] = pat_names[i];
+        dnames[i] = dir_names[i];
+    }
+    for (size_t k = 0; k < sizeof(threads) / sizeof(threads[0]); k++) {
+        g_ahead = threads[k];
+        check_sequence(t, tpath("many/f%%03d.png"), 0, N, vals, names);
+        check_sequence(t, tpath("manyd"), 0, N, vals, dnames);
+        /* a gap ends a pattern at the first missing number, as without threads */
+        check_sequence(t, tpath("many/f%%03d.png"), 30, 7, vals + 30, names + 30);
+    }
+    g_ahead = 0;
+}
+
+static void ahead_gap(TestCtx *t)
+{
+    int vals[2] = { 10, 20 };
+    const char *names[2];
+    mkdir(tpath("gap"), 0755);
+    write_flat_png(tpath("gap/s_0.png"), 16, 16, 10);
+    write_flat_png(tpath("gap/s_1.png"), 16, 16, 20);
+    write_flat_png(tpath("gap/s_3.png"), 16, 16, 30);
+    names[0] = tpath("gap/s_0.png");
+    names[1] = tpath("gap/s_1.png");
+    for (int th = 1; th <= 4; th += 3) {
+        g_ahead = th;
+        check_sequence(t, tpath("gap/s_%%d.png"), 0, 2, vals, names);
+    }
+    g_ahead = 0;
+}
+
+/* An error in frame 2 of 6 is reported on the third read, with the frame's
+ * name, though the threads saw it early; asking again gives it again. */
+static void ahead_error_in_order(TestCtx *t)
+{
+    const char *bad = tpath("ae/s_2.png");
+    MpeInput *in = NULL;
+    MpeError err;
+    MpeFrame fr;
+    mkdir(tpath("ae"), 0755);
+    for (int i = 0; i < 6; i++)
+        write_flat_png(tpath("ae/s_%d.png", i), 16, 16, i);
+    write_file(bad, "garbage", 7);
+    g_ahead = 4;
+    CHECK(t, input_open(&in, tpath("ae/s_%%d.png"), 0, &err) == 0, "open: %s", err.msg);
+    g_ahead = 0;
+    if (!in)
+        return;
+    mpe_frame_alloc(&fr, MPE_FRAME_RGB24, 16, 16);
+    for (int i = 0; i < 2; i++) {
+        int ret = mpe_input_read(in, &fr, &err);
+        CHECK(t, ret == 1 && fr.data[0][0] == i, "frame %d: %d", i, ret);
+        CHECK(t, !strcmp(mpe_input_current_name(in), tpath("ae/s_%d.png", i)), "name %s",
+              mpe_input_current_name(in));
+        CHECK(t, mpe_input_decode_ms(in) > 0, "no decode time for frame %d", i);
+    }
+    for (int again = 0; again < 2; again++) {
+        memset(&err, 0, sizeof(err));
+        CHECK(t, mpe_input_read(in, &fr, &err) < 0, "corrupt frame 2 read");
+        CHECK_MSG(t, err, bad, "not a PNG file");
+        CHECK(t, !strcmp(mpe_input_current_name(in), bad), "name %s", mpe_input_current_name(in));
+    }
+    mpe_frame_free(&fr);
+    mpe_input_close(in);
+}
+
+static void ahead_api(TestCtx *t)
+{
+    MpeInput *in = NULL;
+    MpeError err;
+    MpeFrame fr;
+    mkdir(tpath("api"), 0755);
+    for (int i = 0; i < 20; i++)
+        write_flat_png(tpath("api/s_%d.png", i), 64, 32, i);
+    CHECK(t, mpe_input_open(&in, tpath("api/s_%%d.png"), 0, &err) == 0, "open: %s", err.msg);
+    if (!in)
+        return;
+    CHECK(t, mpe_input_start_ahead(in, 0, &err) == 0, "0 threads is synchronous");
+    CHECK(t, mpe_input_start_ahead(in, 3, &err) == 0, "start: %s", err.msg);
+    CHECK(t, mpe_input_start_ahead(in, 3, &err) < 0, "second start accepted");
+    mpe_frame_alloc(&fr, MPE_FRAME_RGB24, 64, 32);
+    CHECK(t, mpe_input_read(in, &fr, &err) == 1 && fr.data[0][0] == 0, "first frame");
+    mpe_frame_free(&fr);
+    /* closing while the threads are still decoding must neither hang nor leak */
+    mpe_input_close(in);
+}
+
 int main(void)
 {
     TestCtx t;
@@ -1611,6 +1731,47 @@ int main(void)
     test_run(&t, "recon_bytes", recon_bytes);
     test_run(&t, "recon_roundtrip", recon_roundtrip);
     test_run(&t, "recon_errors", recon_errors);
+    test_run(&t, "ahead_order", ahead_order);
+    test_run(&t, "ahead_gap", ahead_gap);
+    test_run(&t, "ahead_error_in_order", ahead_error_in_order);
+    test_run(&t, "ahead_api", ahead_api);
+
+    /* the readers' own cases again, reading ahead on 3 threads */
+    {
+        static const struct { const char *name; void (*fn)(TestCtx *); } again[] = {
+            { "png_rgb8", png_rgb8 },
+            { "png_interlaced_rgba16", png_interlaced_rgba16 },
+            { "png_truncated", png_truncated },
+            { "png_crc_error", png_crc_error },
+            { "frame_buffer_mismatch", frame_buffer_mismatch },
+            { "pattern_start_number", pattern_start_number },
+            { "pattern_zero_padded", pattern_zero_padded },
+            { "pattern_size_differs", pattern_size_differs },
+            { "pattern_bad_frame_midway", pattern_bad_frame_midway },
+            { "pattern_mixed_types", pattern_mixed_types },
+            { "strided_frames", strided_frames },
+            { "dir_order", dir_order },
+            { "dir_size_differs", dir_size_differs },
+            { "y4m_colourspaces", y4m_colourspaces },
+            { "y4m_frame_params", y4m_frame_params },
+            { "y4m_truncated", y4m_truncated },
+            { "y4m_bad_marker", y4m_bad_marker },
+            { "y4m_stdin_pipe", y4m_stdin_pipe },
+            { "y4m_stdin_errors", y4m_stdin_errors },
+        };
+        char name[96], root[sizeof(g_dir)];
+        /* fixtures of the first pass stay out of the way: a directory of its own */
+        snprintf(root, sizeof(root), "%s", g_dir);
+        snprintf(g_dir, sizeof(g_dir), "%.50s/ahead", root);
+        mkdir(g_dir, 0700);
+        for (size_t i = 0; i < sizeof(again) / sizeof(again[0]); i++) {
+            g_ahead = 3;
+            snprintf(name, sizeof(name), "ahead3_%s", again[i].name);
+            test_run(&t, name, again[i].fn);
+        }
+        g_ahead = 0;
+        snprintf(g_dir, sizeof(g_dir), "%s", root);
+    }
 
     rm_rf(g_dir);
     return test_finish(&t);

@@ -53,8 +53,8 @@ static void test_separators_not_ignored(TestCtx *t)
     MpeError err;
     mpe_param_default(&p);
     /* '-' and '_' compare equal to each other, but are not skipped: a name
-     * with a separator inserted must not match.  (No option name has a
-     * separator yet, so the '-' == '_' rule itself has nothing to match.) */
+     * with a separator inserted must not match (read-threads, the first
+     * name with a separator, is checked in test_threads). */
     CHECK(t, mpe_param_parse(&p, "sea_rch", "3", &err) == MPE_PARAM_BAD_NAME, "sea_rch matched");
     CHECK(t, mpe_param_parse(&p, "back-end", "cpu", &err) == MPE_PARAM_BAD_NAME, "back-end matched");
 }
@@ -78,6 +78,62 @@ static void test_rates(TestCtx *t)
     }
 }
 
+/* --threads, --read-threads, --dsp: "auto" or a number in range; the
+ * defaults print as auto; '_' spells '-' in the two-word name. */
+static void test_threads(TestCtx *t)
+{
+    MpeParam p, def;
+    MpeError err;
+    char buf[64];
+    mpe_param_default(&def);
+    p = def;
+    CHECK(t, def.threads == 0 && def.read_threads == -1 && def.dsp == MPE_DSP_AUTO,
+          "defaults threads %d read_threads %d dsp %d", def.threads, def.read_threads, def.dsp);
+    for (int i = 0; mpe_param_info(i); i++) {
+        const char *n = mpe_param_info(i)->name;
+        if (!strcmp(n, "threads") || !strcmp(n, "read-threads") || !strcmp(n, "dsp")) {
+            mpe_param_value_string(&def, i, buf, sizeof(buf));
+            CHECK(t, !strcmp(buf, "auto"), "--%s default printed as '%s'", n, buf);
+        }
+    }
+    CHECK(t, mpe_param_parse(&p, "threads", "7", &err) == 0 && p.threads == 7, "threads 7");
+    CHECK(t, mpe_param_parse(&p, "threads", "1", &err) == 0 && p.threads == 1, "threads 1");
+    CHECK(t, mpe_param_parse(&p, "threads", "256", &err) == 0 && p.threads == 256, "threads 256");
+    CHECK(t, mpe_param_parse(&p, "threads", "AUTO", &err) == 0 && p.threads == 0, "threads auto");
+    CHECK(t, mpe_param_parse(&p, "threads", "0", &err) == MPE_PARAM_BAD_VALUE &&
+                 strstr(err.msg, "auto or an integer in 1..256"),
+          "threads 0: %s", err.msg);
+    CHECK(t, mpe_param_parse(&p, "threads", "257", &err) == MPE_PARAM_BAD_VALUE, "threads 257");
+    CHECK(t, mpe_param_parse(&p, "threads", "-1", &err) == MPE_PARAM_BAD_VALUE, "threads -1");
+    CHECK(t, mpe_param_parse(&p, "threads", "2x", &err) == MPE_PARAM_BAD_VALUE, "threads 2x");
+    CHECK(t, mpe_param_parse(&p, "threads", NULL, &err) == MPE_PARAM_BAD_VALUE, "no value");
+    CHECK(t, p.threads == 0, "a rejected value changed --threads to %d", p.threads);
+
+    CHECK(t, mpe_param_parse(&p, "read-threads", "0", &err) == 0 && p.read_threads == 0, "0");
+    CHECK(t, mpe_param_parse(&p, "read_threads", "4", &err) == 0 && p.read_threads == 4,
+          "read_threads spelled with '_'");
+    CHECK(t, mpe_param_parse(&p, "read-threads", "auto", &err) == 0 && p.read_threads == -1,
+          "read-threads auto");
+    CHECK(t, mpe_param_parse(&p, "read-threads", "65", &err) == MPE_PARAM_BAD_VALUE, "65");
+    CHECK(t, mpe_param_parse(&p, "readthreads", "2", &err) == MPE_PARAM_BAD_NAME,
+          "readthreads matched");
+    CHECK(t, mpe_param_parse(&p, "read--threads", "2", &err) == MPE_PARAM_BAD_NAME,
+          "read--threads matched");
+
+    CHECK(t, mpe_param_parse(&p, "dsp", "c", &err) == 0 && p.dsp == MPE_DSP_C, "dsp c");
+    CHECK(t, mpe_param_parse(&p, "dsp", "AUTO", &err) == 0 && p.dsp == MPE_DSP_AUTO, "dsp auto");
+    CHECK(t, mpe_param_parse(&p, "dsp", "avx2", &err) == MPE_PARAM_BAD_VALUE &&
+                 strstr(err.msg, "auto, c"),
+          "dsp avx2: %s", err.msg);
+    for (int i = 0; mpe_param_info(i); i++) {
+        if (!strcmp(mpe_param_info(i)->name, "threads")) {
+            p.threads = 12;
+            mpe_param_value_string(&p, i, buf, sizeof(buf));
+            CHECK(t, !strcmp(buf, "12"), "threads 12 printed as '%s'", buf);
+        }
+    }
+}
+
 int main(void)
 {
     TestCtx t;
@@ -86,5 +142,6 @@ int main(void)
     test_run(&t, "names-and-values", test_names_and_values);
     test_run(&t, "separators-not-ignored", test_separators_not_ignored);
     test_run(&t, "rates", test_rates);
+    test_run(&t, "threads-read-threads-dsp", test_threads);
     return test_finish(&t);
 }

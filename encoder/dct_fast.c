@@ -1,0 +1,287 @@
+/* dct_fast.c — faster 8x8 DCT/IDCT with output IDENTICAL to the C reference
+ * in dct.c (not merely close: the reconstruction must not drift, and the
+ * stream must not change).
+ *
+ * Why identical is possible.  The reference rounds exactly twice: each pass
+ * forms the EXACT integer sum of eight int x Q30 products and rounds it once.
+ * Integer addition is associative, so any regrouping of that sum gives the
+ * same integer as long as nothing overflows.  The 8-point DCT matrix has
+ *     T[u][7-x] = (-1)^u T[u][x]        (checked by tests/unit/test_dsp.c)
+ * so the sums fold into the usual even/odd butterflies, 22 multiplications
+ * per 8 outputs instead of 64, with the very same Q30 constants:
+ *
+ *   forward, out[u] = sum_x in[x] T[u][x]:
+ *     s_j = in[j] + in[7-j],  d_j = in[j] - in[7-j]       (j = 0..3)
+ *     out[0] = T00 (s0+s1+s2+s3)        out[4] = T40 (s0-s1-s2+s3)
+ *     out[2] = T20 (s0-s3) + T21 (s1-s2) out[6] = T60 (s0-s3) + T61 (s1-s2)
+ *     out[u odd] = sum_j T[u][j] d_j
+ *   inverse, out[x] = sum_u in[u] T[u][x]:
+ *     p = T00 (in0+in4), q = T00 (in0-in4)                 (T40 = T00)
+ *     m = T20 in2 + T60 in6, k = T21 in2 + T61 in6
+ *     E = { p+m, q+k, q-k, p-m },  O[x] = sum_{u odd} in[u] T[u][x]
+ *     out[x] = E[x] + O[x],  out[7-x] = E[x] - O[x]        (x = 0..3)
+ *
+ * mpe_fdct_fast_c / mpe_idct_fast_c: those butterflies in portable int64 C;
+ * identical to the reference for ANY int16 input (every intermediate stays
+ * far inside int64: at most 8 * 1.52e9 * 5.3e8 < 6.5e18).
+ *
+ * mpe_fdct_avx2 / mpe_idct_avx2: the same butterflies on eight columns at
+ * once.  Sums and differences are formed in int32 lanes, products and their
+ * sums in int64 lanes (vpmuldq multiplies the even int32 lanes; the odd ones
+ * are shifted down into place for a second multiply), then rounded exactly as
+ * the reference rounds and put back together.  The int32 butterflies need the
+ * documented input ranges (fdct [-256, 255], idct [-2048, 2047]: then every
+ * pass-2 input is below 1e8 and every int32 sum below 2^30); inside them the
+ * output is identical to the reference, outside it is unspecified (no UB:
+ * vector lanes wrap). */
+#include "encoder/dct.h"
+
+#include <stdint.h>
+
+#include "common/cpu.h"
+
+#ifdef MPE_ARCH_X86
+#include <immintrin.h>
+#endif
+
+#define T(u, x) ((int64_t)mpe_dct_tab[u][x])
+
+/* The reference's rounding: x / 2^shift to nearest, ties away from zero. */
+static inline int64_t round_shift(int64_t x, int shift)
+{
+    const int64_t half = (int64_t)1 << (shift - 1);
+    return x >= 0 ? (x + half) >> shift : -((-x + half) >> shift);
+}
+
+static inline int16_t clamp16(int64_t x, int lo, int hi)
+{
+    return (int16_t)(x < lo ? lo : x > hi ? hi : x);
+}
+
+/* out[u] = sum_x in[x] T[u][x], exact. */
+static inline void fwd8(int64_t out[8], const int64_t in[8])
+{
+    const int64_t s0 = in[0] + in[7], s1 = in[1] + in[6], s2 = in[2] + in[5], s3 = in[3] + in[4];
+    const int64_t d0 = in[0] - in[7], d1 = in[1] - in[6], d2 = in[2] - in[5], d3 = in[3] - in[4];
+
+    out[0] = T(0, 0) * (s0 + s1 + s2 + s3);
+    out[4] = T(4, 0) * (s0 - s1 - s2 + s3);
+    out[2] = T(2, 0) * (s0 - s3) + T(2, 1) * (s1 - s2);
+    out[6] = T(6, 0) * (s0 - s3) + T(6, 1) * (s1 - s2);
+    for (int u = 1; u < 8; u += 2)
+        out[u] = T(u, 0) * d0 + T(u, 1) * d1 + T(u, 2) * d2 + T(u, 3) * d3;
+}
+
+/* out[x] = sum_u in[u] T[u][x], exact. */
+static inline void inv8(int64_t out[8], const int64_t in[8])
+{
+    const int64_t p = T(0, 0) * (in[0] + in[4]), q = T(0, 0) * (in[0] - in[4]);
+    const int64_t m = T(2, 0) * in[2] + T(6, 0) * in[6], k = T(2, 1) * in[2] + T(6, 1) * in[6];
+    const int64_t e[4] = { p + m, q + k, q - k, p - m };
+
+    for (int x = 0; x < 4; x++) {
+        int64_t o = T(1, x) * in[1] + T(3, x) * in[3] + T(5, x) * in[5] + T(7, x) * in[7];
+        out[x] = e[x] + o;
+        out[7 - x] = e[x] - o;
+    }
+}
+
+void mpe_fdct_fast_c(int16_t block[64])
+{
+    int64_t in[8], out[8], mid[64];
+
+    for (int y = 0; y < 8; y++) {
+        for (int x = 0; x < 8; x++)
+            in[x] = block[8 * y + x];
+        fwd8(out, in);
+        for (int u = 0; u < 8; u++)
+            mid[8 * y + u] = round_shift(out[u], 16);
+    }
+    for (int u = 0; u < 8; u++) {
+        for (int y = 0; y < 8; y++)
+            in[y] = mid[8 * y + u];
+        fwd8(out, in);
+        for (int v = 0; v < 8; v++)
+            block[8 * v + u] = clamp16(round_shift(out[v], 44), -2048, 2047);
+    }
+}
+
+void mpe_idct_fast_c(int16_t block[64])
+{
+    int64_t in[8], out[8], mid[64];
+
+    for (int v = 0; v < 8; v++) {
+        for (int u = 0; u < 8; u++)
+            in[u] = block[8 * v + u];
+        inv8(out, in);
+        for (int x = 0; x < 8; x++)
+            mid[8 * v + x] = round_shift(out[x], 16);
+    }
+    for (int x = 0; x < 8; x++) {
+        for (int v = 0; v < 8; v++)
+            in[v] = mid[8 * v + x];
+        inv8(out, in);
+        for (int y = 0; y < 8; y++)
+            block[8 * y + x] = clamp16(round_shift(out[y], 44), -256, 255);
+    }
+}
+
+#ifdef MPE_ARCH_X86
+
+#define AVX2 __attribute__((target("avx2")))
+
+/* x / 2^S rounded like round_shift, in int64 lanes (|x| < 2^61).  AVX2 has
+ * no 64-bit arithmetic shift: adding 2^62 makes every value non-negative so
+ * a logical shift floors, and 2^62 / 2^S comes off afterwards.  Negative x
+ * get half - 1 instead of half: floor((x + half - 1) / 2^S) equals
+ * -floor((-x + half) / 2^S), the reference's rounding of a negative sum. */
+#define RSHIFT64(x, S)                                                                     \
+    _mm256_sub_epi64(                                                                      \
+        _mm256_srli_epi64(                                                                 \
+            _mm256_add_epi64(_mm256_add_epi64((x), _mm256_set1_epi64x(((int64_t)1 << 62) + \
+                                                                      ((int64_t)1 << ((S)-1)))), \
+                             _mm256_cmpgt_epi64(_mm256_setzero_si256(), (x))),             \
+            (S)),                                                                          \
+        _mm256_set1_epi64x((int64_t)1 << (62 - (S))))
+
+/* Rounded even-lane (e) and odd-lane (o) int64 results back into int32 lanes. */
+#define MERGE(e, o, S) \
+    _mm256_blend_epi32(RSHIFT64(e, S), _mm256_slli_epi64(RSHIFT64(o, S), 32), 0xAA)
+
+AVX2 static inline __m256i mulc(__m256i x, int64_t c)
+{
+    /* vpmuldq: signed low 32 bits of each 64-bit lane, full 64-bit product */
+    return _mm256_mul_epi32(x, _mm256_set1_epi32((int32_t)c));
+}
+
+AVX2 static inline void transpose8(__m256i out[8], const __m256i in[8])
+{
+    __m256i t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_epi32(in[2 * i], in[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_epi32(in[2 * i], in[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        u[4 * i + 0] = _mm256_unpacklo_epi64(t[4 * i + 0], t[4 * i + 2]);
+        u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i + 0], t[4 * i + 2]);
+        u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int i = 0; i < 4; i++) {
+        out[i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x20);
+        out[4 + i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x31);
+    }
+}
+
+/* Products of the forward butterfly for one set of lanes (even or odd):
+ * ss = s0+s1+s2+s3, sd = s0-s1-s2+s3, a = s0-s3, b = s1-s2, d[j]. */
+AVX2 static inline void fwd_products(__m256i out[8], __m256i ss, __m256i sd, __m256i a, __m256i b,
+                                     const __m256i d[4])
+{
+    out[0] = mulc(ss, T(0, 0));
+    out[4] = mulc(sd, T(4, 0));
+    out[2] = _mm256_add_epi64(mulc(a, T(2, 0)), mulc(b, T(2, 1)));
+    out[6] = _mm256_add_epi64(mulc(a, T(6, 0)), mulc(b, T(6, 1)));
+    for (int u = 1; u < 8; u += 2)
+        out[u] = _mm256_add_epi64(_mm256_add_epi64(mulc(d[0], T(u, 0)), mulc(d[1], T(u, 1))),
+                                  _mm256_add_epi64(mulc(d[2], T(u, 2)), mulc(d[3], T(u, 3))));
+}
+
+/* Forward 1-D transform down the 8 int32 vectors: e/o[u] = exact
+ * sum_j T[u][j] in[j] for the even / odd int32 lanes, in int64 lanes. */
+AVX2 static inline void fwd8_avx2(__m256i e[8], __m256i o[8], const __m256i in[8])
+{
+    __m256i s[4], d[4], dodd[4];
+    for (int j = 0; j < 4; j++) {
+        s[j] = _mm256_add_epi32(in[j], in[7 - j]);
+        d[j] = _mm256_sub_epi32(in[j], in[7 - j]);
+        dodd[j] = _mm256_srli_epi64(d[j], 32);
+    }
+    const __m256i s03 = _mm256_add_epi32(s[0], s[3]), s12 = _mm256_add_epi32(s[1], s[2]);
+    const __m256i ss = _mm256_add_epi32(s03, s12), sd = _mm256_sub_epi32(s03, s12);
+    const __m256i a = _mm256_sub_epi32(s[0], s[3]), b = _mm256_sub_epi32(s[1], s[2]);
+    fwd_products(e, ss, sd, a, b, d);
+    fwd_products(o, _mm256_srli_epi64(ss, 32), _mm256_srli_epi64(sd, 32), _mm256_srli_epi64(a, 32),
+                 _mm256_srli_epi64(b, 32), dodd);
+}
+
+/* Products of the inverse butterfly for one set of lanes; in[] holds the
+ * eight input vectors (only the lanes in use matter). */
+AVX2 static inline void inv_products(__m256i out[8], __m256i sum04, __m256i dif04, const __m256i in[8])
+{
+    const __m256i p = mulc(sum04, T(0, 0)), q = mulc(dif04, T(0, 0));
+    const __m256i m = _mm256_add_epi64(mulc(in[2], T(2, 0)), mulc(in[6], T(6, 0)));
+    const __m256i k = _mm256_add_epi64(mulc(in[2], T(2, 1)), mulc(in[6], T(6, 1)));
+    const __m256i ev[4] = { _mm256_add_epi64(p, m), _mm256_add_epi64(q, k),
+                            _mm256_sub_epi64(q, k), _mm256_sub_epi64(p, m) };
+    for (int x = 0; x < 4; x++) {
+        __m256i od = _mm256_add_epi64(_mm256_add_epi64(mulc(in[1], T(1, x)), mulc(in[3], T(3, x))),
+                                      _mm256_add_epi64(mulc(in[5], T(5, x)), mulc(in[7], T(7, x))));
+        out[x] = _mm256_add_epi64(ev[x], od);
+        out[7 - x] = _mm256_sub_epi64(ev[x], od);
+    }
+}
+
+AVX2 static inline void inv8_avx2(__m256i e[8], __m256i o[8], const __m256i in[8])
+{
+    __m256i odd[8];
+    const __m256i sum04 = _mm256_add_epi32(in[0], in[4]), dif04 = _mm256_sub_epi32(in[0], in[4]);
+    for (int j = 0; j < 8; j++)
+        odd[j] = _mm256_srli_epi64(in[j], 32);
+    inv_products(e, sum04, dif04, in);
+    inv_products(o, _mm256_srli_epi64(sum04, 32), _mm256_srli_epi64(dif04, 32), odd);
+}
+
+AVX2 static inline void load8(__m256i r[8], const int16_t block[64])
+{
+    for (int i = 0; i < 8; i++)
+        r[i] = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(block + 8 * i)));
+}
+
+/* Rows i and i+1, clamped to [lo, hi], back to int16. */
+AVX2 static inline void store8(int16_t block[64], const __m256i r[8], int lo, int hi)
+{
+    const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
+    for (int i = 0; i < 8; i += 2) {
+        __m256i a = _mm256_min_epi32(_mm256_max_epi32(r[i], vlo), vhi);
+        __m256i b = _mm256_min_epi32(_mm256_max_epi32(r[i + 1], vlo), vhi);
+        /* packs works per 128-bit half: a0-3 b0-3 | a4-7 b4-7 */
+        __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xD8);
+        _mm256_storeu_si256((__m256i *)(block + 8 * i), p);
+    }
+}
+
+AVX2 void mpe_fdct_avx2(int16_t block[64])
+{
+    __m256i r[8], t[8], e[8], o[8];
+
+    /* pass 1 runs along rows: transpose so it runs down vectors */
+    load8(r, block);
+    transpose8(t, r);
+    fwd8_avx2(e, o, t);
+    for (int u = 0; u < 8; u++)
+        r[u] = MERGE(e[u], o[u], 16);   /* mid[y][u] for y across the lanes */
+    transpose8(t, r);                   /* t[y] = mid[y][u] for u across the lanes */
+    fwd8_avx2(e, o, t);
+    for (int v = 0; v < 8; v++)
+        r[v] = MERGE(e[v], o[v], 44);
+    store8(block, r, -2048, 2047);
+}
+
+AVX2 void mpe_idct_avx2(int16_t block[64])
+{
+    __m256i r[8], t[8], e[8], o[8];
+
+    load8(r, block);
+    transpose8(t, r);                   /* t[u] = F[v][u] for v across the lanes */
+    inv8_avx2(e, o, t);
+    for (int x = 0; x < 8; x++)
+        r[x] = MERGE(e[x], o[x], 16);   /* mid[v][x] for v across the lanes */
+    transpose8(t, r);                   /* t[v] = mid[v][x] for x across the lanes */
+    inv8_avx2(e, o, t);
+    for (int y = 0; y < 8; y++)
+        r[y] = MERGE(e[y], o[y], 44);
+    store8(block, r, -256, 255);
+}
+
+#endif

@@ -1,0 +1,52 @@
+/* pred.h — pixel primitives of the slice coder: half-pel motion-compensated
+ * prediction and the intra activity measure of mode decision.  Each has the
+ * C reference and an SSE2 version (x86-64 baseline) with identical output. */
+#ifndef MPE_PRED_H
+#define MPE_PRED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Prediction of a bw x bh block (bw 8 or 16) whose top-left sample sits at
+ * half-pel position (px, py) >= 0 of the reference plane (13818-2 §7.6.4):
+ * averages of 2 or 4 neighbours rounded up, (a+b+1)>>1 and (a+b+c+d+2)>>2.
+ * Reads (px>>1) .. (px>>1) + bw (+1 when px is odd), likewise rows. */
+typedef void (*MpePredictFn)(uint8_t *dst, ptrdiff_t dstride, const uint8_t *ref,
+                             ptrdiff_t rstride, int px, int py, int bw, int bh);
+void mpe_predict_c(uint8_t *dst, ptrdiff_t dstride, const uint8_t *ref, ptrdiff_t rstride, int px,
+                   int py, int bw, int bh);
+void mpe_predict_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *ref, ptrdiff_t rstride,
+                      int px, int py, int bw, int bh);
+
+/* Sum over a 16x16 block of |p - mean|, mean = (sum + 128) >> 8: the cost
+ * of coding it intra, comparable with a prediction SAD. */
+typedef uint32_t (*MpeActivityFn)(const uint8_t *p, ptrdiff_t stride);
+uint32_t mpe_intra_activity_c(const uint8_t *p, ptrdiff_t stride);
+uint32_t mpe_intra_activity_sse2(const uint8_t *p, ptrdiff_t stride);
+
+/* 8x8 block transfers around the transform (FFmpeg's names):
+ *   get:  blk = src (intra samples)
+ *   diff: blk = src - pred, returning sum |blk| (the DCT-skip test's input)
+ *   put:  dst = clip(blk) to 0..255 (intra reconstruction; blk from the IDCT)
+ *   add:  dst = clip(pred + blk) (inter reconstruction) */
+typedef void (*MpeGetPixelsFn)(int16_t blk[64], const uint8_t *src, ptrdiff_t stride);
+typedef uint32_t (*MpeDiffPixelsFn)(int16_t blk[64], const uint8_t *src, ptrdiff_t sstride,
+                                    const uint8_t *pred, ptrdiff_t pstride);
+typedef void (*MpePutPixelsFn)(uint8_t *dst, ptrdiff_t stride, const int16_t blk[64]);
+typedef void (*MpeAddPixelsFn)(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred,
+                               ptrdiff_t pstride, const int16_t blk[64]);
+void mpe_get_pixels_c(int16_t blk[64], const uint8_t *src, ptrdiff_t stride);
+void mpe_get_pixels_sse2(int16_t blk[64], const uint8_t *src, ptrdiff_t stride);
+uint32_t mpe_diff_pixels_c(int16_t blk[64], const uint8_t *src, ptrdiff_t sstride,
+                           const uint8_t *pred, ptrdiff_t pstride);
+uint32_t mpe_diff_pixels_sse2(int16_t blk[64], const uint8_t *src, ptrdiff_t sstride,
+                              const uint8_t *pred, ptrdiff_t pstride);
+void mpe_put_pixels_c(uint8_t *dst, ptrdiff_t stride, const int16_t blk[64]);
+void mpe_put_pixels_sse2(uint8_t *dst, ptrdiff_t stride, const int16_t blk[64]);
+/* blk in [-256, 255] (the IDCT's output range) */
+void mpe_add_pixels_c(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, ptrdiff_t pstride,
+                      const int16_t blk[64]);
+void mpe_add_pixels_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, ptrdiff_t pstride,
+                         const int16_t blk[64]);
+
+#endif
