@@ -1,0 +1,79 @@
+/* mad.h — MAD (Most Apparent Distortion, Larson & Chandler, J. Electronic
+ * Imaging 19(1) 011006, 2010), full-reference, as the authors' 2011-09 MATLAB
+ * release computes it (../shared/reference/mad/SPEC.md).
+ *
+ * Plug-in shaped (DESIGN.md §3): one const MadImpl per device, picked by
+ * name.  A context is opened for one picture size; set_reference() does all
+ * the work that depends only on the source picture (CSF-filtered lightness,
+ * its block statistics, the 20 log-Gabor subband statistic maps) and keeps
+ * it, so scoring several reconstructions of one source frame pays for the
+ * reference once.
+ *
+ * Inputs are 8-bit gray planes in display range 0..255 (the lightness model
+ * assumes display values; callers expand studio-range luma first).  Sizes:
+ * both dimensions at least MAD_MIN_SIZE (smaller pictures leave nothing after
+ * the original's border crop), at most MAD_MAX_SIZE.  Higher MAD = worse;
+ * identical pictures give exactly 0.
+ *
+ * Threads: one context must not be used from two threads at once; distinct
+ * contexts may score concurrently.  mad_cpu's open() and close() create and
+ * destroy FFTW plans, and FFTW's planner is not thread-safe: do not open or
+ * close contexts while another thread is in FFTW's planner. */
+#ifndef MPE_MAD_H
+#define MPE_MAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+
+#define MAD_MIN_SIZE 34
+#define MAD_MAX_SIZE 16384
+
+typedef struct MadScore {
+    double mad, d_detect, d_appear;
+} MadScore;
+
+typedef struct MadContext MadContext;
+
+typedef struct MadOptions {
+    int threads;          /* worker threads for the C path, 0 = all online cores */
+    const char *dump_dir; /* non-NULL: score() writes the visibility, local-MSE and
+                           * appearance maps there (PNG for viewing + raw float64 .bin) */
+} MadOptions;
+
+typedef struct MadImpl {
+    const char *name;                          /* "mad_cpu", later "mad_cuda" */
+    int (*probe)(char *why, size_t why_size); /* 0 if usable here */
+    int (*open)(MadContext **ctx, int width, int height, const MadOptions *opt, MpeError *err);
+    void (*close)(MadContext *ctx);
+    /* Precompute everything that depends only on the reference (CSF-filtered
+     * image, block stats, the 20 log-Gabor subband statistic maps); kept
+     * until the next call. */
+    int (*set_reference)(MadContext *ctx, const uint8_t *ref, ptrdiff_t stride, MpeError *err);
+    /* Score a distorted picture against the current reference. */
+    int (*score)(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MadScore *out,
+                 MpeError *err);
+} MadImpl;
+
+extern const MadImpl mad_cpu;
+/* Defined only in builds with iqa/mad_cuda.cu, which also define
+ * MPE_HAVE_MAD_CUDA so that mad_impl_find lists it; reach it by name. */
+extern const MadImpl mad_cuda;
+
+/* "cpu"/"mad_cpu", "cuda"/"mad_cuda" (only in builds that have it), or
+ * "auto": the first implementation whose probe succeeds, GPU first.
+ * NULL if unknown (or, for "auto", if none can run). */
+const MadImpl *mad_impl_find(const char *name);
+
+/* Convenience: set_reference + score in one call (the issue's
+ * score(ref, dst, stride)). */
+int mad_score_pair(const MadImpl *impl, MadContext *ctx, const uint8_t *ref, const uint8_t *dst,
+                   ptrdiff_t stride, MadScore *out, MpeError *err);
+
+/* RGB24 -> 8-bit gray exactly as the original MATLAB code does (SPEC §2:
+ * rgb2gray's coefficients, rounded half away from zero). */
+void mad_rgb_to_gray(uint8_t *gray, ptrdiff_t gstride, const uint8_t *rgb, ptrdiff_t rstride,
+                     int w, int h);
+
+#endif

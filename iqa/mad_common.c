@@ -1,0 +1,66 @@
+/* mad_common.c — what every MAD implementation shares: the registry, the
+ * one-call convenience, and the original's RGB to gray conversion. */
+#include "iqa/mad.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+/* In "auto" order: GPU first. */
+static const MadImpl *const mad_impls[] = {
+#ifdef MPE_HAVE_MAD_CUDA
+    &mad_cuda,
+#endif
+    &mad_cpu,
+};
+
+const MadImpl *mad_impl_find(const char *name)
+{
+    size_t n = sizeof(mad_impls) / sizeof(mad_impls[0]);
+    if (!name)
+        return NULL;
+    if (strcmp(name, "auto") == 0) {
+        for (size_t i = 0; i < n; i++) {
+            char why[256];
+            if (mad_impls[i]->probe(why, sizeof(why)) == 0)
+                return mad_impls[i];
+        }
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *full = mad_impls[i]->name; /* "mad_<device>" */
+        if (strcmp(name, full) == 0 || strcmp(name, full + 4) == 0)
+            return mad_impls[i];
+    }
+    return NULL;
+}
+
+int mad_score_pair(const MadImpl *impl, MadContext *ctx, const uint8_t *ref, const uint8_t *dst,
+                   ptrdiff_t stride, MadScore *out, MpeError *err)
+{
+    int ret;
+    if (!impl)
+        return mpe_error(err, -EINVAL, "mad: no implementation given");
+    ret = impl->set_reference(ctx, ref, stride, err);
+    if (ret < 0)
+        return ret;
+    return impl->score(ctx, dst, stride, out, err);
+}
+
+void mad_rgb_to_gray(uint8_t *gray, ptrdiff_t gstride, const uint8_t *rgb, ptrdiff_t rstride,
+                     int w, int h)
+{
+    /* MATLAB rgb2gray's weights (the inverse of its NTSC matrix, not BT.601's
+     * rounded .299/.587/.114), computed in double and rounded half away from
+     * zero back to uint8 (SPEC §2) */
+    const double cr = 0.298936021293775, cg = 0.587043074451121, cb = 0.114020904255103;
+    for (int y = 0; y < h; y++) {
+        const uint8_t *s = rgb + y * rstride;
+        uint8_t *d = gray + y * gstride;
+        for (int x = 0; x < w; x++) {
+            double v = round(cr * s[3 * x] + cg * s[3 * x + 1] + cb * s[3 * x + 2]);
+            d[x] = (uint8_t)(v > 255.0 ? 255.0 : v);
+        }
+    }
+}
