@@ -1,0 +1,69 @@
+/* bliinds.h — BLIINDS-II, the no-reference image quality metric of Saad,
+ * Bovik & Charrier (IEEE TIP 21(8), 2012), as the authors' released code
+ * computes it (../shared/reference/bliinds/SPEC.md is the definition).
+ *
+ * Input: one 8-bit plane (the encoder gives it luma; the original takes the
+ * first channel of whatever it is given), any size from 4x4 up, odd and
+ * non-square included.  Output: the 24 pooled features (3 scales x {zeta
+ * mean, zeta top 10 %, gamma mean, gamma lowest 10 %, subband mean, subband
+ * top 10 %, orientation mean, orientation top 10 %}, the order of
+ * reference.csv) and the score the LIVE-trained model predicts: a DMOS-like
+ * value on a 0.5 grid from 0 to 99, higher is worse.
+ *
+ * Implementations are plug-ins with one shape (DESIGN.md §3): the C
+ * reference "bliinds_cpu" and, where built, "bliinds_cuda".  A context is
+ * opened for one image size and scores any number of images of that size;
+ * it is not safe to score on one context from two threads at once. */
+#ifndef MPE_BLIINDS_H
+#define MPE_BLIINDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+
+#define BLIINDS_NFEATURES 24
+#define BLIINDS_MIN_SIZE 4   /* SPEC §2: scale 3 must not be empty */
+
+typedef struct BliindsScore {
+    double score;
+    double features[BLIINDS_NFEATURES];
+} BliindsScore;
+
+typedef struct BliindsContext BliindsContext;
+
+typedef struct BliindsOptions {
+    int threads;          /* worker threads; 0 = all online cores */
+    /* Optional: a directory where every score() also writes the scale
+     * images and per-block maps, named and formatted like the reference's
+     * blockmaps/ (L<s>_image.csv, L<s>_{zeta,gamma,subband,orientvar,ori1,
+     * ori2,ori3}.csv; one CSV row per image row / block row, %.17g). */
+    const char *dump_dir;
+} BliindsOptions;
+
+typedef struct BliindsImpl {
+    const char *name;  /* "bliinds_cpu", "bliinds_cuda" */
+    /* 0 if this implementation can run here; else negative errno and why[]. */
+    int (*probe)(char *why, size_t why_size);
+    /* opt may be NULL (defaults).  Sizes below BLIINDS_MIN_SIZE: -EINVAL. */
+    int (*open)(BliindsContext **ctx, int width, int height, const BliindsOptions *opt,
+                MpeError *err);
+    void (*close)(BliindsContext *ctx);
+    /* img: width x height 8-bit samples, rows stride bytes apart. */
+    int (*score)(BliindsContext *ctx, const uint8_t *img, ptrdiff_t stride, BliindsScore *out,
+                 MpeError *err);
+} BliindsImpl;
+
+extern const BliindsImpl bliinds_cpu;
+
+/* The compiled-in implementation named "bliinds_cpu" or "cpu", "bliinds_cuda"
+ * or "cuda"; or for "auto" the first whose probe succeeds, GPU first.  NULL
+ * if there is none (a name not built in, say). */
+const BliindsImpl *bliinds_impl_find(const char *name);
+
+/* The prediction step alone (features -> score), exposed for tests: the
+ * original's grid search over DMOS 1, 1.5, ..., 100 of the LIVE-trained
+ * multivariate generalised Gaussian, including its off-by-one (SPEC §9). */
+double bliinds_predict(const double features[BLIINDS_NFEATURES]);
+
+#endif
