@@ -4,10 +4,13 @@
  * Pipeline of one mpe_encode_frame(frame n+1) call:
  *
  *   fetch n        wait for the front end's slot of n, download its planes and
- *                  vectors (main thread)
- *   front end n+1  submit + full-pel search of n+1 against the ORIGINAL n:
- *                  asynchronous on a GPU backend; with the cpu backend on the
- *                  front-end task's thread when threads > 1
+ *                  vectors (main thread; already done when threads > 1)
+ *   front end n+1  submit + full-pel search of n+1 against the ORIGINAL n,
+ *                  then wait for it and download: with threads > 1 all of it
+ *                  on the front-end task's thread, for every backend (a GPU
+ *                  backend's host side, copying 12 MB of RGB into pinned
+ *                  memory and 6 MB of planes out, costs more than its
+ *                  kernels)
  *   code n         headers on the main thread, then one job per slice (one
  *                  macroblock row) on the pool, each into its own bit writer;
  *                  concatenated in row order
@@ -56,7 +59,7 @@ typedef struct FrontendJob {
     const MpeFrame *frame;
     int n;                      /* frame number */
     int ret;
-    double ms;
+    double ms;                  /* submit + wait + download, on the task thread */
     MpeError err;
 } FrontendJob;
 
@@ -75,7 +78,7 @@ struct MpeEncoder {
     MpePicture orig[ORIG_RING];   /* source of picture n in orig[n % ORIG_RING] */
     MpePicture recon[2];
     int cur_recon;                /* index of the latest reference reconstruction */
-    GpuMotion *mv;
+    GpuMotion *mv[FRONTEND_SLOTS];   /* vectors of the frame in each slot */
     BsWriter out;
     int submitted;                /* frames handed to the front end */
     int frame_index;              /* frames coded; frame_index < submitted: one is waiting */
@@ -90,6 +93,8 @@ struct MpeEncoder {
     int n_slices;
     /* front-end times of the frame in each slot, reported when it is coded */
     double slot_fe_ms[FRONTEND_SLOTS], slot_wait_ms[FRONTEND_SLOTS];
+    double slot_download_ms[FRONTEND_SLOTS], slot_gpu_ms[FRONTEND_SLOTS];
+    int slot_fetched[FRONTEND_SLOTS];   /* planes and vectors already downloaded */
 };
 
 /* frame_rate_code values of 13818-2 Table 6-4 (= 11172-2 §2.4.3.2). */
@@ -186,7 +191,8 @@ void mpe_encoder_close(MpeEncoder *e)
         mpe_picture_free(&e->orig[i]);
     mpe_picture_free(&e->recon[0]);
     mpe_picture_free(&e->recon[1]);
-    free(e->mv);
+    for (int i = 0; i < FRONTEND_SLOTS; i++)
+        free(e->mv[i]);
     bs_writer_free(&e->out);
     if (e->slices)
         for (int i = 0; i < e->n_slices; i++)
@@ -265,21 +271,22 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
             goto nomem;
     if (mpe_picture_alloc(&e->recon[0], p->width, p->height) < 0 ||
         mpe_picture_alloc(&e->recon[1], p->width, p->height) < 0 ||
-        bs_writer_init(&e->out, 1 << 16) < 0 || plan_slices(e) < 0 ||
-        !(e->mv = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height, sizeof(*e->mv))))
+        bs_writer_init(&e->out, 1 << 16) < 0 || plan_slices(e) < 0)
         goto nomem;
+    for (int i = 0; i < FRONTEND_SLOTS; i++)
+        if (!(e->mv[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height, sizeof(*e->mv[i]))))
+            goto nomem;
 
     /* more threads than slices would only wait */
     e->threads = p->threads > 0 ? p->threads : mpe_cpu_count();
     e->threads = MPE_MIN(e->threads, e->n_slices);
     if ((ret = mpe_pool_open(&e->pool, e->threads, err)) < 0)
         goto fail;
-    /* The cpu backend works synchronously inside its calls, so overlapping
-     * it with the back end takes a thread of our own; GPU backends are
-     * asynchronous already and keep their calls on this thread (a CUDA
-     * context, for one, is per thread). */
-    if (e->threads > 1 && e->fe == &gpu_backend_cpu &&
-        (ret = mpe_task_open(&e->fe_task, err)) < 0)
+    /* The cpu backend works synchronously inside its calls, and a GPU
+     * backend's host side (copies into and out of pinned memory) costs
+     * milliseconds too, so with threads to spare the front end gets a thread
+     * of its own (backends take calls from any one thread at a time). */
+    if (e->threads > 1 && (ret = mpe_task_open(&e->fe_task, err)) < 0)
         goto fail;
     mpe_log(&e->log, MPE_LOG_INFO, "%d slice threads, %d slices, front end %s", e->threads,
             e->n_slices, e->fe_task ? "on its own thread" : "asynchronous or inline");
@@ -411,36 +418,63 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, MpeError *err)
     return 0;
 }
 
+/* Wait for frame n's front-end work and download its planes into
+ * orig[n % ORIG_RING] and vectors into its slot's array.  That orig entry
+ * is free: it held picture n-2, coded before n-1 began (the quality stage of
+ * n-1 reads only orig[(n-1) % ORIG_RING]). */
+static int fetch(MpeEncoder *e, int n, MpeError *err)
+{
+    const int slot = n % FRONTEND_SLOTS;
+    double t0, t1;
+    int ret;
+
+    if ((ret = e->fe->wait(e->fe_ctx, slot, err)) < 0)
+        return ret;
+    t0 = mpe_time_ms();
+    if ((ret = e->fe->download(e->fe_ctx, slot, &e->orig[n % ORIG_RING],
+                               is_intra(e, n) ? NULL : e->mv[slot], err)) < 0)
+        return ret;
+    t1 = mpe_time_ms();
+    e->slot_download_ms[slot] = t1 - t0;
+    e->slot_gpu_ms[slot] = 0;
+    if (e->fe->timings) {
+        GpuTimings gt;
+        if (e->fe->timings(e->fe_ctx, slot, &gt) == 0)
+            e->slot_gpu_ms[slot] = gt.upload_ms + gt.convert_ms + gt.search_ms + gt.readback_ms;
+    }
+    e->slot_fetched[slot] = 1;
+    return 0;
+}
+
 static void frontend_job(void *arg)
 {
     FrontendJob *job = arg;
     double t0 = mpe_time_ms();
     job->ret = submit(job->e, job->n, job->frame, &job->err);
+    if (job->ret == 0)
+        job->ret = fetch(job->e, job->n, &job->err);
     job->ms = mpe_time_ms() - t0;
 }
 
-/* Wait for the front end's results of frame e->frame_index and take them. */
+/* The front end's results of frame e->frame_index: fetched on the task
+ * thread already, or now. */
 static int fetch_picture(MpeEncoder *e, MpeFrameStats *fs, MpeError *err)
 {
     const int n = e->frame_index, slot = n % FRONTEND_SLOTS;
-    MpePicture *orig = &e->orig[n % ORIG_RING];
-    double t0 = mpe_time_ms(), t1, t2;
+    double t0 = mpe_time_ms();
     int ret;
 
-    if ((ret = e->fe->wait(e->fe_ctx, slot, err)) < 0)
-        return ret;
-    t1 = mpe_time_ms();
-    if ((ret = e->fe->download(e->fe_ctx, slot, orig, is_intra(e, n) ? NULL : e->mv, err)) < 0)
-        return ret;
-    t2 = mpe_time_ms();
-    fs->time.fe_ms = e->slot_fe_ms[slot];
-    fs->time.fe_wait_ms = e->slot_wait_ms[slot] + (t1 - t0);
-    fs->time.download_ms = t2 - t1;
-    if (e->fe->timings) {
-        GpuTimings gt;
-        if (e->fe->timings(e->fe_ctx, slot, &gt) == 0)
-            fs->time.fe_gpu_ms = gt.upload_ms + gt.convert_ms + gt.search_ms + gt.readback_ms;
+    if (!e->slot_fetched[slot]) {
+        if ((ret = fetch(e, n, err)) < 0)
+            return ret;
+        /* on this thread: the wait is not hidden, the download is its own stage */
+        fs->time.download_ms = e->slot_download_ms[slot];
+        fs->time.fe_wait_ms = mpe_time_ms() - t0 - e->slot_download_ms[slot];
     }
+    e->slot_fetched[slot] = 0;
+    fs->time.fe_ms = e->slot_fe_ms[slot];
+    fs->time.fe_wait_ms += e->slot_wait_ms[slot];
+    fs->time.fe_gpu_ms = e->slot_gpu_ms[slot];
     return 0;
 }
 
@@ -476,7 +510,7 @@ static void code_picture(MpeEncoder *e, MpeOutput *out)
         .orig = &e->orig[e->frame_index % ORIG_RING],
         .ref = &e->recon[e->cur_recon],
         .recon = recon,
-        .mv = e->mv,
+        .mv = e->mv[e->frame_index % FRONTEND_SLOTS],
         .dsp = &e->dsp,
         .sad16 = e->sad16,
         .quant = &e->quant,

@@ -23,17 +23,21 @@ typedef struct MpeEncoder MpeEncoder;
 /* Wall time per pipeline stage for one picture, in milliseconds.  The
  * encoder fills the front-end and back-end fields; read_ms, decode_ms and
  * write_ms belong to the caller's loop (the CLI fills them for --stats).
- * The front end of picture n runs while picture n-1 is coded, so
- *     fe_ms + fe_gpu_ms - fe_wait_ms
- * is the front-end time hidden behind the back end's work. */
+ * The front end of picture n runs while picture n-1 is coded.  When it has
+ * a thread of its own (mpe_encoder_frontend_async), fe_ms is that thread's
+ * whole time for the picture (submit, search, waiting for the device,
+ * download) and fe_ms - fe_wait_ms is what was hidden behind the back end;
+ * otherwise its calls block the main thread and only the device's own time
+ * (fe_gpu_ms) can be hidden. */
 typedef struct MpeStageTimes {
     double read_ms;      /* caller blocked on the input reader */
     double decode_ms;    /* reader threads' time decoding this frame (PNG), mostly hidden */
-    double fe_ms;        /* front-end calls (submit, search) on the host; for the cpu
+    double fe_ms;        /* front-end calls on the host (see above); for the cpu
                             backend this is the conversion and search themselves */
     double fe_gpu_ms;    /* device time the backend's timings callback reports, 0 if none */
     double fe_wait_ms;   /* back end blocked waiting for the front end (join, wait()) */
-    double download_ms;  /* planes and vectors into the coder's buffers */
+    double download_ms;  /* planes and vectors into the coder's buffers, when done on the
+                            main thread (else part of fe_ms) */
     double code_ms;      /* headers + slices in parallel (refinement, mode decision, DCT,
                             quantisation, VLC, reconstruction, SSE) + concatenation */
     double quality_ms;   /* quality stage on the reconstruction (PSNR now) */

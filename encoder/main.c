@@ -267,10 +267,13 @@ static void print_stats(const StageTotals *st, const MpeEncoder *enc, int read_t
 {
     const double n = st->frames > 0 ? st->frames : 1;
     const MpeStageTimes *t = &st->t;
-    const double fe_busy = t->fe_ms + t->fe_gpu_ms;
+    /* on its own thread the front end's host time already spans its waits
+     * for the device; on the main thread the device works beside it */
+    const int fe_async = mpe_encoder_frontend_async(enc);
+    const double fe_busy = fe_async ? t->fe_ms : t->fe_ms + t->fe_gpu_ms;
     const double hidden = fe_busy - t->fe_wait_ms > 0 ? fe_busy - t->fe_wait_ms : 0;
 
-    const char *fe_mode = mpe_encoder_frontend_async(enc)            ? "on its own thread"
+    const char *fe_mode = fe_async                                   ? "on its own thread"
                           : strcmp(mpe_encoder_backend(enc), "cpu") ? "asynchronous on the device"
                                                                     : "on the main thread";
     fprintf(stderr,
@@ -284,10 +287,9 @@ static void print_stats(const StageTotals *st, const MpeEncoder *enc, int read_t
         fprintf(stderr, "  read       %8.2f          (decoding on the main thread)\n",
                 t->read_ms / n);
     fprintf(stderr,
-            "  front end  %8.2f busy     (host %.2f + device %.2f); back end waited %.2f: "
-            "%.0f%% hidden\n",
-            fe_busy / n, t->fe_ms / n, t->fe_gpu_ms / n, t->fe_wait_ms / n,
-            fe_busy > 0 ? 100.0 * hidden / fe_busy : 100.0);
+            "  front end  %8.2f busy     (%s %.2f); back end waited %.2f: %.0f%% hidden\n",
+            fe_busy / n, fe_async ? "of which device" : "host + device", t->fe_gpu_ms / n,
+            t->fe_wait_ms / n, fe_busy > 0 ? 100.0 * hidden / fe_busy : 100.0);
     fprintf(stderr, "  download   %8.2f\n", t->download_ms / n);
     fprintf(stderr, "  code       %8.2f          (slices on %d threads, headers, concatenation)\n",
             t->code_ms / n, mpe_encoder_threads(enc));
