@@ -55,6 +55,9 @@ typedef struct BliindsImpl {
 } BliindsImpl;
 
 extern const BliindsImpl bliinds_cpu;
+#ifdef MPE_HAVE_CUDA
+extern const BliindsImpl bliinds_cuda;
+#endif
 
 /* The compiled-in implementation named "bliinds_cpu" or "cpu", "bliinds_cuda"
  * or "cuda"; or for "auto" the first whose probe succeeds, GPU first.  NULL

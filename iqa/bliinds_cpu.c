@@ -632,9 +632,13 @@ void bliinds_cpu_stage_times(const BliindsContext *ctx, BliindsStageTimes *times
     *times = ctx->times;
 }
 
-/* Compiled-in implementations, fastest first.  bliinds_cuda joins at the
- * front, under MPE_HAVE_CUDA, once iqa/bliinds_cuda.cu exists. */
-static const BliindsImpl *const impl_list[] = { &bliinds_cpu };
+/* Compiled-in implementations, fastest first. */
+static const BliindsImpl *const impl_list[] = {
+#ifdef MPE_HAVE_CUDA
+    &bliinds_cuda,
+#endif
+    &bliinds_cpu,
+};
 
 const BliindsImpl *bliinds_impl_find(const char *name)
 {

@@ -22,6 +22,9 @@
 #include "encoder/input.h"
 #include "iqa/bliinds.h"
 #include "iqa/bliinds_internal.h"
+#ifdef MPE_HAVE_CUDA
+#include "iqa/bliinds_cuda_internal.h"
+#endif
 
 #define FULL 2048
 
@@ -84,7 +87,7 @@ static uint8_t *synthetic(void)
 typedef struct Run {
     BliindsScore score;
     double median_ms;
-    BliindsStageTimes stages;   /* medians, bliinds_cpu only */
+    BliindsStageTimes stages;   /* medians, where the implementation keeps them */
 } Run;
 
 static int bench(const BliindsImpl *impl, const uint8_t *img, int size, ptrdiff_t stride,
@@ -93,7 +96,10 @@ static int bench(const BliindsImpl *impl, const uint8_t *img, int size, ptrdiff_
     BliindsOptions opt = { .threads = threads };
     BliindsContext *ctx = NULL;
     MpeError err = { "" };
-    int ret = -1, warm = 2, is_cpu = impl == &bliinds_cpu;
+    int ret = -1, warm = 2, is_cpu = impl == &bliinds_cpu, has_stages = is_cpu;
+#ifdef MPE_HAVE_CUDA
+    has_stages |= impl == &bliinds_cuda;
+#endif
     double *t = calloc((size_t)runs * 10, sizeof(double));
 
     if (!t || impl->open(&ctx, size, size, &opt, &err) < 0) {
@@ -110,9 +116,14 @@ static int bench(const BliindsImpl *impl, const uint8_t *img, int size, ptrdiff_
         if (r < 0)
             continue;
         t[r] = mpe_time_ms() - t0;
-        if (is_cpu) {
+        if (has_stages) {
             BliindsStageTimes s;
-            bliinds_cpu_stage_times(ctx, &s);
+            if (is_cpu)
+                bliinds_cpu_stage_times(ctx, &s);
+#ifdef MPE_HAVE_CUDA
+            else
+                bliinds_cuda_stage_times(ctx, &s);
+#endif
             double v[9] = { s.load_ms,          s.blocks_ms[0],     s.blocks_ms[1],
                             s.blocks_ms[2],     s.downsample_ms[0], s.downsample_ms[1],
                             s.pool_ms,          s.predict_ms,       0 };
@@ -121,7 +132,7 @@ static int bench(const BliindsImpl *impl, const uint8_t *img, int size, ptrdiff_
         }
     }
     out->median_ms = median(t, runs);
-    if (is_cpu) {
+    if (has_stages) {
         double m[8];
         for (int k = 0; k < 8; k++)
             m[k] = median(t + (size_t)runs * (k + 1), runs);
@@ -143,7 +154,7 @@ static void print_run(const BliindsImpl *impl, int size, int threads, int runs, 
 {
     printf("%-13s %4dx%-4d threads %-3d median %9.3f ms/call  (%d runs)  score %g\n", impl->name,
            size, size, threads ? threads : mpe_cpu_count(), r->median_ms, runs, r->score.score);
-    if (impl == &bliinds_cpu) {
+    if (r->stages.load_ms > 0 || r->stages.blocks_ms[0] > 0) {
         const BliindsStageTimes *s = &r->stages;
         printf("    stages (median ms): load %.3f | blocks L1 %.3f  L2 %.3f  L3 %.3f | "
                "downsample L2 %.3f  L3 %.3f | pool %.3f | predict %.3f\n",
