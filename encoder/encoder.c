@@ -262,7 +262,7 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
 
     if ((ret = gpu_backend_select(&e->fe, p->backend, &e->log, err)) < 0)
         goto fail;
-    GpuConfig cfg = { .width = p->width, .height = p->height, .slots = FRONTEND_SLOTS,
+    GpuConfig cfg = { .width = p->width, .height = p->height, .slots = FRONTEND_SLOTS, .threads = p->threads,
                       .device = p->device, .log = &e->log };
     if ((ret = e->fe->open(&e->fe_ctx, &cfg, err)) < 0)
         goto fail;

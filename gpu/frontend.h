@@ -46,6 +46,7 @@ typedef struct GpuConfig {
     int width, height;   /* true frame size, 16..4095 */
     int slots;           /* frame slots in the ring, >= 2 */
     int device;          /* backend's device index (--device), -1: its own choice */
+    int threads;         /* cpu backend: threads it works on, 0: all online cores */
     const MpeLog *log;
 } GpuConfig;
 
@@ -130,5 +131,51 @@ GpuSad16Fn gpu_sad16_best(void);
 /* Exhaustive search of every macroblock of cur's luma against ref's. */
 void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture *ref,
                          int range, GpuSad16Fn sad16);
+
+/* --- The cpu backend's fast kernels: the references' results, bit for bit ---
+ *
+ * Each works on macroblock rows [row0, row1) of a picture (16 luma and 8
+ * chroma rows each) and writes only those rows (their stride padding
+ * included), so a pool can run the rows of one picture at once in any
+ * order.
+ *
+ * The search prunes with block sums: |sum(cur) - sum(cand)| <= SAD(cur, cand),
+ * so a candidate whose bound already loses to the best so far under the
+ * tie-break order (gpu_mv_better) cannot win and is skipped; every other
+ * candidate gets its SAD.  The answer is the minimum of a strict total order,
+ * so it does not depend on the visiting order, which only decides how much
+ * is skipped. */
+
+/* 8x8 luma block sums of a picture at every position such a block fits.
+ * A 16x16 candidate's four quarters give two bounds: |sum(cur) - sum(cand)|
+ * over the whole block, and the tighter sum of that over the quarters. */
+typedef struct GpuBlockSums {
+    uint16_t *sum;    /* sum[y * stride + x], x 0..plane_w[0]-8, y 0..plane_h[0]-8 */
+    ptrdiff_t stride; /* in elements */
+} GpuBlockSums;
+
+/* 0 or -ENOMEM */
+int gpu_block_sums_alloc(GpuBlockSums *s, const MpePicture *pic);
+void gpu_block_sums_free(GpuBlockSums *s);
+
+typedef struct GpuCpuKernels {
+    const char *name;   /* "c" (portable), "avx2" */
+    /* gpu_convert_rgb_c's output for rows [row0, row1) */
+    void (*convert_rgb_rows)(MpePicture *pic, const uint8_t *rgb, ptrdiff_t rgb_stride, int row0,
+                             int row1);
+    /* the sums at y = 16 * row0 .. 16 * row1 - 1 (those that exist; they
+     * read 7 luma rows further) */
+    void (*block_sums_rows)(GpuBlockSums *s, const MpePicture *pic, int row0, int row1);
+    /* gpu_motion_search_c's vectors for rows [row0, row1), given both
+     * pictures' complete sums; hint (may be NULL): a vector per macroblock
+     * likely to be good, tried early (the previous picture's, say) */
+    void (*motion_search_rows)(GpuMotion *mv, const MpePicture *cur, const GpuBlockSums *cur_sums,
+                               const MpePicture *ref, const GpuBlockSums *ref_sums, int range,
+                               const GpuMotion *hint, int row0, int row1);
+} GpuCpuKernels;
+
+/* The kernel sets this CPU can run, fastest first: index 0 is the one to
+ * use; NULL past the last (the portable "c" set, always present). */
+const GpuCpuKernels *gpu_cpu_kernels(int index);
 
 #endif

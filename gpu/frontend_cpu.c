@@ -1,11 +1,15 @@
-/* frontend_cpu.c — the C reference front end (backend "cpu").
- * Definitions of the arithmetic are in frontend.h; GPU backends must match
- * these functions bit for bit. */
+/* frontend_cpu.c — the C reference front end, and backend "cpu".
+ * Definitions of the arithmetic are in frontend.h; gpu_convert_rgb_c and
+ * gpu_motion_search_c are the plain references that every backend, and the
+ * fast kernels the cpu backend runs (frontend_cpu_fast.c), must match bit
+ * for bit. */
 #include "frontend.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/threads.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -141,15 +145,56 @@ void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture 
     }
 }
 
-/* ---- backend "cpu": synchronous, so wait() has nothing to wait for ---- */
+/* ---- backend "cpu": synchronous (wait() has nothing to wait for), with
+ * the fast kernels of frontend_cpu_fast.c spread over a pool by macroblock
+ * rows; every row's result is independent of the others', so the output is
+ * the same for every thread count. ---- */
 
 struct GpuContext {
     int slots;
     MpePicture *pic;
+    GpuBlockSums *sums;
     GpuMotion **mv;
     int *has_mv;
-    GpuSad16Fn sad16;
+    MpePool *pool;
+    const GpuCpuKernels *k;
 };
+
+/* One pool job over a picture's macroblock rows. */
+typedef struct RowJob {
+    const GpuCpuKernels *k;
+    MpePicture *pic;
+    const uint8_t *rgb;
+    ptrdiff_t rgb_stride;
+    GpuBlockSums *sums;
+    GpuMotion *mv;
+    const MpePicture *ref;
+    const GpuBlockSums *ref_sums;
+    const GpuMotion *hint;
+    int range;
+} RowJob;
+
+static void convert_job(void *arg, int row, int worker)
+{
+    const RowJob *j = arg;
+    (void)worker;
+    j->k->convert_rgb_rows(j->pic, j->rgb, j->rgb_stride, row, row + 1);
+}
+
+static void sums_job(void *arg, int row, int worker)
+{
+    const RowJob *j = arg;
+    (void)worker;
+    j->k->block_sums_rows(j->sums, j->pic, row, row + 1);
+}
+
+static void search_job(void *arg, int row, int worker)
+{
+    const RowJob *j = arg;
+    (void)worker;
+    j->k->motion_search_rows(j->mv, j->pic, j->sums, j->ref, j->ref_sums, j->range, j->hint, row,
+                             row + 1);
+}
 
 static int cpu_probe(int for_auto, char *why, size_t why_size)
 {
@@ -163,13 +208,17 @@ static void cpu_close(GpuContext *ctx)
 {
     if (!ctx)
         return;
+    mpe_pool_close(ctx->pool);
     for (int i = 0; i < ctx->slots; i++) {
         if (ctx->pic)
             mpe_picture_free(&ctx->pic[i]);
+        if (ctx->sums)
+            gpu_block_sums_free(&ctx->sums[i]);
         if (ctx->mv)
             free(ctx->mv[i]);
     }
     free(ctx->pic);
+    free(ctx->sums);
     free(ctx->mv);
     free(ctx->has_mv);
     free(ctx);
@@ -178,7 +227,7 @@ static void cpu_close(GpuContext *ctx)
 static int cpu_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
 {
     GpuContext *ctx;
-    int n = cfg->slots;
+    int n = cfg->slots, threads, ret;
 
     *out = NULL;
     if (n < 2)
@@ -186,19 +235,29 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
     if (!(ctx = calloc(1, sizeof(*ctx))))
         goto nomem;
     ctx->slots = n;
-    ctx->sad16 = gpu_sad16_best();
+    ctx->k = gpu_cpu_kernels(0);
     ctx->pic = calloc((size_t)n, sizeof(*ctx->pic));
+    ctx->sums = calloc((size_t)n, sizeof(*ctx->sums));
     ctx->mv = calloc((size_t)n, sizeof(*ctx->mv));
     ctx->has_mv = calloc((size_t)n, sizeof(*ctx->has_mv));
-    if (!ctx->pic || !ctx->mv || !ctx->has_mv)
+    if (!ctx->pic || !ctx->sums || !ctx->mv || !ctx->has_mv)
         goto nomem;
     for (int i = 0; i < n; i++) {
-        if (mpe_picture_alloc(&ctx->pic[i], cfg->width, cfg->height) < 0)
+        if (mpe_picture_alloc(&ctx->pic[i], cfg->width, cfg->height) < 0 ||
+            gpu_block_sums_alloc(&ctx->sums[i], &ctx->pic[i]) < 0)
             goto nomem;
         ctx->mv[i] = calloc((size_t)ctx->pic[i].mb_width * ctx->pic[i].mb_height, sizeof(GpuMotion));
         if (!ctx->mv[i])
             goto nomem;
     }
+    /* the pool splits macroblock rows: more threads than rows would idle */
+    threads = cfg->threads > 0 ? cfg->threads : mpe_cpu_count();
+    threads = MPE_MIN(threads, ctx->pic[0].mb_height);
+    if ((ret = mpe_pool_open(&ctx->pool, threads, err)) < 0) {
+        cpu_close(ctx);
+        return ret;
+    }
+    mpe_log(cfg->log, MPE_LOG_INFO, "front end cpu: %s kernels on %d threads", ctx->k->name, threads);
     *out = ctx;
     return 0;
 nomem:
@@ -217,10 +276,14 @@ static int cpu_submit_frame(GpuContext *ctx, int slot, const MpeFrame *frame, Mp
     pic = &ctx->pic[slot];
     if ((ret = gpu_check_frame(frame, pic->width, pic->height, err)) < 0)
         return ret;
+    RowJob job = { .k = ctx->k, .pic = pic, .rgb = frame->data[0], .rgb_stride = frame->stride[0],
+                   .sums = &ctx->sums[slot] };
     if (frame->format == MPE_FRAME_RGB24)
-        gpu_convert_rgb_c(pic, frame->data[0], frame->stride[0]);
+        mpe_pool_run(ctx->pool, pic->mb_height, convert_job, &job);
     else
         mpe_picture_from_yuv(pic, frame);
+    /* the sums of row r's blocks reach into row r + 1: a second pass */
+    mpe_pool_run(ctx->pool, pic->mb_height, sums_job, &job);
     ctx->has_mv[slot] = 0;
     return 0;
 }
@@ -231,7 +294,12 @@ static int cpu_motion_search(GpuContext *ctx, int cur, int ref, int range, MpeEr
     if ((ret = gpu_check_slot(ctx->slots, cur, err)) < 0 ||
         (ret = gpu_check_slot(ctx->slots, ref, err)) < 0 || (ret = gpu_check_range(range, err)) < 0)
         return ret;
-    gpu_motion_search_c(ctx->mv[cur], &ctx->pic[cur], &ctx->pic[ref], range, ctx->sad16);
+    /* the reference picture's own vectors are likely good here too (smooth
+     * motion); they only order the search, never change its answer */
+    RowJob job = { .k = ctx->k, .pic = &ctx->pic[cur], .sums = &ctx->sums[cur], .mv = ctx->mv[cur],
+                   .ref = &ctx->pic[ref], .ref_sums = &ctx->sums[ref], .range = range,
+                   .hint = ref != cur && ctx->has_mv[ref] ? ctx->mv[ref] : NULL };
+    mpe_pool_run(ctx->pool, ctx->pic[cur].mb_height, search_job, &job);
     ctx->has_mv[cur] = 1;
     return 0;
 }

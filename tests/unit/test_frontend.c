@@ -1,6 +1,7 @@
 /* test_frontend.c — the cpu front end against independent straightforward
  * implementations, on random inputs and odd sizes (DESIGN.md invariant 3),
  * and against known BT.601 values. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -288,10 +289,11 @@ static void test_backend_cpu_interface(TestCtx *t)
 
     CHECK(t, gpu_backend_cpu.open(&ctx, &cfg, &err) == 0, "open: %s", err.msg);
     CHECK(t, mpe_frame_alloc(&f0, MPE_FRAME_RGB24, w, h) == 0 && mpe_frame_alloc(&f1, MPE_FRAME_RGB24, w, h) == 0, "alloc");
-    for (int i = 0; i < w * h * 3; i++) {
+    /* f1 is f0 moved by 3 pixels with a little noise: f0 must be complete first */
+    for (int i = 0; i < w * h * 3; i++)
         f0.data[0][i] = (uint8_t)test_rand(&rng);
+    for (int i = 0; i < w * h * 3; i++)
         f1.data[0][i] = (uint8_t)(f0.data[0][(i + 9) % (w * h * 3)] ^ (test_rand(&rng) & 7));
-    }
     mpe_picture_alloc(&direct0, w, h);
     mpe_picture_alloc(&direct1, w, h);
     mpe_picture_alloc(&got, w, h);
@@ -324,6 +326,423 @@ static void test_backend_cpu_interface(TestCtx *t)
     mpe_picture_free(&got);
 }
 
+/* ---- the cpu backend's fast kernels (every set this CPU runs) against the
+ * references, checkasm style: random and adversarial inputs, odd sizes,
+ * rows done one band at a time in a scrambled order ---- */
+
+/* a permutation of 0..n-1 */
+static void shuffle_rows(int *order, int n, TestRng *rng)
+{
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(test_rand(rng) % (unsigned)(i + 1)), tmp = order[i];
+        order[i] = order[j];
+        order[j] = tmp;
+    }
+}
+
+/* RGB content: 0 random bytes, 1 only 0 and 255 (the matrix's and the
+ * clamp's extremes), 2 one random colour per 8x8 patch (flat areas),
+ * 3 saturated primaries in stripes */
+static void fill_rgb(uint8_t *rgb, int w, int h, ptrdiff_t stride, int mode, TestRng *rng)
+{
+    static const uint8_t prim[6][3] = { { 255, 0, 0 }, { 0, 255, 0 }, { 0, 0, 255 },
+                                        { 255, 255, 0 }, { 0, 255, 255 }, { 255, 0, 255 } };
+    uint8_t patch[3] = { 0, 0, 0 };
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < 3; c++) {
+                uint8_t *p = rgb + y * stride + 3 * x + c;
+                if (mode == 0)
+                    *p = (uint8_t)test_rand(rng);
+                else if (mode == 1)
+                    *p = test_rand(rng) & 1 ? 255 : 0;
+                else if (mode == 2) {
+                    if (c == 0) {
+                        unsigned v = (unsigned)(x / 8 * 7919 + y / 8 * 104729) * 2654435761u;
+                        patch[0] = (uint8_t)(v >> 24);
+                        patch[1] = (uint8_t)(v >> 16);
+                        patch[2] = (uint8_t)(v >> 8);
+                    }
+                    *p = patch[c];
+                } else
+                    *p = prim[(x / 3 + y) % 6][c];
+            }
+}
+
+static void test_kernels_convert(TestCtx *t)
+{
+    /* widths around the vector steps (16, 32) and the largest plane */
+    static const int sizes[][2] = { { 16, 16 }, { 17, 33 }, { 330, 250 }, { 47, 18 }, { 1, 1 },
+                                    { 5, 3 },   { 31, 17 }, { 4095, 18 }, { 2048, 34 }, { 97, 49 } };
+    TestRng rng = { 0xC0FFEE };
+    for (int ki = 0; gpu_cpu_kernels(ki); ki++) {
+        const GpuCpuKernels *k = gpu_cpu_kernels(ki);
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+            for (int mode = 0; mode < 4; mode++) {
+                const int w = sizes[s][0], h = sizes[s][1];
+                const ptrdiff_t stride = 3 * w + (mode & 1) * 7;   /* padded rows too */
+                uint8_t *rgb = malloc((size_t)stride * h);
+                MpePicture a, b;
+                int order[256];
+                CHECK(t, rgb && mpe_picture_alloc(&a, w, h) == 0 && mpe_picture_alloc(&b, w, h) == 0,
+                      "alloc");
+                fill_rgb(rgb, w, h, stride, mode, &rng);
+                fill_sentinel(&a, 0xAA);
+                gpu_convert_rgb_c(&b, rgb, stride);
+                shuffle_rows(order, a.mb_height, &rng);
+                for (int i = 0; i < a.mb_height; i++)
+                    k->convert_rgb_rows(&a, rgb, stride, order[i], order[i] + 1);
+                int c = 0, x = 0, y = 0;
+                CHECK(t, planes_equal(&a, &b, &c, &x, &y), "%s %dx%d content %d: plane %d differs at (%d,%d)",
+                      k->name, w, h, mode, c, x, y);
+                /* all rows at once gives the same */
+                fill_sentinel(&a, 0x55);
+                k->convert_rgb_rows(&a, rgb, stride, 0, a.mb_height);
+                CHECK(t, planes_equal(&a, &b, &c, &x, &y), "%s %dx%d content %d, one call: plane %d differs at (%d,%d)",
+                      k->name, w, h, mode, c, x, y);
+                mpe_picture_free(&a);
+                mpe_picture_free(&b);
+                free(rgb);
+            }
+        }
+    }
+}
+
+/* Colours whose conversion lands exactly halfway between two outputs, in
+ * flat 8x8 patches (each patch has chroma samples whose whole 4x4 window is
+ * that colour): the rounding must be the reference's, which random
+ * pictures hardly ever test (one sample in 2^22 for chroma). */
+static void test_kernels_convert_halves(TestCtx *t)
+{
+    enum { W = 256, H = 64, N = (W / 8) * (H / 8) };
+    uint8_t colours[N][3];
+    int n = 0, kinds[3] = { 0, 0, 0 };
+    /* 1/3 each: Y, Cb, Cr exactly at .5 (sum = 2^15 mod 2^16; the chroma
+     * filter's 64 = 2^6 keeps that property at 2^21 mod 2^22) */
+    for (int kind = 0; kind < 3; kind++)
+        for (unsigned v = 0; v < (1u << 24) && n < (kind + 1) * N / 3; v++) {
+            int r = v >> 16, g = (v >> 8) & 255, b = v & 255;
+            long sum = kind == 0 ? 16829L * r + 33039L * g + 6416L * b
+                       : kind == 1 ? -9714L * r - 19070L * g + 28784L * b
+                                   : 28784L * r - 24103L * g - 4681L * b;
+            if ((sum & 65535) != 32768)
+                continue;
+            colours[n][0] = (uint8_t)r;
+            colours[n][1] = (uint8_t)g;
+            colours[n][2] = (uint8_t)b;
+            kinds[kind]++;
+            n++;
+        }
+    CHECK(t, kinds[0] > 0 && kinds[1] > 0 && kinds[2] > 0, "found %d/%d/%d halfway colours", kinds[0],
+          kinds[1], kinds[2]);
+    uint8_t *rgb = malloc((size_t)W * H * 3);
+    CHECK(t, rgb != NULL, "alloc");
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            memcpy(rgb + 3 * (y * W + x), colours[((y / 8) * (W / 8) + x / 8) % n], 3);
+    MpePicture a, b;
+    CHECK(t, mpe_picture_alloc(&a, W, H) == 0 && mpe_picture_alloc(&b, W, H) == 0, "alloc");
+    gpu_convert_rgb_c(&b, rgb, 3 * W);
+    for (int ki = 0; gpu_cpu_kernels(ki); ki++) {
+        int c = 0, x = 0, y = 0;
+        fill_sentinel(&a, 0x33);
+        gpu_cpu_kernels(ki)->convert_rgb_rows(&a, rgb, 3 * W, 0, a.mb_height);
+        CHECK(t, planes_equal(&a, &b, &c, &x, &y), "%s: plane %d differs at (%d,%d)",
+              gpu_cpu_kernels(ki)->name, c, x, y);
+    }
+    mpe_picture_free(&a);
+    mpe_picture_free(&b);
+    free(rgb);
+}
+
+/* A band writes its own rows and nothing else: what lets the pool run
+ * bands at once. */
+static void test_kernels_convert_rows_only(TestCtx *t)
+{
+    const int w = 75, h = 70;
+    TestRng rng = { 8086 };
+    uint8_t *rgb = malloc((size_t)w * h * 3);
+    CHECK(t, rgb != NULL, "alloc");
+    fill_rgb(rgb, w, h, 3 * w, 0, &rng);
+    for (int ki = 0; gpu_cpu_kernels(ki); ki++) {
+        const GpuCpuKernels *k = gpu_cpu_kernels(ki);
+        MpePicture a, ref;
+        CHECK(t, mpe_picture_alloc(&a, w, h) == 0 && mpe_picture_alloc(&ref, w, h) == 0, "alloc");
+        gpu_convert_rgb_c(&ref, rgb, 3 * w);
+        for (int row = 0; row < a.mb_height; row++) {
+            fill_sentinel(&a, 0x77);
+            k->convert_rgb_rows(&a, rgb, 3 * w, row, row + 1);
+            for (int c = 0; c < 3; c++) {
+                const int rows = c ? 8 : 16;
+                for (int y = 0; y < a.plane_h[c]; y++) {
+                    const int mine = y / rows == row;
+                    for (int x = 0; x < a.stride[c]; x++) {
+                        const uint8_t got = a.plane[c][y * a.stride[c] + x];
+                        if (mine && x < a.plane_w[c]) {
+                            if (got != ref.plane[c][y * ref.stride[c] + x]) {
+                                CHECK(t, 0, "%s row %d: plane %d (%d,%d) is %d, want %d", k->name, row,
+                                      c, x, y, got, ref.plane[c][y * ref.stride[c] + x]);
+                                goto next;
+                            }
+                        } else if (!mine && got != 0x77) {
+                            CHECK(t, 0, "%s row %d wrote plane %d at (%d,%d), outside its rows", k->name,
+                                  row, c, x, y);
+                            goto next;
+                        }
+                    }
+                }
+            }
+        }
+    next:
+        mpe_picture_free(&a);
+        mpe_picture_free(&ref);
+    }
+    free(rgb);
+}
+
+static void test_kernels_block_sums(TestCtx *t)
+{
+    static const int sizes[][2] = { { 16, 16 }, { 33, 17 }, { 48, 40 }, { 64, 64 }, { 70, 50 },
+                                    { 4095, 20 }, { 200, 33 } };
+    TestRng rng = { 0xB10C };
+    for (int ki = 0; gpu_cpu_kernels(ki); ki++) {
+        const GpuCpuKernels *k = gpu_cpu_kernels(ki);
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+            for (int mode = 0; mode < 3; mode++) {
+                MpePicture p;
+                GpuBlockSums bs;
+                int order[256], bad = 0;
+                CHECK(t, mpe_picture_alloc(&p, sizes[s][0], sizes[s][1]) == 0 &&
+                             gpu_block_sums_alloc(&bs, &p) == 0, "alloc");
+                /* random; all 255 (the largest sums); random 0 / 255 */
+                for (int y = 0; y < p.plane_h[0]; y++)
+                    for (int x = 0; x < p.plane_w[0]; x++)
+                        p.plane[0][y * p.stride[0] + x] =
+                            (uint8_t)(mode == 0 ? test_rand(&rng) : mode == 1 ? 255 : test_rand(&rng) & 1 ? 255 : 0);
+                shuffle_rows(order, p.mb_height, &rng);
+                for (int i = 0; i < p.mb_height; i++)
+                    k->block_sums_rows(&bs, &p, order[i], order[i] + 1);
+                for (int y = 0; y + 8 <= p.plane_h[0] && !bad; y++)
+                    for (int x = 0; x + 8 <= p.plane_w[0] && !bad; x++) {
+                        unsigned want = 0;
+                        for (int j = 0; j < 8; j++)
+                            for (int i = 0; i < 8; i++)
+                                want += p.plane[0][(y + j) * p.stride[0] + x + i];
+                        if (bs.sum[y * bs.stride + x] != want) {
+                            CHECK(t, 0, "%s %dx%d content %d: sum at (%d,%d) is %u, want %u", k->name,
+                                  sizes[s][0], sizes[s][1], mode, x, y, bs.sum[y * bs.stride + x], want);
+                            bad = 1;
+                        }
+                    }
+                gpu_block_sums_free(&bs);
+                mpe_picture_free(&p);
+            }
+        }
+    }
+}
+
+/* The vectors must not depend on the hint (it only orders the work) nor
+ * on which rows are searched when. */
+static void check_kernel_search(TestCtx *t, const GpuCpuKernels *k, const MpePicture *cur,
+                                const MpePicture *ref, int range, const char *what, TestRng *rng)
+{
+    const int n = cur->mb_width * cur->mb_height;
+    GpuMotion *want = malloc((size_t)n * sizeof(*want)), *got = malloc((size_t)n * sizeof(*got));
+    GpuMotion *hint = malloc((size_t)n * sizeof(*hint));
+    GpuBlockSums cs, rs;
+    int order[256];
+
+    CHECK(t, want && got && hint && gpu_block_sums_alloc(&cs, cur) == 0 && gpu_block_sums_alloc(&rs, ref) == 0,
+          "alloc");
+    gpu_motion_search_c(want, cur, ref, range, gpu_sad16_best());
+    k->block_sums_rows(&cs, cur, 0, cur->mb_height);
+    k->block_sums_rows(&rs, ref, 0, ref->mb_height);
+    for (int pass = 0; pass < 3; pass++) {
+        /* no hint; the answer itself; garbage, much of it outside the window */
+        for (int i = 0; i < n; i++) {
+            hint[i] = want[i];
+            if (pass == 2) {
+                hint[i].dx = (int16_t)((int)(test_rand(rng) % 201) - 100);
+                hint[i].dy = (int16_t)((int)(test_rand(rng) % 201) - 100);
+            }
+        }
+        memset(got, 0xA5, (size_t)n * sizeof(*got));
+        shuffle_rows(order, cur->mb_height, rng);
+        for (int i = 0; i < cur->mb_height; i++)
+            k->motion_search_rows(got, cur, &cs, ref, &rs, range, pass ? hint : NULL, order[i], order[i] + 1);
+        for (int i = 0; i < n; i++)
+            if (memcmp(&got[i], &want[i], sizeof(*got))) {
+                CHECK(t, 0, "%s %s %dx%d R=%d hint %d mb %d: got (%d,%d) sad %u sad0 %u, want (%d,%d) sad %u sad0 %u",
+                      k->name, what, cur->width, cur->height, range, pass, i, got[i].dx, got[i].dy,
+                      got[i].sad, got[i].sad0, want[i].dx, want[i].dy, want[i].sad, want[i].sad0);
+                break;
+            }
+    }
+    gpu_block_sums_free(&cs);
+    gpu_block_sums_free(&rs);
+    free(want);
+    free(got);
+    free(hint);
+}
+
+static void fill_luma(MpePicture *p, int mode, TestRng *rng)
+{
+    /* 0 texture; 1 flat 128 (every SAD 0); 2 all 255; 3 all 0; 4 textured
+     * in 4x4 patches of 2 levels (many equal sums, near ties) */
+    for (int y = 0; y < p->plane_h[0]; y++)
+        for (int x = 0; x < p->plane_w[0]; x++) {
+            unsigned v = mode == 0 ? test_rand(rng) & 255 : mode == 1 ? 128 : mode == 2 ? 255 : mode == 3 ? 0
+                         : ((unsigned)(x / 4 * 31 + y / 4 * 17) * 2654435761u >> 31) * 60 + 100;
+            p->plane[0][y * p->stride[0] + x] = (uint8_t)v;
+        }
+}
+
+static void test_kernels_search(TestCtx *t)
+{
+    static const int cases[][4] = { /* w, h, range, levels (0: checkerboard) */
+        { 64, 48, 7, 4 },   { 80, 64, 16, 256 }, { 33, 17, 5, 2 },   { 48, 48, 0, 256 },
+        { 96, 80, 20, 3 },  { 64, 64, 16, 0 },   { 16, 16, 16, 2 },  { 200, 40, 1, 256 },
+        { 176, 160, 64, 2 }, { 161, 150, 33, 5 }, { 70, 50, 12, 0 },
+    };
+    TestRng rng = { 4711 };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        MpePicture cur, ref;
+        const int w = cases[c][0], h = cases[c][1];
+        CHECK(t, mpe_picture_alloc(&cur, w, h) == 0 && mpe_picture_alloc(&ref, w, h) == 0, "alloc");
+        random_picture(&cur, &rng, cases[c][3]);
+        random_picture(&ref, &rng, cases[c][3] ? cases[c][3] : -1);
+        for (int ki = 0; gpu_cpu_kernels(ki); ki++)
+            check_kernel_search(t, gpu_cpu_kernels(ki), &cur, &ref, cases[c][2], "random", &rng);
+        mpe_picture_free(&cur);
+        mpe_picture_free(&ref);
+    }
+}
+
+/* Pictures where the pruning bounds are tight or equal to the best SAD:
+ * flat (all SADs 0), opposite extremes (every SAD 65280 = every bound),
+ * patches of two levels, a moved texture with fresh noise, and the same
+ * picture as its own reference. */
+static void test_kernels_search_adversarial(TestCtx *t)
+{
+    static const int modes[][2] = { { 1, 1 }, { 2, 3 }, { 3, 2 }, { 4, 4 }, { 2, 0 }, { 4, 1 } };
+    static const int ranges[] = { 0, 1, 7, 16, 64 };
+    TestRng rng = { 1999 };
+    const int w = 163, h = 149;
+    MpePicture cur, ref;
+    CHECK(t, mpe_picture_alloc(&cur, w, h) == 0 && mpe_picture_alloc(&ref, w, h) == 0, "alloc");
+    for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+        fill_luma(&cur, modes[m][0], &rng);
+        fill_luma(&ref, modes[m][1], &rng);
+        for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++)
+            for (int ki = 0; gpu_cpu_kernels(ki); ki++) {
+                char what[32];
+                snprintf(what, sizeof(what), "modes %d/%d", modes[m][0], modes[m][1]);
+                check_kernel_search(t, gpu_cpu_kernels(ki), &cur, &ref, ranges[r], what, &rng);
+            }
+    }
+    /* sparse dots on a flat ground, moved by one pixel: SADs of 0, 1, 2 ...,
+     * where the bounds are nearly exact and a dot leaving the block edge
+     * makes sad0 = 1 */
+    for (int y = 0; y < ref.plane_h[0]; y++)
+        for (int x = 0; x < ref.plane_w[0]; x++)
+            ref.plane[0][y * ref.stride[0] + x] = (uint8_t)(test_rand(&rng) % 97 ? 100 : 101);
+    for (int y = 0; y < cur.plane_h[0]; y++)
+        for (int x = 0; x < cur.plane_w[0]; x++)
+            cur.plane[0][y * cur.stride[0] + x] = ref.plane[0][y * ref.stride[0] + clampi(x + 1, 0, cur.plane_w[0] - 1)];
+    for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++)
+        for (int ki = 0; gpu_cpu_kernels(ki); ki++)
+            check_kernel_search(t, gpu_cpu_kernels(ki), &cur, &ref, ranges[r], "dots", &rng);
+    /* a texture moved by (3, -2) plus small noise: near-equal SADs around the true vector */
+    fill_luma(&ref, 0, &rng);
+    for (int y = 0; y < cur.plane_h[0]; y++)
+        for (int x = 0; x < cur.plane_w[0]; x++) {
+            int v = ref.plane[0][clampi(y - 2, 0, cur.plane_h[0] - 1) * ref.stride[0] +
+                                 clampi(x + 3, 0, cur.plane_w[0] - 1)] + (int)(test_rand(&rng) % 5) - 2;
+            cur.plane[0][y * cur.stride[0] + x] = (uint8_t)clampi(v, 0, 255);
+        }
+    for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++)
+        for (int ki = 0; gpu_cpu_kernels(ki); ki++) {
+            check_kernel_search(t, gpu_cpu_kernels(ki), &cur, &ref, ranges[r], "moved", &rng);
+            check_kernel_search(t, gpu_cpu_kernels(ki), &cur, &cur, ranges[r], "itself", &rng);
+        }
+    mpe_picture_free(&cur);
+    mpe_picture_free(&ref);
+}
+
+/* The backend on 1..3 threads, over a sequence (so that later searches get
+ * the previous vectors as hints), RGB and YUV input: the references'
+ * planes and vectors every time. */
+static void test_backend_cpu_threads(TestCtx *t)
+{
+    const int w = 150, h = 90, frames = 4, range = 10;
+    TestRng rng = { 271828 };
+    MpeFrame src[4], yuv[4];
+    MpePicture refpic[4], got;
+    GpuMotion mv_ref[60], mv_got[60];
+    MpeError err;
+
+    CHECK(t, mpe_picture_alloc(&got, w, h) == 0, "alloc");
+    for (int i = 0; i < frames; i++) {
+        CHECK(t, mpe_frame_alloc(&src[i], MPE_FRAME_RGB24, w, h) == 0 &&
+                     mpe_frame_alloc(&yuv[i], MPE_FRAME_YUV420, w, h) == 0 &&
+                     mpe_picture_alloc(&refpic[i], w, h) == 0, "alloc");
+        /* a smooth pattern drifting by (2, 1) per frame, with noise */
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++)
+                for (int c = 0; c < 3; c++) {
+                    int sx = x + 2 * i, sy = y + i;
+                    int v = ((sx * 7 + sy * 3 + c * 50) ^ (sx * sy / 5)) & 255;
+                    src[i].data[0][y * src[i].stride[0] + 3 * x + c] = (uint8_t)clampi(v + (int)(test_rand(&rng) % 7) - 3, 0, 255);
+                }
+        for (int p = 0; p < 3; p++)
+            for (int y = 0; y < (p ? (h + 1) / 2 : h); y++)
+                for (int x = 0; x < (p ? (w + 1) / 2 : w); x++)
+                    yuv[i].data[p][y * yuv[i].stride[p] + x] = src[i].data[0][(p ? 2 * y : y) * src[i].stride[0] + 3 * (p ? 2 * x : x) + p];
+    }
+    for (int fmt = 0; fmt < 2; fmt++) {
+        MpeFrame *in = fmt ? yuv : src;
+        for (int i = 0; i < frames; i++) {
+            if (fmt)
+                mpe_picture_from_yuv(&refpic[i], &in[i]);
+            else
+                gpu_convert_rgb_c(&refpic[i], in[i].data[0], in[i].stride[0]);
+        }
+        for (int threads = 1; threads <= 3; threads++) {
+            GpuContext *ctx = NULL;
+            GpuConfig cfg = { .width = w, .height = h, .slots = 2, .threads = threads };
+            CHECK(t, gpu_backend_cpu.open(&ctx, &cfg, &err) == 0, "open: %s", err.msg);
+            for (int i = 0; i < frames && ctx; i++) {
+                int c = 0, x = 0, y = 0;
+                CHECK(t, gpu_backend_cpu.submit_frame(ctx, i % 2, &in[i], &err) == 0, "submit: %s", err.msg);
+                if (i)
+                    CHECK(t, gpu_backend_cpu.motion_search(ctx, i % 2, (i + 1) % 2, range, &err) == 0,
+                          "search: %s", err.msg);
+                CHECK(t, gpu_backend_cpu.wait(ctx, i % 2, &err) == 0, "wait");
+                memset(mv_got, 0xEE, sizeof(mv_got));
+                CHECK(t, gpu_backend_cpu.download(ctx, i % 2, &got, i ? mv_got : NULL, &err) == 0,
+                      "download: %s", err.msg);
+                CHECK(t, planes_equal(&got, &refpic[i], &c, &x, &y),
+                      "%s frame %d, %d threads: plane %d differs at (%d,%d)", fmt ? "yuv" : "rgb", i,
+                      threads, c, x, y);
+                if (i) {
+                    gpu_motion_search_c(mv_ref, &refpic[i], &refpic[i - 1], range, gpu_sad16_c);
+                    CHECK(t, !memcmp(mv_got, mv_ref, (size_t)got.mb_width * got.mb_height * sizeof(GpuMotion)),
+                          "%s frame %d, %d threads: vectors differ", fmt ? "yuv" : "rgb", i, threads);
+                }
+            }
+            gpu_backend_cpu.close(ctx);
+        }
+    }
+    for (int i = 0; i < frames; i++) {
+        mpe_frame_free(&src[i]);
+        mpe_frame_free(&yuv[i]);
+        mpe_picture_free(&refpic[i]);
+    }
+    mpe_picture_free(&got);
+}
+
 static void test_backend_select(TestCtx *t)
 {
     const GpuBackend *b = NULL;
@@ -346,5 +765,12 @@ int main(void)
     test_run(&t, "sad16-fast-vs-c", test_sad_variants);
     test_run(&t, "backend-cpu-interface", test_backend_cpu_interface);
     test_run(&t, "backend-select", test_backend_select);
+    test_run(&t, "kernels-convert-vs-reference", test_kernels_convert);
+    test_run(&t, "kernels-convert-exact-halves", test_kernels_convert_halves);
+    test_run(&t, "kernels-convert-writes-own-rows", test_kernels_convert_rows_only);
+    test_run(&t, "kernels-block-sums-vs-direct", test_kernels_block_sums);
+    test_run(&t, "kernels-search-random-vs-reference", test_kernels_search);
+    test_run(&t, "kernels-search-ties-and-extremes", test_kernels_search_adversarial);
+    test_run(&t, "backend-cpu-threads-and-hints", test_backend_cpu_threads);
     return test_finish(&t);
 }

@@ -1,0 +1,651 @@
+/* frontend_cpu_fast.c — the cpu backend's fast kernels (see frontend.h):
+ * conversion, block sums and the pruned exhaustive search, each on bands of
+ * macroblock rows, in portable C (whose SAD is SSE2 on x86-64, the baseline)
+ * and with AVX2 where the CPU has it.  The references in frontend_cpu.c
+ * define the results; tests/unit/test_frontend.c holds every set to them. */
+#include "frontend.h"
+
+#include <errno.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cpu.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#ifdef MPE_ARCH_X86
+#include <immintrin.h>
+#endif
+
+/* The conversion's coefficients, as in frontend_cpu.c (frontend.h). */
+enum {
+    Y_R = 16829, Y_G = 33039, Y_B = 6416,
+    CB_R = -9714, CB_G = -19070, CB_B = 28784,
+    CR_R = 28784, CR_G = -24103, CR_B = -4681,
+};
+
+/* Planar row buffers: plane widths stop at 4096, chroma at 2048.  A source
+ * row is spread into R, G, B with its edge replicated at index -1 and from
+ * w up to plane_w + CONV_REACH, which covers the widest vector read. */
+enum { CONV_PAD = 32, CONV_REACH = 64 };
+#define CONV_ROW (CONV_PAD + 4096 + CONV_REACH + 32)
+#define CONV_CROW (2048 + 32)
+
+static inline int clampi(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ------------------------------------------------------------ conversion
+ *
+ * By linearity the chroma filter can run on R, G, B before the matrix:
+ * sum(w * (a R + b G + c B)) = a sum(w R) + b sum(w G) + c sum(w B) exactly
+ * in integers, and the filtered sums (<= 64 * 255) fit 16 bits.  So each
+ * source row is filtered horizontally once per channel ([1 3 3 1] at
+ * 2cx-1 .. 2cx+2), four such rows vertically, and the matrix is applied to
+ * the result: the reference's value, with no int32 until the very end. */
+
+typedef struct ConvOps {
+    void (*planar)(uint8_t *const pl[3], const uint8_t *src, int w);
+    void (*luma)(uint8_t *dst, uint8_t *const pl[3], int n);
+    void (*hfilter)(uint16_t *const h[3], uint8_t *const pl[3], int cw);
+    void (*vfilter)(uint8_t *dcb, uint8_t *dcr, const uint16_t *const hr[4][3], int cw);
+} ConvOps;
+
+static void conv_planar_c(uint8_t *const pl[3], const uint8_t *src, int w)
+{
+    for (int x = 0; x < w; x++) {
+        pl[0][x] = src[3 * x];
+        pl[1][x] = src[3 * x + 1];
+        pl[2][x] = src[3 * x + 2];
+    }
+}
+
+static void conv_luma_c(uint8_t *dst, uint8_t *const pl[3], int n)
+{
+    for (int x = 0; x < n; x++)
+        dst[x] = (uint8_t)((Y_R * pl[0][x] + Y_G * pl[1][x] + Y_B * pl[2][x] + (16 << 16) + 32768) >> 16);
+}
+
+static void conv_hfilter_c(uint16_t *const h[3], uint8_t *const pl[3], int cw)
+{
+    for (int c = 0; c < 3; c++)
+        for (int cx = 0; cx < cw; cx++) {
+            const uint8_t *p = pl[c] + 2 * cx;
+            h[c][cx] = (uint16_t)(p[-1] + 3 * (p[0] + p[1]) + p[2]);
+        }
+}
+
+static void conv_vfilter_c(uint8_t *dcb, uint8_t *dcr, const uint16_t *const hr[4][3], int cw)
+{
+    for (int cx = 0; cx < cw; cx++) {
+        int32_t v[3];
+        for (int c = 0; c < 3; c++)
+            v[c] = hr[0][c][cx] + 3 * (hr[1][c][cx] + hr[2][c][cx]) + hr[3][c][cx];
+        int32_t scb = CB_R * v[0] + CB_G * v[1] + CB_B * v[2];
+        int32_t scr = CR_R * v[0] + CR_G * v[1] + CR_B * v[2];
+        dcb[cx] = (uint8_t)clampi((scb + (128 << 22) + (1 << 21)) >> 22, 16, 240);
+        dcr[cx] = (uint8_t)clampi((scr + (128 << 22) + (1 << 21)) >> 22, 16, 240);
+    }
+}
+
+/* Macroblock row `row`: luma rows 16row.., chroma rows 8row.., from source
+ * rows 16row-1 .. 16row+16 (clamped to the image, which is the reference's
+ * edge replication).  The vector kernels may write past plane_w up to the
+ * next multiple of 32, which stays inside the stride. */
+static void convert_band(MpePicture *pic, const uint8_t *rgb, ptrdiff_t rgb_stride, int row,
+                         const ConvOps *ops)
+{
+    alignas(32) uint8_t planar[3][CONV_ROW];
+    alignas(32) uint16_t ring[4][3][CONV_CROW];   /* horizontally filtered rows r+1 mod 4 */
+    uint8_t *const pl[3] = { planar[0] + CONV_PAD, planar[1] + CONV_PAD, planar[2] + CONV_PAD };
+    const int w = pic->width, h = pic->height, pw = pic->plane_w[0], cw = pic->plane_w[1];
+    const int y0 = 16 * row;
+
+    for (int r = y0 - 1; r <= y0 + 16; r++) {
+        ops->planar(pl, rgb + (ptrdiff_t)clampi(r, 0, h - 1) * rgb_stride, w);
+        for (int c = 0; c < 3; c++) {
+            pl[c][-1] = pl[c][0];
+            memset(pl[c] + w, pl[c][w - 1], (size_t)(pw + CONV_REACH - w));
+        }
+        if (r >= y0 && r < y0 + 16)
+            ops->luma(pic->plane[0] + (ptrdiff_t)r * pic->stride[0], pl, pw);
+        uint16_t *const hrow[3] = { ring[(r + 1) & 3][0], ring[(r + 1) & 3][1], ring[(r + 1) & 3][2] };
+        ops->hfilter(hrow, pl, cw);
+        if (r >= y0 + 2 && !(r & 1)) {
+            /* chroma row cy takes source rows 2cy-1 .. 2cy+2 = r-3 .. r */
+            const int cy = r / 2 - 1;
+            const uint16_t *const hr[4][3] = {
+                { ring[(r - 2) & 3][0], ring[(r - 2) & 3][1], ring[(r - 2) & 3][2] },
+                { ring[(r - 1) & 3][0], ring[(r - 1) & 3][1], ring[(r - 1) & 3][2] },
+                { ring[r & 3][0], ring[r & 3][1], ring[r & 3][2] },
+                { ring[(r + 1) & 3][0], ring[(r + 1) & 3][1], ring[(r + 1) & 3][2] },
+            };
+            ops->vfilter(pic->plane[1] + (ptrdiff_t)cy * pic->stride[1],
+                         pic->plane[2] + (ptrdiff_t)cy * pic->stride[2], hr, cw);
+        }
+    }
+}
+
+static const ConvOps conv_ops_c = { conv_planar_c, conv_luma_c, conv_hfilter_c, conv_vfilter_c };
+
+static void convert_rgb_rows_c(MpePicture *pic, const uint8_t *rgb, ptrdiff_t rgb_stride, int row0,
+                               int row1)
+{
+    for (int row = row0; row < row1; row++)
+        convert_band(pic, rgb, rgb_stride, row, &conv_ops_c);
+}
+
+/* ------------------------------------------------------------ block sums */
+
+int gpu_block_sums_alloc(GpuBlockSums *s, const MpePicture *pic)
+{
+    /* zeroed, with a vector's worth of slack: the search reads whole
+     * vectors of sums and masks off the lanes past a row's last block */
+    s->stride = pic->stride[0];
+    s->sum = calloc((size_t)(pic->plane_h[0] - 7) * (size_t)s->stride + 64, sizeof(*s->sum));
+    return s->sum ? 0 : -ENOMEM;
+}
+
+void gpu_block_sums_free(GpuBlockSums *s)
+{
+    free(s->sum);
+    s->sum = NULL;
+}
+
+/* Column sums of 8 rows slide down the rows, then a sliding 8-wide window
+ * along each row. */
+static void block_sums_rows_c(GpuBlockSums *s, const MpePicture *pic, int row0, int row1)
+{
+    uint16_t col[4096];
+    const int pw = pic->plane_w[0], y1 = MPE_MIN(16 * row1, pic->plane_h[0] - 7);
+    const ptrdiff_t ls = pic->stride[0];
+
+    for (int y = 16 * row0; y < y1; y++) {
+        const uint8_t *l = pic->plane[0] + y * ls;
+        if (y == 16 * row0) {
+            memset(col, 0, sizeof(col));
+            for (int j = 0; j < 8; j++)
+                for (int x = 0; x < pw; x++)
+                    col[x] = (uint16_t)(col[x] + l[j * ls + x]);
+        } else {
+            for (int x = 0; x < pw; x++)
+                col[x] = (uint16_t)(col[x] + l[7 * ls + x] - l[-ls + x]);
+        }
+        uint16_t *out = s->sum + y * s->stride;
+        unsigned t = 0;
+        for (int x = 0; x < 8; x++)
+            t += col[x];
+        out[0] = (uint16_t)t;
+        for (int x = 1; x <= pw - 8; x++) {
+            t += col[x + 7] - col[x - 1];
+            out[x] = (uint16_t)t;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ search */
+
+/* One macroblock's search state. */
+typedef struct MbSearch {
+    const uint8_t *blk, *rblk;   /* current block; reference block at the zero vector */
+    ptrdiff_t stride, rstride;
+    const uint16_t *rs;          /* reference 8x8 sums at the zero vector */
+    ptrdiff_t sstride;
+    int c16, c8[4];              /* the current block's sum and its quarters' */
+    int dx_lo, dx_hi, dy_lo, dy_hi;
+    uint32_t bsad;               /* best so far */
+    int bdx, bdy;
+} MbSearch;
+
+/* Exact SAD, or once the first half alone exceeds bound, that partial sum:
+ * then SAD > bound too, and a caller comparing against bound decides the
+ * same either way. */
+#if defined(__SSE2__)
+static uint32_t sad16_bound_sse2(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs,
+                                 uint32_t bound)
+{
+    __m128i acc = _mm_setzero_si128();
+    for (int y = 0; y < 8; y++, a += as, b += bs)
+        acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)a),
+                                              _mm_loadu_si128((const __m128i *)b)));
+    uint32_t sad = (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)));
+    if (sad > bound)
+        return sad;
+    for (int y = 8; y < 16; y++, a += as, b += bs)
+        acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)a),
+                                              _mm_loadu_si128((const __m128i *)b)));
+    return (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)));
+}
+#define sad16_bound sad16_bound_sse2   /* SSE2 is the x86-64 baseline */
+#else
+static uint32_t sad16_bound_c(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs,
+                              uint32_t bound)
+{
+    uint32_t sad = 0;
+    for (int y = 0; y < 16; y++, a += as, b += bs) {
+        for (int x = 0; x < 16; x++)
+            sad += (uint32_t)abs(a[x] - b[x]);
+        if (y == 7 && sad > bound)
+            return sad;
+    }
+    return sad;
+}
+#define sad16_bound sad16_bound_c
+#endif
+
+/* Out of line: rare next to the bound checks, and kept out of their loops'
+ * registers. */
+static void evaluate(MbSearch *m, int dx, int dy)
+{
+    uint32_t sad = sad16_bound(m->blk, m->stride, m->rblk + dy * m->rstride + dx, m->rstride, m->bsad);
+    if (gpu_mv_better(sad, dx, dy, m->bsad, m->bdx, m->bdy)) {
+        m->bsad = sad;
+        m->bdx = dx;
+        m->bdy = dy;
+    }
+}
+
+/* Candidate (dx, dy) whose SAD is at least lb: evaluate it only if it could
+ * still beat the best (a tie on SAD may win on the tie-break). */
+static inline void try_candidate(MbSearch *m, int dx, int dy, uint32_t lb)
+{
+    if (gpu_mv_better(lb, dx, dy, m->bsad, m->bdx, m->bdy))
+        evaluate(m, dx, dy);
+}
+
+static inline uint32_t absd(int a, int b)
+{
+    return (uint32_t)(a < b ? b - a : a - b);
+}
+
+/* The quarters' bound of candidate (dx, dy). */
+static inline uint32_t bound8(const MbSearch *m, int dx, int dy)
+{
+    const uint16_t *t = m->rs + dy * m->sstride + dx, *b = t + 8 * m->sstride;
+    return absd(m->c8[0], t[0]) + absd(m->c8[1], t[8]) + absd(m->c8[2], b[0]) + absd(m->c8[3], b[8]);
+}
+
+static void try_vector(MbSearch *m, int dx, int dy)
+{
+    if (dx >= m->dx_lo && dx <= m->dx_hi && dy >= m->dy_lo && dy <= m->dy_hi)
+        try_candidate(m, dx, dy, bound8(m, dx, dy));
+}
+
+/* The whole block's bound first (the quarters' sums added up): it rejects
+ * most candidates, for less work than the quarters' bound. */
+static inline void scan_row_c(MbSearch *m, int dy)
+{
+    const uint16_t *t = m->rs + dy * m->sstride, *b = t + 8 * m->sstride;
+    for (int dx = m->dx_lo; dx <= m->dx_hi; dx++) {
+        const int q0 = t[dx], q1 = t[dx + 8], q2 = b[dx], q3 = b[dx + 8];
+        if (absd(m->c16, q0 + q1 + q2 + q3) > m->bsad)
+            continue;
+        uint32_t lb = absd(m->c8[0], q0) + absd(m->c8[1], q1) + absd(m->c8[2], q2) + absd(m->c8[3], q3);
+        if (lb <= m->bsad)
+            try_candidate(m, dx, dy, lb);
+    }
+}
+
+/* Rows from dy = 0 outwards (0, -1, 1, -2, 2 ...): small vectors are the
+ * likely winners, and the sooner the best is good, the more the bounds
+ * skip.  k-th row in that order, or a value outside dy_lo..dy_hi to skip. */
+static inline int row_at(int k)
+{
+    return k & 1 ? -((k + 1) >> 1) : k >> 1;
+}
+
+static inline int rows_to_visit(const MbSearch *m)
+{
+    return 2 * MPE_MAX(-m->dy_lo, m->dy_hi) + 1;
+}
+
+static void scan_window_c(MbSearch *m)
+{
+    for (int k = 0, n = rows_to_visit(m); k < n; k++) {
+        const int dy = row_at(k);
+        if (dy >= m->dy_lo && dy <= m->dy_hi)
+            scan_row_c(m, dy);
+    }
+}
+
+typedef void (*ScanWindowFn)(MbSearch *m);
+
+/* The zero vector first (its SAD is wanted anyway), then the left
+ * neighbour's and the hint's vectors, then the whole window. */
+static void search_mb(GpuMotion *out, MbSearch *m, const GpuMotion *left, const GpuMotion *hint,
+                      ScanWindowFn scan)
+{
+    const uint32_t sad0 = sad16_bound(m->blk, m->stride, m->rblk, m->rstride, UINT32_MAX);
+
+    m->bsad = sad0;
+    m->bdx = m->bdy = 0;
+    /* SAD 0 at the zero vector: nothing can beat it (no smaller SAD, no smaller |dx|+|dy|) */
+    if (sad0 != 0) {
+        if (left)
+            try_vector(m, left->dx, left->dy);
+        if (hint)
+            try_vector(m, hint->dx, hint->dy);
+        scan(m);
+    }
+    out->dx = (int16_t)m->bdx;
+    out->dy = (int16_t)m->bdy;
+    out->sad = m->bsad;
+    out->sad0 = sad0;
+}
+
+static void search_rows(GpuMotion *mv, const MpePicture *cur, const GpuBlockSums *cur_sums,
+                        const MpePicture *ref, const GpuBlockSums *ref_sums, int range,
+                        const GpuMotion *hint, int row0, int row1, ScanWindowFn scan)
+{
+    const ptrdiff_t stride = cur->stride[0], rstride = ref->stride[0];
+    const int pw = cur->plane_w[0], ph = cur->plane_h[0];
+    MbSearch m = { .stride = stride, .rstride = rstride, .sstride = ref_sums->stride };
+
+    for (int mby = row0; mby < row1; mby++) {
+        for (int mbx = 0; mbx < cur->mb_width; mbx++) {
+            const int x0 = mbx * 16, y0 = mby * 16, i = mby * cur->mb_width + mbx;
+            m.blk = cur->plane[0] + y0 * stride + x0;
+            m.rblk = ref->plane[0] + y0 * rstride + x0;
+            const uint16_t *c8 = cur_sums->sum + y0 * cur_sums->stride + x0;
+            m.rs = ref_sums->sum + y0 * ref_sums->stride + x0;
+            m.c8[0] = c8[0];
+            m.c8[1] = c8[8];
+            m.c8[2] = c8[8 * cur_sums->stride];
+            m.c8[3] = c8[8 * cur_sums->stride + 8];
+            m.c16 = m.c8[0] + m.c8[1] + m.c8[2] + m.c8[3];
+            m.dx_lo = -MPE_MIN(range, x0);
+            m.dx_hi = MPE_MIN(range, pw - 16 - x0);
+            m.dy_lo = -MPE_MIN(range, y0);
+            m.dy_hi = MPE_MIN(range, ph - 16 - y0);
+            search_mb(&mv[i], &m, mbx ? &mv[i - 1] : NULL, hint ? &hint[i] : NULL, scan);
+        }
+    }
+}
+
+static void motion_search_rows_c(GpuMotion *mv, const MpePicture *cur, const GpuBlockSums *cur_sums,
+                                 const MpePicture *ref, const GpuBlockSums *ref_sums, int range,
+                                 const GpuMotion *hint, int row0, int row1)
+{
+    search_rows(mv, cur, cur_sums, ref, ref_sums, range, hint, row0, row1, scan_window_c);
+}
+
+/* ------------------------------------------------------------ AVX2 */
+
+#ifdef MPE_ARCH_X86
+
+#define AVX2 __attribute__((target("avx2")))
+
+AVX2 static inline __m256i load2x128(const uint8_t *lo, const uint8_t *hi)
+{
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)lo)),
+                                   _mm_loadu_si128((const __m128i *)hi), 1);
+}
+
+/* 32 pixels per step, 16 in each lane: each channel's bytes gathered from
+ * the lane's three 16-byte pieces of 48 RGB bytes. */
+AVX2 static void conv_planar_avx2(uint8_t *const pl[3], const uint8_t *src, int w)
+{
+#define M(...) _mm256_setr_epi8(__VA_ARGS__, __VA_ARGS__)
+    const __m256i r0 = M(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i r1 = M(-1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14, -1, -1, -1, -1, -1);
+    const __m256i r2 = M(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1, 4, 7, 10, 13);
+    const __m256i g0 = M(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i g1 = M(-1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1);
+    const __m256i g2 = M(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14);
+    const __m256i b0 = M(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i b1 = M(-1, -1, -1, -1, -1, 1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1);
+    const __m256i b2 = M(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15);
+#undef M
+    int x = 0;
+    for (; x + 32 <= w; x += 32) {
+        const uint8_t *p = src + 3 * x;
+        __m256i a = load2x128(p, p + 48), b = load2x128(p + 16, p + 64), c = load2x128(p + 32, p + 80);
+        __m256i r = _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a, r0), _mm256_shuffle_epi8(b, r1)),
+                                    _mm256_shuffle_epi8(c, r2));
+        __m256i g = _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a, g0), _mm256_shuffle_epi8(b, g1)),
+                                    _mm256_shuffle_epi8(c, g2));
+        __m256i bl = _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a, b0), _mm256_shuffle_epi8(b, b1)),
+                                     _mm256_shuffle_epi8(c, b2));
+        _mm256_storeu_si256((__m256i *)(pl[0] + x), r);
+        _mm256_storeu_si256((__m256i *)(pl[1] + x), g);
+        _mm256_storeu_si256((__m256i *)(pl[2] + x), bl);
+    }
+    for (; x < w; x++) {
+        pl[0][x] = src[3 * x];
+        pl[1][x] = src[3 * x + 1];
+        pl[2][x] = src[3 * x + 2];
+    }
+}
+
+/* Y_G = 33039 does not fit an int16 multiplier: split as 16520 + 16519 over
+ * two pmaddwd pairs (R, G) and (B, G). */
+AVX2 static inline __m256i luma8_avx2(__m256i rg, __m256i bg)
+{
+    const __m256i crg = _mm256_set1_epi32((16520 << 16) | Y_R);
+    const __m256i cbg = _mm256_set1_epi32((16519 << 16) | Y_B);
+    const __m256i k = _mm256_set1_epi32((16 << 16) + 32768);
+    __m256i s = _mm256_add_epi32(_mm256_madd_epi16(rg, crg), _mm256_madd_epi16(bg, cbg));
+    return _mm256_srai_epi32(_mm256_add_epi32(s, k), 16);
+}
+
+AVX2 static void conv_luma_avx2(uint8_t *dst, uint8_t *const pl[3], int n)
+{
+    const __m256i z = _mm256_setzero_si256();
+    for (int x = 0; x < n; x += 32) {
+        __m256i r = _mm256_loadu_si256((const __m256i *)(pl[0] + x));
+        __m256i g = _mm256_loadu_si256((const __m256i *)(pl[1] + x));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(pl[2] + x));
+        __m256i rl = _mm256_unpacklo_epi8(r, z), rh = _mm256_unpackhi_epi8(r, z);
+        __m256i gl = _mm256_unpacklo_epi8(g, z), gh = _mm256_unpackhi_epi8(g, z);
+        __m256i bl = _mm256_unpacklo_epi8(b, z), bh = _mm256_unpackhi_epi8(b, z);
+        /* all in-lane, so the packs put every pixel back where it came from */
+        __m256i lo = _mm256_packs_epi32(
+            luma8_avx2(_mm256_unpacklo_epi16(rl, gl), _mm256_unpacklo_epi16(bl, gl)),
+            luma8_avx2(_mm256_unpackhi_epi16(rl, gl), _mm256_unpackhi_epi16(bl, gl)));
+        __m256i hi = _mm256_packs_epi32(
+            luma8_avx2(_mm256_unpacklo_epi16(rh, gh), _mm256_unpacklo_epi16(bh, gh)),
+            luma8_avx2(_mm256_unpackhi_epi16(rh, gh), _mm256_unpackhi_epi16(bh, gh)));
+        _mm256_storeu_si256((__m256i *)(dst + x), _mm256_packus_epi16(lo, hi));
+    }
+}
+
+/* pmaddubsw on the byte pairs (p[2cx-1], p[2cx]) with (1, 3) and
+ * (p[2cx+1], p[2cx+2]) with (3, 1). */
+AVX2 static void conv_hfilter_avx2(uint16_t *const h[3], uint8_t *const pl[3], int cw)
+{
+    const __m256i k13 = _mm256_set1_epi16(0x0301), k31 = _mm256_set1_epi16(0x0103);
+    for (int c = 0; c < 3; c++)
+        for (int cx = 0; cx < cw; cx += 16) {
+            const uint8_t *p = pl[c] + 2 * cx;
+            __m256i a = _mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(p - 1)), k13);
+            __m256i b = _mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(p + 1)), k31);
+            _mm256_storeu_si256((__m256i *)(h[c] + cx), _mm256_add_epi16(a, b));
+        }
+}
+
+/* One chroma component of 16 samples from the filtered R, G, B (<= 16320):
+ * 128 + round(sum / 2^22), in int16 lanes. */
+AVX2 static inline __m256i chroma16_avx2(__m256i r, __m256i g, __m256i b, int cr, int cg, int cb)
+{
+    const __m256i crg = _mm256_set1_epi32((int32_t)(((uint32_t)(uint16_t)cg << 16) | (uint16_t)cr));
+    const __m256i cbz = _mm256_set1_epi32((uint16_t)cb);
+    const __m256i half = _mm256_set1_epi32(1 << 21), z = _mm256_setzero_si256();
+    __m256i lo = _mm256_add_epi32(_mm256_madd_epi16(_mm256_unpacklo_epi16(r, g), crg),
+                                  _mm256_madd_epi16(_mm256_unpacklo_epi16(b, z), cbz));
+    __m256i hi = _mm256_add_epi32(_mm256_madd_epi16(_mm256_unpackhi_epi16(r, g), crg),
+                                  _mm256_madd_epi16(_mm256_unpackhi_epi16(b, z), cbz));
+    lo = _mm256_srai_epi32(_mm256_add_epi32(lo, half), 22);
+    hi = _mm256_srai_epi32(_mm256_add_epi32(hi, half), 22);
+    return _mm256_add_epi16(_mm256_packs_epi32(lo, hi), _mm256_set1_epi16(128));
+}
+
+AVX2 static void conv_vfilter_avx2(uint8_t *dcb, uint8_t *dcr, const uint16_t *const hr[4][3], int cw)
+{
+    const __m256i lo = _mm256_set1_epi8(16), hi = _mm256_set1_epi8((char)240);
+    for (int cx = 0; cx < cw; cx += 16) {
+        __m256i v[3];
+        for (int c = 0; c < 3; c++) {
+            __m256i m = _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(hr[1][c] + cx)),
+                                         _mm256_loadu_si256((const __m256i *)(hr[2][c] + cx)));
+            __m256i o = _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(hr[0][c] + cx)),
+                                         _mm256_loadu_si256((const __m256i *)(hr[3][c] + cx)));
+            v[c] = _mm256_add_epi16(o, _mm256_add_epi16(m, _mm256_add_epi16(m, m)));
+        }
+        __m256i cb = chroma16_avx2(v[0], v[1], v[2], CB_R, CB_G, CB_B);
+        __m256i cr = chroma16_avx2(v[0], v[1], v[2], CR_R, CR_G, CR_B);
+        /* packus interleaves the lanes: cb 0-7, cr 0-7 | cb 8-15, cr 8-15 */
+        __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi16(cb, cr), 0xD8);
+        p = _mm256_min_epu8(_mm256_max_epu8(p, lo), hi);
+        _mm_storeu_si128((__m128i *)(dcb + cx), _mm256_castsi256_si128(p));
+        _mm_storeu_si128((__m128i *)(dcr + cx), _mm256_extracti128_si256(p, 1));
+    }
+}
+
+static const ConvOps conv_ops_avx2 = { conv_planar_avx2, conv_luma_avx2, conv_hfilter_avx2,
+                                       conv_vfilter_avx2 };
+
+static void convert_rgb_rows_avx2(MpePicture *pic, const uint8_t *rgb, ptrdiff_t rgb_stride,
+                                  int row0, int row1)
+{
+    for (int row = row0; row < row1; row++)
+        convert_band(pic, rgb, rgb_stride, row, &conv_ops_avx2);
+}
+
+/* Sums of the 8 bytes at l[x .. x+7] for x .. x+15: (v)mpsadbw against zero
+ * gives sums of 4 bytes at 8 consecutive offsets per lane, from byte 0 or
+ * byte 4 of the lane.  last: x = pw - 16, where only x + 8's sum has bytes
+ * left in the row, so the upper lane takes its bytes from the lower one
+ * rather than from past the row. */
+AVX2 static inline __m256i hsum8_avx2(const uint8_t *l, int x, int last)
+{
+    const __m256i z = _mm256_setzero_si256();
+    __m128i lo = _mm_loadu_si128((const __m128i *)(l + x));
+    __m128i hi = last ? _mm_srli_si128(lo, 8) : _mm_loadu_si128((const __m128i *)(l + x + 8));
+    __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    return _mm256_add_epi16(_mm256_mpsadbw_epu8(v, z, 0), _mm256_mpsadbw_epu8(v, z, 0x24));
+}
+
+/* Row sums of 8 bytes, then 8 of those down the rows, sliding: each new
+ * row adds the row 7 below and drops the one above, kept in a ring.  Lanes
+ * past a row's last block hold sums of whatever lies there; the search
+ * masks them off. */
+AVX2 static void block_sums_rows_avx2(GpuBlockSums *s, const MpePicture *pic, int row0, int row1)
+{
+    alignas(32) uint16_t ring[8][4096];   /* row sums of rows y-1 .. y+6, by row mod 8 */
+    const int pw = pic->plane_w[0], y0 = 16 * row0, y1 = MPE_MIN(16 * row1, pic->plane_h[0] - 7);
+    const ptrdiff_t ls = pic->stride[0], st = s->stride;
+
+    if (y0 >= y1)
+        return;
+    for (int x = 0; x < pw; x += 16) {
+        __m256i acc = _mm256_setzero_si256();
+        for (int j = 0; j < 8; j++) {
+            __m256i h = hsum8_avx2(pic->plane[0] + (y0 + j) * ls, x, x == pw - 16);
+            _mm256_store_si256((__m256i *)(ring[(y0 + j) & 7] + x), h);
+            acc = _mm256_add_epi16(acc, h);
+        }
+        _mm256_storeu_si256((__m256i *)(s->sum + y0 * st + x), acc);
+    }
+    for (int y = y0 + 1; y < y1; y++) {
+        const uint8_t *l = pic->plane[0] + (y + 7) * ls;
+        uint16_t *slot = ring[(y + 7) & 7];   /* row y - 1's, out; row y + 7's, in */
+        uint16_t *out = s->sum + y * st;
+        for (int x = 0; x < pw; x += 16) {
+            __m256i h = hsum8_avx2(l, x, x == pw - 16);
+            __m256i old = _mm256_load_si256((const __m256i *)(slot + x));
+            __m256i prev = _mm256_loadu_si256((const __m256i *)(out - st + x));
+            _mm256_store_si256((__m256i *)(slot + x), h);
+            _mm256_storeu_si256((__m256i *)(out + x), _mm256_sub_epi16(_mm256_add_epi16(prev, h), old));
+        }
+    }
+}
+
+AVX2 static inline __m256i absdiff16(__m256i a, __m256i b)
+{
+    return _mm256_or_si256(_mm256_subs_epu16(a, b), _mm256_subs_epu16(b, a));
+}
+
+/* Lanes whose bound is <= best, as two mask bits per lane. */
+AVX2 static inline unsigned not_above(__m256i lb, __m256i best)
+{
+    __m256i over = _mm256_subs_epu16(lb, best);
+    return (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi16(over, _mm256_setzero_si256()));
+}
+
+/* 16 candidates at a time, in uint16 lanes (bounds stop at 65280 like
+ * SADs): the quarters' bound of every candidate of a row against the best
+ * at the row's start, one branch for the row (branching on every vector,
+ * or on the whole block's bound first, costs more in mispredictions than
+ * it saves), then the exact check of try_candidate for the few lanes left. */
+AVX2 static void scan_window_avx2(MbSearch *m)
+{
+    const int ndx = m->dx_hi - m->dx_lo + 1, nvec = (ndx + 15) / 16;
+    const unsigned tail = ndx % 16 ? (1u << 2 * (ndx % 16)) - 1 : ~0u;
+    const ptrdiff_t ss = m->sstride;
+    const __m256i c0 = _mm256_set1_epi16((short)m->c8[0]), c1 = _mm256_set1_epi16((short)m->c8[1]);
+    const __m256i c2 = _mm256_set1_epi16((short)m->c8[2]), c3 = _mm256_set1_epi16((short)m->c8[3]);
+    unsigned masks[(2 * GPU_MAX_SEARCH_RANGE + 1 + 15) / 16];
+
+    for (int k = 0, n = rows_to_visit(m); k < n; k++) {
+        const int dy = row_at(k);
+        if (dy < m->dy_lo || dy > m->dy_hi)
+            continue;
+        const uint16_t *t = m->rs + dy * ss + m->dx_lo, *b = t + 8 * ss;
+        const __m256i best = _mm256_set1_epi16((short)m->bsad);
+        unsigned any = 0;
+        for (int v = 0; v < nvec; v++) {
+            __m256i l8 = _mm256_add_epi16(
+                _mm256_add_epi16(absdiff16(_mm256_loadu_si256((const __m256i *)(t + 16 * v)), c0),
+                                 absdiff16(_mm256_loadu_si256((const __m256i *)(t + 16 * v + 8)), c1)),
+                _mm256_add_epi16(absdiff16(_mm256_loadu_si256((const __m256i *)(b + 16 * v)), c2),
+                                 absdiff16(_mm256_loadu_si256((const __m256i *)(b + 16 * v + 8)), c3)));
+            masks[v] = not_above(l8, best) & (v == nvec - 1 ? tail : ~0u);
+            any |= masks[v];
+        }
+        if (!any)
+            continue;
+        for (int v = 0; v < nvec; v++)
+            for (unsigned mk = masks[v]; mk; mk &= mk - 1, mk &= mk - 1) {   /* two bits per lane */
+                const int dx = m->dx_lo + 16 * v + (__builtin_ctz(mk) >> 1);
+                try_candidate(m, dx, dy, bound8(m, dx, dy));
+            }
+    }
+}
+
+static void motion_search_rows_avx2(GpuMotion *mv, const MpePicture *cur,
+                                    const GpuBlockSums *cur_sums, const MpePicture *ref,
+                                    const GpuBlockSums *ref_sums, int range, const GpuMotion *hint,
+                                    int row0, int row1)
+{
+    search_rows(mv, cur, cur_sums, ref, ref_sums, range, hint, row0, row1, scan_window_avx2);
+}
+
+static const GpuCpuKernels kernels_avx2 = {
+    .name = "avx2",
+    .convert_rgb_rows = convert_rgb_rows_avx2,
+    .block_sums_rows = block_sums_rows_avx2,
+    .motion_search_rows = motion_search_rows_avx2,
+};
+
+#endif /* MPE_ARCH_X86 */
+
+static const GpuCpuKernels kernels_c = {
+    .name = "c",
+    .convert_rgb_rows = convert_rgb_rows_c,
+    .block_sums_rows = block_sums_rows_c,
+    .motion_search_rows = motion_search_rows_c,
+};
+
+const GpuCpuKernels *gpu_cpu_kernels(int index)
+{
+#ifdef MPE_ARCH_X86
+    if (mpe_cpu_flags() & MPE_CPU_AVX2) {
+        if (index == 0)
+            return &kernels_avx2;
+        index--;
+    }
+#endif
+    return index == 0 ? &kernels_c : NULL;
+}
