@@ -60,6 +60,9 @@ NVCCFLAGS  ?= -O3
 NVCC_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
 NVCC_WARN  := -Xcompiler -Wall,-Wextra$(if $(filter 1,$(WERROR)),$(comma)-Werror) $(if $(filter 1,$(WERROR)),-Werror all-warnings)
 CPPFLAGS_ALL += -DMPE_HAVE_CUDA
+ifneq ($(wildcard iqa/mad_cuda.cu),)
+CPPFLAGS_ALL += -DMPE_HAVE_MAD_CUDA
+endif
 LDLIBS_ALL   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 CUDA_SRCS    := $(wildcard gpu/*.cu iqa/*.cu)
 LIB_OBJS     += $(CUDA_SRCS:%.cu=$(BUILD)/obj/%.cu.o)

@@ -1,0 +1,1440 @@
+/* mad_cuda.cu — MAD in CUDA (../shared/reference/mad/SPEC.md; paper: Larson
+ * & Chandler 2010), the same computation as mad_cpu.c, in double precision:
+ * the H200 runs FP64 at full rate and every large stage here is bound by
+ * memory, so double costs about 2x the bytes of float and buys agreement
+ * with C to ~1e-12 instead of the SPEC's ~5e-5 for float.
+ *
+ * Per context (one size), built in open on the device: the CSF (Hermitian-
+ * symmetrised on the r2c half spectrum, times 1/(w*h)), the log-Gabor bank
+ * as 5 radial x 4 angular factors, the lightness table, cuFFT plans (2-D
+ * D2Z and Z2D for the real pictures; Z2Z inverse batched over `batch`
+ * subbands) and every buffer.  cuFFT is loaded with dlopen, so the binary
+ * starts without it; probe() says why when it is missing.  Device memory:
+ * about 140 bytes per pixel plus 16 per pixel and batched subband (and
+ * cuFFT's workspace, up to as much again): the batch is all 20 subbands
+ * while that buffer stays within 1.5 GiB (2048x2048: 20, ~3.3 GB in all).
+ *
+ * set_reference() (one stream):
+ *   upload ref -> pixel sum -> prep: L = LUT[ref], G = ref - mean
+ *   D2Z(L) . CSF -> Z2D -> R -> block mean16 and sd8 of R -> modified std
+ *   D2Z(G); per batch of subbands: half spectrum x radial x angular ->
+ *     batched Z2Z -> |EO| -> std/skew/kurt per block, kept on the device
+ * score():
+ *   upload dst -> pixel sum -> prep: dL = LUT[dst] - LUT[ref], G = dst - mean
+ *   D2Z(dL) . CSF -> Z2D -> E = D - R directly (the filter is linear; the
+ *     difference is formed before the transform, so identical pictures give
+ *     E = 0 exactly) -> block std of E -> visibility per block
+ *   16x16 local MSE (exact integer box sums) x visibility -> kept-region
+ *     sum of squares, per CUDA block
+ *   D2Z(G); per batch: filter product -> Z2Z -> |EO| -> block moments ->
+ *     |differences| to the reference's, one map per subband
+ *   eta per block (fixed order over subbands) -> kept-region sum of squares
+ *   two fixed-order reductions -> 2 doubles back -> combination on the host
+ *
+ * Block statistics (the paper's bottleneck kernel: per-thread 256-element
+ * arrays spilled to global memory): a CUDA block covers 32 x 16 grid blocks.
+ * It computes the moments of the 35 x 19 4x4 "cells" under them (four
+ * threads per cell, one column each, combined by warp shuffles, so a warp's
+ * loads are 512 contiguous bytes), keeps them in shared memory, merges them
+ * with the exact pairwise central-moment update of mad_stats.c (Chan/Pébay)
+ * into 4-cell-wide row aggregates and then into the 16x16 blocks.  Each
+ * pixel is read 1.3x (the 3-cell halo), no raw power sums are differenced.
+ *
+ * Determinism: no floating-point atomics (the pixel sum is an integer
+ * atomic, exact in any order); every double sum is a fixed tree over a fixed
+ * launch shape; cuFFT plans are fixed per context.  The reference and the
+ * distorted picture go through the same kernels and plans, so a picture
+ * scored against itself gives exactly 0.
+ *
+ * What bounds each kernel (H200, 4.8 TB/s, estimates; 2048^2 / 512^2):
+ *   upload        PCIe + the host's copy into pinned memory, chunked so the
+ *                 two overlap: ~0.3 ms / ~30 us
+ *   sum, prep     memory: 1 + 18 bytes per pixel, ~10 us / launch latency
+ *   D2Z, Z2D      memory, ~3 x 2 passes over 64 MB: ~0.1 ms / ~10 us
+ *   subband mul   memory: writes 16 bytes per pixel and subband (1.3 GB at
+ *                 2048^2, 20 subbands): ~0.3 ms / ~25 us
+ *   batched Z2Z   memory: ~2 read+write passes over 1.3 GB: ~1.3 ms /
+ *                 ~80 us (84 MB, partly L2)
+ *   appear stats  memory: 1.3 x 16 bytes per pixel and subband, with FP64
+ *                 (sqrt, moments) at about half of issue: ~0.5 ms / ~35 us
+ *   detect stats, local MSE, eta, reductions: memory or latency, ~10 us each
+ */
+extern "C" {
+#include "iqa/mad.h"
+#include "iqa/mad_cuda_internal.h"
+#include "iqa/mad_internal.h"
+}
+
+#include <cuda_runtime.h>
+#include <cufft.h> /* types and constants only: the functions come from dlopen */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAD_PI 3.14159265358979323846
+
+#define TPB 256                       /* threads of the 1-D kernels */
+#define SUB_BUDGET ((size_t)3 << 29)  /* 1.5 GiB of subband buffer picks the batch */
+#define UPLOAD_CHUNK ((size_t)1 << 19) /* bytes per staged upload piece */
+#define MAX_MARKS 128
+
+/* ---- small device helpers ------------------------------------------------ */
+
+/* Moments of n samples: mean and central sums of d^2, d^3, d^4. */
+struct Mom {
+    double m, s2, s3, s4;
+};
+
+/* Union of two sets of n samples each (mad_stats.c's mom_merge). */
+__device__ __forceinline__ Mom mom_merge(Mom a, Mom b, double n)
+{
+    Mom o;
+    double d = b.m - a.m, d2 = d * d;
+    o.m = (a.m + b.m) * 0.5;
+    o.s2 = a.s2 + b.s2 + d2 * n * 0.5;
+    o.s3 = a.s3 + b.s3 + 1.5 * d * (b.s2 - a.s2);
+    o.s4 = a.s4 + b.s4 + d2 * d2 * n * 0.125 + 1.5 * d2 * (a.s2 + b.s2) + 2.0 * d * (b.s3 - a.s3);
+    return o;
+}
+
+/* Sum over the 256 threads of a block in a fixed tree; the result is valid
+ * in thread 0.  sh: 8 doubles of shared memory. */
+__device__ double block_sum(double v, double *sh)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, off);
+    if (lane == 0)
+        sh[warp] = v;
+    __syncthreads();
+    v = 0.0;
+    if (warp == 0) {
+        v = lane < TPB / 32 ? sh[lane] : 0.0;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1)
+            v += __shfl_down_sync(0xffffffffu, v, off);
+    }
+    return v;
+}
+
+/* The original's symmetric padding (edge sample repeated), then clamped so
+ * rows of a tile that only feed pixels outside the picture stay in range. */
+__device__ __forceinline__ int mirror_clamp(int i, int n)
+{
+    i = i < 0 ? -i - 1 : i >= n ? 2 * n - 1 - i : i;
+    return min(max(i, 0), n - 1);
+}
+
+/* SPEC §3.4 on one block, as mad_cpu.c's visibility(). */
+__device__ __forceinline__ double visibility(double mu_ref, double sd_ref, double sd_err)
+{
+    const double g_thresh = 0.5, ci_thrsh = -5.0, cd_thrsh = -5.0;
+    double ci_ref = log(sd_ref / mu_ref);
+    double ci_dst = mu_ref < g_thresh ? -INFINITY : log(sd_err / mu_ref);
+    if (ci_ref > ci_thrsh && ci_dst > ci_ref)
+        return ci_dst - ci_ref;
+    if (ci_ref <= ci_thrsh && ci_dst > cd_thrsh)
+        return ci_dst - cd_thrsh;
+    return 0.0;
+}
+
+/* ---- filters, built once per size (open) --------------------------------- */
+
+/* mad_filters.c's mad_csf_centred, with the device's libm (1-2 ulp from
+ * glibc's; the flat top makes the one threshold harmless). */
+__device__ double csf_centred(int r, int c, int w, int h)
+{
+    const double nfreq = 32.0, ww = 0.7;
+    double u = (double)r - (h - 1) / 2.0;
+    double v = (double)c - (w - 1) / 2.0;
+    double zr = u / w * 2.0 * nfreq, zi = v / w * 2.0 * nfreq;
+    double f = hypot(zr, zi);
+    double theta = atan2(zi, zr);
+    double s = (1.0 - ww) / 2.0 * cos(4.0 * theta) + (1.0 + ww) / 2.0;
+    double fp = f / s;
+    if (fp < 7.8909)
+        return 0.9809;
+    return 2.6 * (0.0192 + 0.114 * fp) * exp(-pow(0.114 * fp, 1.1));
+}
+
+/* Compute-bound, once per open: one thread per half-spectrum bin. */
+__global__ void csf_half_kernel(double *__restrict__ hs, int w, int h, int hc, double scale)
+{
+    const int l = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
+    if (l >= hc)
+        return;
+    int r1 = (k + h / 2) % h, r2 = ((h - k) % h + h / 2) % h;
+    int c1 = (l + w / 2) % w, c2 = ((w - l) % w + w / 2) % w;
+    double a = csf_centred(r1, c1, w, h), b = csf_centred(r2, c2, w, h);
+    hs[(size_t)k * hc + l] = 0.5 * (a + b) * scale;
+}
+
+/* Constants of the log-Gabor bank, computed on the host by the expressions
+ * of mad_filters.c so that they are the same doubles. */
+struct LgParams {
+    double lrfo[MAD_NSCALE]; /* ln of each scale's centre radius */
+    double denom;            /* -2 ln(0.55)^2 */
+    double ca[MAD_NORIENT], sa[MAD_NORIENT];
+    double den;              /* 2 theta_sigma^2 */
+};
+
+/* Compute-bound, once per open: one thread per DFT bin, all 9 factors. */
+__global__ void loggabor_kernel(double *__restrict__ rad, double *__restrict__ ang, LgParams p,
+                                int w, int h)
+{
+    const int l = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
+    if (l >= w)
+        return;
+    const size_t npix = (size_t)w * h, i = (size_t)k * w + l;
+    int gr = (k - h / 2 + h) % h, gc = (l - w / 2 + w) % w;
+    double x = ((double)gc - w / 2.0) / (w / 2.0);
+    double y = ((double)gr - h / 2.0) / (h / 2.0);
+    int fudge = gr == (h % 2 ? (h + 1) / 2 : h / 2) && gc == (w % 2 ? (w + 1) / 2 : w / 2);
+    double lr = fudge ? 0.0 : log(sqrt(x * x + y * y));
+    for (int s = 0; s < MAD_NSCALE; s++) {
+        double d = lr - p.lrfo[s];
+        rad[s * npix + i] = fudge ? 0.0 : exp(d * d / p.denom);
+    }
+    double theta = atan2(-y, x);
+    double st = sin(theta), ct = cos(theta);
+    for (int o = 0; o < MAD_NORIENT; o++) {
+        double ds = st * p.ca[o] - ct * p.sa[o];
+        double dc = ct * p.ca[o] + st * p.sa[o];
+        double dtheta = fabs(atan2(ds, dc));
+        ang[o * npix + i] = exp(-dtheta * dtheta / p.den);
+    }
+}
+
+/* ---- per picture ----------------------------------------------------------- */
+
+/* Memory-bound (1 byte per pixel): the picture's pixel sum, for the
+ * mean-free gray image.  Integer atomics: exact in any order. */
+__global__ void sum_u8_kernel(const uint8_t *__restrict__ pic, size_t n,
+                              unsigned long long *__restrict__ sum)
+{
+    const size_t nw = n / 4;
+    const uint32_t *w4 = (const uint32_t *)pic; /* cudaMalloc'd: aligned */
+    unsigned long long acc = 0;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < nw;
+         i += (size_t)gridDim.x * blockDim.x)
+        acc += __vsadu4(__ldg(w4 + i), 0u);
+    if (blockIdx.x == 0 && threadIdx.x < n % 4)
+        acc += pic[4 * nw + threadIdx.x];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        acc += __shfl_down_sync(0xffffffffu, acc, off);
+    if ((threadIdx.x & 31) == 0)
+        atomicAdd(sum, acc);
+}
+
+/* Memory-bound (2 bytes in, 16 out per pixel).  gray = pic - mean with
+ * mad_cpu's rounded integer mean (every log-Gabor filter is 0 at DC, so
+ * the constant changes no subband; taking it off keeps a flat picture's
+ * spectrum exactly 0).  light = LUT[pic] for the reference,
+ * LUT[pic] - LUT[ref] for a distorted picture. */
+__global__ void prep_kernel(const uint8_t *__restrict__ pic, const uint8_t *__restrict__ ref,
+                            const double *__restrict__ lut_g,
+                            const unsigned long long *__restrict__ sum, size_t n,
+                            double *__restrict__ gray, double *__restrict__ light, int is_ref)
+{
+    __shared__ double lut[256];
+    lut[threadIdx.x] = lut_g[threadIdx.x]; /* TPB == 256 */
+    __syncthreads();
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const double mean = (double)((*sum + n / 2) / n);
+    const int v = pic[i];
+    gray[i] = v - mean;
+    light[i] = is_ref ? lut[v] : lut[v] - lut[ref[i]];
+}
+
+/* Memory-bound: the CSF product on the r2c half spectrum. */
+__global__ void csf_mul_kernel(double2 *__restrict__ half, const double *__restrict__ csf,
+                               size_t n)
+{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    double f = csf[i];
+    double2 v = half[i];
+    half[i] = make_double2(v.x * f, v.y * f);
+}
+
+/* Memory-bound (writes 16 bytes per bin and subband): spectrum x radial x
+ * angular for subbands sub0 .. sub0+nsub-1, into nsub full h x w spectra.
+ * The log-Gabor filters are one-sided, so they need the whole spectrum: the
+ * bins r2c leaves out are F(k, l) = conj(F(-k, -l)). */
+__global__ void subband_mul_kernel(const double2 *__restrict__ half, const double *__restrict__ rad,
+                                   const double *__restrict__ ang, double2 *__restrict__ out,
+                                   int sub0, int nsub, int w, int h, int hc)
+{
+    const int l = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
+    if (l >= w)
+        return;
+    const size_t npix = (size_t)w * h, i = (size_t)k * w + l;
+    double2 f;
+    if (l < hc) {
+        f = __ldg(half + (size_t)k * hc + l);
+    } else {
+        f = __ldg(half + (size_t)((h - k) % h) * hc + (w - l));
+        f.y = -f.y;
+    }
+    double a[MAD_NORIENT];
+#pragma unroll
+    for (int o = 0; o < MAD_NORIENT; o++)
+        a[o] = __ldg(ang + o * npix + i);
+    for (int j = 0; j < nsub; j++) {
+        const int sub = sub0 + j, s = sub / MAD_NORIENT, o = sub % MAD_NORIENT;
+        double ao = a[0];
+#pragma unroll
+        for (int q = 1; q < MAD_NORIENT; q++)
+            ao = o == q ? a[q] : ao;
+        const double g = __ldg(rad + s * npix + i) * ao;
+        out[j * npix + i] = make_double2(f.x * g, f.y * g);
+    }
+}
+
+/* ---- block statistics ------------------------------------------------------ */
+
+#define ST_TX 32             /* grid blocks per CUDA block, across */
+#define ST_TY 16             /* and down */
+#define ST_CC (ST_TX + 3)    /* 4x4 cells under them, across */
+#define ST_CR (ST_TY + 3)    /* and down */
+#define ST_NCELL (ST_CR * ST_CC)
+#define ST_NQUAD (ST_CR * ST_TX)
+
+enum { ST_APPEAR, ST_DETECT_REF, ST_DETECT_DST };
+
+struct StatsArgs {
+    const double2 *sub;  /* ST_APPEAR: nsub complex subbands (blockIdx.z picks one) */
+    const double *img;   /* ST_DETECT_*: R or E */
+    int w, h, nbr, nbc;
+    size_t npix, nblk;
+    double scale;        /* |EO| = |IFFT| * scale (the inverse's 1/(w*h)) */
+    int sub0, is_ref;
+    double *st_ref;      /* ST_APPEAR, reference: MAD_NSUB x 3 x nblk */
+    double *terms;       /* ST_APPEAR, distorted: MAD_NSUB x nblk */
+    double *mu_ref;      /* ST_DETECT_REF outputs */
+    double *sd8;
+    const double *mu_in; /* ST_DETECT_DST inputs and outputs */
+    const double *sdref_in;
+    double *sd_err, *msk;
+};
+
+/* See the file comment.  Memory-bound for ST_APPEAR (1.3 x 16 bytes per
+ * pixel, FP64 about half busy), latency-bound for the single-image detect
+ * modes.  Shared: 21 KB of cell moments + 19 KB of row aggregates.  The
+ * appearance statistics of the reference and of a distorted picture come
+ * from this one instantiation (is_ref is a runtime flag), so their
+ * arithmetic is the same instruction for instruction. */
+template <int MODE>
+__global__ void __launch_bounds__(TPB) stats_kernel(StatsArgs a)
+{
+    __shared__ double cm[4][ST_NCELL];
+    __shared__ double qm[4][ST_NQUAD];
+
+    const int ncr = a.nbr + 3, ncc = a.nbc + 3;
+    const int ci0 = blockIdx.y * ST_TY, cj0 = blockIdx.x * ST_TX;
+    const int q = threadIdx.x & 3; /* this thread's column of the cell */
+    const double2 *sub = MODE == ST_APPEAR ? a.sub + blockIdx.z * a.npix : NULL;
+
+    /* 1: cell moments; every thread runs every round so that the shuffles
+     * always have their whole warp */
+    for (int base = 0; base < ST_NCELL; base += TPB / 4) {
+        const int cell = base + (threadIdx.x >> 2);
+        const int r = cell / ST_CC, c = cell - r * ST_CC;
+        const int ci = ci0 + r, cj = cj0 + c;
+        const bool ok = cell < ST_NCELL && ci < ncr && cj < ncc;
+        double v[4] = { 0.0, 0.0, 0.0, 0.0 };
+        if (ok) {
+            const size_t p0 = (size_t)(4 * ci) * a.w + 4 * cj + q;
+#pragma unroll
+            for (int y = 0; y < 4; y++) {
+                if (MODE == ST_APPEAR) {
+                    double2 z = __ldg(sub + p0 + (size_t)y * a.w);
+                    v[y] = sqrt(z.x * z.x + z.y * z.y) * a.scale;
+                } else {
+                    v[y] = __ldg(a.img + p0 + (size_t)y * a.w);
+                }
+            }
+        }
+        /* butterflies: the four lanes of a cell end with bitwise equal sums */
+        double sum = ((v[0] + v[1]) + v[2]) + v[3];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const double m = sum * (1.0 / 16.0);
+        double s2 = 0.0, s3 = 0.0, s4 = 0.0;
+#pragma unroll
+        for (int y = 0; y < 4; y++) {
+            double d = v[y] - m, dd = d * d;
+            s2 += dd;
+            s3 += dd * d;
+            s4 += dd * dd;
+        }
+        s2 += __shfl_xor_sync(0xffffffffu, s2, 1);
+        s2 += __shfl_xor_sync(0xffffffffu, s2, 2);
+        s3 += __shfl_xor_sync(0xffffffffu, s3, 1);
+        s3 += __shfl_xor_sync(0xffffffffu, s3, 2);
+        s4 += __shfl_xor_sync(0xffffffffu, s4, 1);
+        s4 += __shfl_xor_sync(0xffffffffu, s4, 2);
+        if (q == 0 && cell < ST_NCELL) {
+            cm[0][cell] = ok ? m : 0.0;
+            cm[1][cell] = ok ? s2 : 0.0;
+            cm[2][cell] = ok ? s3 : 0.0;
+            cm[3][cell] = ok ? s4 : 0.0;
+        }
+    }
+    __syncthreads();
+
+    /* 2: 16-wide row aggregates: (cells c, c+1) + (cells c+2, c+3) */
+    for (int i = threadIdx.x; i < ST_NQUAD; i += TPB) {
+        const int r = i / ST_TX, c = i - r * ST_TX;
+        const int j = r * ST_CC + c;
+        Mom c0 = { cm[0][j], cm[1][j], cm[2][j], cm[3][j] };
+        Mom c1 = { cm[0][j + 1], cm[1][j + 1], cm[2][j + 1], cm[3][j + 1] };
+        Mom c2 = { cm[0][j + 2], cm[1][j + 2], cm[2][j + 2], cm[3][j + 2] };
+        Mom c3 = { cm[0][j + 3], cm[1][j + 3], cm[2][j + 3], cm[3][j + 3] };
+        Mom qd = mom_merge(mom_merge(c0, c1, 16.0), mom_merge(c2, c3, 16.0), 32.0);
+        qm[0][i] = qd.m;
+        qm[1][i] = qd.s2;
+        qm[2][i] = qd.s3;
+        qm[3][i] = qd.s4;
+    }
+    __syncthreads();
+
+    /* 3: the 16x16 blocks, 4 row aggregates each */
+    for (int i = threadIdx.x; i < ST_TY * ST_TX; i += TPB) {
+        const int r = i / ST_TX, c = i - r * ST_TX;
+        const int by = ci0 + r, bx = cj0 + c;
+        if (by >= a.nbr || bx >= a.nbc)
+            continue;
+        Mom q4[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const int j = (r + k) * ST_TX + c;
+            q4[k] = Mom{ qm[0][j], qm[1][j], qm[2][j], qm[3][j] };
+        }
+        const Mom b = mom_merge(mom_merge(q4[0], q4[1], 64.0), mom_merge(q4[2], q4[3], 64.0), 128.0);
+        const size_t o = (size_t)by * a.nbc + bx;
+        if (MODE == ST_APPEAR) {
+            const int sub = a.sub0 + blockIdx.z;
+            const double sigma = sqrt(b.s2 / 256.0);
+            const double sd = sqrt(b.s2 / 255.0);
+            double skew = 0.0, kurt = 0.0;
+            if (sigma != 0.0) {
+                skew = (b.s3 / 256.0) / (sigma * sigma * sigma);
+                kurt = (b.s4 / 256.0) / (sigma * sigma * sigma * sigma);
+            }
+            if (a.is_ref) {
+                double *st = a.st_ref + (size_t)sub * 3 * a.nblk;
+                st[o] = sd;
+                st[a.nblk + o] = skew;
+                st[2 * a.nblk + o] = kurt;
+            } else {
+                const double *sr = a.st_ref + (size_t)sub * 3 * a.nblk;
+                a.terms[(size_t)sub * a.nblk + o] = fabs(sr[o] - sd) +
+                                                    2.0 * fabs(sr[a.nblk + o] - skew) +
+                                                    fabs(sr[2 * a.nblk + o] - kurt);
+            }
+        } else if (MODE == ST_DETECT_REF) {
+            /* 8x8 block at the same origin: cells (r..r+1, c..c+1) */
+            const int j = r * ST_CC + c;
+            Mom c0 = { cm[0][j], cm[1][j], cm[2][j], cm[3][j] };
+            Mom c1 = { cm[0][j + 1], cm[1][j + 1], cm[2][j + 1], cm[3][j + 1] };
+            Mom c2 = { cm[0][j + ST_CC], cm[1][j + ST_CC], cm[2][j + ST_CC], cm[3][j + ST_CC] };
+            Mom c3 = { cm[0][j + ST_CC + 1], cm[1][j + ST_CC + 1], cm[2][j + ST_CC + 1],
+                       cm[3][j + ST_CC + 1] };
+            const Mom b8 = mom_merge(mom_merge(c0, c1, 16.0), mom_merge(c2, c3, 16.0), 32.0);
+            a.mu_ref[o] = b.m;
+            a.sd8[o] = sqrt(b8.s2 / 63.0);
+        } else {
+            const double sd_err = sqrt(b.s2 / 255.0);
+            a.sd_err[o] = sd_err;
+            a.msk[o] = visibility(a.mu_in[o], a.sdref_in[o], sd_err);
+        }
+    }
+}
+
+/* SPEC §3.3 modified std (mad_stats.c's mad_modified_std); tiny. */
+__global__ void modified_std_kernel(double *__restrict__ sd_ref, const double *__restrict__ sd8,
+                                    int w, int h, int nbr, int nbc)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nbr * nbc)
+        return;
+    const int by = i / nbc, bx = i - by * nbc;
+    const int down = 4 * by + 5 < h - 15, right = 4 * bx + 5 < w - 15;
+    const double *p = sd8 + i;
+    double v = p[0];
+    if (down && p[nbc] < v)
+        v = p[nbc];
+    if (right && p[1] < v)
+        v = p[1];
+    if (down && right && p[nbc + 1] < v)
+        v = p[nbc + 1];
+    sd_ref[i] = v;
+}
+
+/* ---- local MSE and the collapse --------------------------------------------- */
+
+#define LM_T 32                 /* output tile: 32 x 32 pixels */
+#define LM_S (LM_T + 15)        /* squared differences under it, with the window */
+
+/* lmse(p, q) * 256 = sum of (ref - dst)^2 over rows p-7..p+8, cols q-7..q+8
+ * (SPEC §3.5), exact in integers, for every pixel (the map is kept for
+ * dumps), and the kept region's sum of (msk * lmse)^2 per CUDA block.
+ * Memory/latency-bound: 2 bytes in and 4 out per pixel, 47^2 + 47x32
+ * shared-memory integer sums per 32x32 tile. */
+__global__ void __launch_bounds__(TPB) lmse_kernel(const uint8_t *__restrict__ ref,
+                                                   const uint8_t *__restrict__ pic,
+                                                   const double *__restrict__ msk, int w, int h,
+                                                   int nbc, int32_t *__restrict__ lmse,
+                                                   double *__restrict__ part)
+{
+    __shared__ int sq[LM_S][LM_S + 1];
+    __shared__ int hs[LM_S][LM_T];
+    __shared__ double red[TPB / 32];
+    const int x0 = blockIdx.x * LM_T, y0 = blockIdx.y * LM_T;
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5; /* 32 x 8 */
+
+    for (int i = threadIdx.x; i < LM_S * LM_S; i += TPB) {
+        const int r = i / LM_S, c = i - r * LM_S;
+        const size_t p = (size_t)mirror_clamp(y0 - 7 + r, h) * w + mirror_clamp(x0 - 7 + c, w);
+        const int d = (int)ref[p] - (int)pic[p];
+        sq[r][c] = d * d;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < LM_S * LM_T; i += TPB) {
+        const int r = i / LM_T, c = i - r * LM_T;
+        int s = 0;
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            s += sq[r][c + k];
+        hs[r][c] = s;
+    }
+    __syncthreads();
+    double acc = 0.0;
+    for (int rr = ty; rr < LM_T; rr += TPB / 32) {
+        int s = 0;
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            s += hs[rr + k][tx];
+        const int y = y0 + rr, x = x0 + tx;
+        if (y < h && x < w) {
+            lmse[(size_t)y * w + x] = s;
+            if (y >= MAD_CROP_LO && y <= h - 1 - MAD_CROP_HI && x >= MAD_CROP_LO &&
+                x <= w - 1 - MAD_CROP_HI) {
+                double v = msk[(size_t)(y / MAD_STEP) * nbc + x / MAD_STEP];
+                v *= s / 256.0;
+                acc += v * v;
+            }
+        }
+    }
+    acc = block_sum(acc, red);
+    if (threadIdx.x == 0)
+        part[blockIdx.y * gridDim.x + blockIdx.x] = acc;
+}
+
+/* eta per block, subbands in the original's order (scale outer, orientation
+ * inner), and the kept region's sum of eta^2 (each block's value covers the
+ * kept part of its 4x4 tile) per CUDA block.  Memory-bound: 160 bytes per
+ * grid block. */
+__global__ void __launch_bounds__(TPB) eta_kernel(const double *__restrict__ terms, int w, int h,
+                                                  int nbr, int nbc, double *__restrict__ eta,
+                                                  double *__restrict__ part)
+{
+    __shared__ double red[TPB / 32];
+    const size_t nblk = (size_t)nbr * nbc;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double acc = 0.0;
+    if (i < (int)nblk) {
+        const double wt[MAD_NSCALE] = { 0.5 / 13.25, 0.75 / 13.25, 1.0 / 13.25, 5.0 / 13.25,
+                                        6.0 / 13.25 };
+        double e = 0.0;
+        for (int sub = 0; sub < MAD_NSUB; sub++)
+            e += wt[sub / MAD_NORIENT] * terms[(size_t)sub * nblk + i];
+        eta[i] = e;
+        const int by = i / nbc, bx = i - by * nbc;
+        const int ny = min(4 * by + 3, h - 1 - MAD_CROP_HI) - max(4 * by, MAD_CROP_LO) + 1;
+        const int nx = min(4 * bx + 3, w - 1 - MAD_CROP_HI) - max(4 * bx, MAD_CROP_LO) + 1;
+        if (ny > 0 && nx > 0)
+            acc = e * e * (double)(ny * nx);
+    }
+    acc = block_sum(acc, red);
+    if (threadIdx.x == 0)
+        part[blockIdx.x] = acc;
+}
+
+/* One CUDA block: the two partial-sum arrays in a fixed order. */
+__global__ void __launch_bounds__(TPB) final_kernel(const double *__restrict__ pd, int nd,
+                                                    const double *__restrict__ pa, int na,
+                                                    double *__restrict__ out)
+{
+    __shared__ double red[TPB / 32];
+    double s = 0.0;
+    for (int i = threadIdx.x; i < nd; i += TPB)
+        s += pd[i];
+    s = block_sum(s, red);
+    if (threadIdx.x == 0)
+        out[0] = s;
+    __syncthreads();
+    s = 0.0;
+    for (int i = threadIdx.x; i < na; i += TPB)
+        s += pa[i];
+    s = block_sum(s, red);
+    if (threadIdx.x == 0)
+        out[1] = s;
+}
+
+/* ---- host side: cuFFT through dlopen ----------------------------------------- */
+
+typedef cufftResult (*PfnPlan2d)(cufftHandle *, int, int, cufftType);
+typedef cufftResult (*PfnPlanMany)(cufftHandle *, int, int *, int *, int, int, int *, int, int,
+                                   cufftType, int);
+typedef cufftResult (*PfnSetStream)(cufftHandle, cudaStream_t);
+typedef cufftResult (*PfnExecD2Z)(cufftHandle, cufftDoubleReal *, cufftDoubleComplex *);
+typedef cufftResult (*PfnExecZ2D)(cufftHandle, cufftDoubleComplex *, cufftDoubleReal *);
+typedef cufftResult (*PfnExecZ2Z)(cufftHandle, cufftDoubleComplex *, cufftDoubleComplex *, int);
+typedef cufftResult (*PfnDestroy)(cufftHandle);
+typedef cufftResult (*PfnGetVersion)(int *);
+
+typedef struct CufftApi {
+    void *lib;
+    PfnPlan2d plan2d;
+    PfnPlanMany plan_many;
+    PfnSetStream set_stream;
+    PfnExecD2Z exec_d2z;
+    PfnExecZ2D exec_z2d;
+    PfnExecZ2Z exec_z2z;
+    PfnDestroy destroy;
+    PfnGetVersion get_version;
+} CufftApi;
+
+template <typename T> static int fft_sym(T *fn, void *lib, const char *name)
+{
+    void *p = dlsym(lib, name);
+    *fn = reinterpret_cast<T>(p);
+    return p ? 0 : -1;
+}
+
+/* Loads cuFFT and resolves what we use; on failure why says what went
+ * wrong.  RTLD_NODELETE: dlclose only drops our reference, the library and
+ * the CUDA modules it registered stay, so a later open does not re-run its
+ * initialisation. */
+static int fft_load(CufftApi *api, char *why, size_t why_size)
+{
+    static const char *const names[] = { "libcufft.so.12", "libcufft.so",
+                                         "/usr/local/cuda/lib64/libcufft.so.12" };
+    char first[256] = "";
+    memset(api, 0, sizeof(*api));
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !api->lib; i++) {
+        api->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+        if (!api->lib && !first[0]) {
+            const char *e = dlerror();
+            snprintf(first, sizeof(first), "%s", e ? e : names[i]);
+        }
+    }
+    if (!api->lib) {
+        snprintf(why, why_size, "cannot load cuFFT (%s)", first);
+        return -ENOENT;
+    }
+    if (fft_sym(&api->plan2d, api->lib, "cufftPlan2d") < 0 ||
+        fft_sym(&api->plan_many, api->lib, "cufftPlanMany") < 0 ||
+        fft_sym(&api->set_stream, api->lib, "cufftSetStream") < 0 ||
+        fft_sym(&api->exec_d2z, api->lib, "cufftExecD2Z") < 0 ||
+        fft_sym(&api->exec_z2d, api->lib, "cufftExecZ2D") < 0 ||
+        fft_sym(&api->exec_z2z, api->lib, "cufftExecZ2Z") < 0 ||
+        fft_sym(&api->destroy, api->lib, "cufftDestroy") < 0 ||
+        fft_sym(&api->get_version, api->lib, "cufftGetVersion") < 0) {
+        snprintf(why, why_size, "cuFFT library lacks a function we need");
+        dlclose(api->lib);
+        api->lib = NULL;
+        return -ENOENT;
+    }
+    return 0;
+}
+
+static const char *fft_result_name(cufftResult r)
+{
+    switch (r) {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    default: return "unknown cuFFT error";
+    }
+}
+
+static int fft_check(cufftResult r, const char *what, MpeError *err)
+{
+    if (r == CUFFT_SUCCESS)
+        return 0;
+    return mpe_error(err, r == CUFFT_ALLOC_FAILED ? -ENOMEM : -EIO,
+                     "mad_cuda: cuFFT: %s failed: %s (%d)", what, fft_result_name(r), (int)r);
+}
+
+static int cu_check(cudaError_t e, const char *what, MpeError *err)
+{
+    if (e == cudaSuccess)
+        return 0;
+    return mpe_error(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,
+                     "mad_cuda: CUDA: %s failed: %s (%s)", what, cudaGetErrorString(e),
+                     cudaGetErrorName(e));
+}
+
+#define CU_TRY(call, what)                                                                    \
+    do {                                                                                      \
+        int r_ = cu_check((call), what, err);                                                 \
+        if (r_ < 0)                                                                           \
+            return r_;                                                                        \
+    } while (0)
+
+#define FFT_TRY(call, what)                                                                   \
+    do {                                                                                      \
+        int r_ = fft_check((call), what, err);                                                \
+        if (r_ < 0)                                                                           \
+            return r_;                                                                        \
+    } while (0)
+
+/* ---- the context --------------------------------------------------------------- */
+
+struct MadContext {
+    int dev;
+    int w, h, hc, nbr, nbc;
+    size_t npix, nhalf, nblk;
+    int batch;                   /* subbands per batched inverse transform */
+    char *dump_dir;
+
+    CufftApi fft;
+    cufftHandle plan_r2c, plan_c2r, plan_sub, plan_rest; /* rest: MAD_NSUB % batch */
+    int have_r2c, have_c2r, have_sub, have_rest;
+    cudaStream_t stream;
+
+    uint8_t *h_pic;              /* pinned staging of one picture */
+    double *h_out;               /* pinned: the two sums */
+    uint8_t *d_pic, *d_ref;
+    unsigned long long *d_sum;
+    double *d_lut, *d_csf, *d_rad, *d_ang;
+    double *d_gray, *d_light;
+    double2 *d_half_g, *d_half_l;
+    double *d_rimg, *d_eimg;
+    double2 *d_sub;              /* batch x npix */
+    double *d_mu_ref, *d_sd8, *d_sd_ref, *d_sd_err, *d_msk, *d_eta;
+    double *d_st_ref, *d_terms;
+    int32_t *d_lmse;
+    double *d_part_det, *d_part_app, *d_out;
+    int n_part_det, n_part_app;
+    int have_ref, have_score;
+    double last_sum[2];
+
+    /* timing */
+    int timing, nmarks;
+    cudaEvent_t ev[MAX_MARKS];
+    int ev_stage[MAX_MARKS];
+    MadCudaTimes t_ref, t_score;
+
+    /* mad_cuda_maps() downloads */
+    void *h_maps;
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* A stage boundary: what follows this event is `stage` (-1: the end). */
+static int mark(MadContext *ctx, int stage, MpeError *err)
+{
+    if (!ctx->timing || ctx->nmarks >= MAX_MARKS)
+        return 0;
+    ctx->ev_stage[ctx->nmarks] = stage;
+    CU_TRY(cudaEventRecord(ctx->ev[ctx->nmarks], ctx->stream), "cudaEventRecord");
+    ctx->nmarks++;
+    return 0;
+}
+
+#define MARK(stage)                                                                           \
+    do {                                                                                      \
+        int r_ = mark(ctx, (stage), err);                                                     \
+        if (r_ < 0)                                                                           \
+            return r_;                                                                        \
+    } while (0)
+
+static void collect_times(MadContext *ctx, MadCudaTimes *t, double wall)
+{
+    memset(t, 0, sizeof(*t));
+    t->wall_ms = wall;
+    for (int i = 0; i + 1 < ctx->nmarks; i++) {
+        float ms = 0.0f;
+        if (cudaEventElapsedTime(&ms, ctx->ev[i], ctx->ev[i + 1]) != cudaSuccess)
+            continue;
+        if (ctx->ev_stage[i] >= 0)
+            t->ms[ctx->ev_stage[i]] += ms;
+        t->gpu_ms += ms;
+    }
+    ctx->nmarks = 0;
+}
+
+static int pick_device(int *dev, char *why, size_t why_size)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        snprintf(why, why_size, "no usable CUDA driver or device (%s)", cudaGetErrorString(e));
+        cudaGetLastError();
+        return -ENODEV;
+    }
+    if (n == 0) {
+        snprintf(why, why_size, "no CUDA device");
+        return -ENODEV;
+    }
+    *dev = 0;
+    cudaDeviceProp prop;
+    if ((e = cudaGetDeviceProperties(&prop, *dev)) != cudaSuccess) {
+        snprintf(why, why_size, "cannot query CUDA device 0 (%s)", cudaGetErrorString(e));
+        cudaGetLastError();
+        return -ENODEV;
+    }
+    /* SASS for sm_90 and PTX for compute_75 and later */
+    if (prop.major * 10 + prop.minor < 75) {
+        snprintf(why, why_size, "device 0 (%.100s) has compute capability %d.%d, below 7.5", prop.name,
+                 prop.major, prop.minor);
+        return -ENODEV;
+    }
+    snprintf(why, why_size, "device 0: %.100s (compute %d.%d, %d SMs)", prop.name, prop.major,
+             prop.minor, prop.multiProcessorCount);
+    return 0;
+}
+
+static int cuda_probe(char *why, size_t why_size)
+{
+    char buf[256], dev_why[160];
+    CufftApi api;
+    int dev, ret, version = 0;
+    if ((ret = pick_device(&dev, buf, sizeof(buf))) == 0) {
+        snprintf(dev_why, sizeof(dev_why), "%.150s", buf);
+        if ((ret = fft_load(&api, buf, sizeof(buf))) == 0) {
+            api.get_version(&version);
+            dlclose(api.lib);
+            snprintf(buf, sizeof(buf), "%.150s, cuFFT %d", dev_why, version);
+        }
+    }
+    if (why && why_size)
+        snprintf(why, why_size, "%s", buf);
+    return ret;
+}
+
+static void cuda_close(MadContext *ctx)
+{
+    if (!ctx)
+        return;
+    cudaSetDevice(ctx->dev);
+    if (ctx->stream)
+        cudaStreamSynchronize(ctx->stream);
+    if (ctx->fft.lib) {
+        if (ctx->have_r2c)
+            ctx->fft.destroy(ctx->plan_r2c);
+        if (ctx->have_c2r)
+            ctx->fft.destroy(ctx->plan_c2r);
+        if (ctx->have_sub)
+            ctx->fft.destroy(ctx->plan_sub);
+        if (ctx->have_rest)
+            ctx->fft.destroy(ctx->plan_rest);
+        dlclose(ctx->fft.lib);
+    }
+    void *dev_bufs[] = { ctx->d_pic,    ctx->d_ref,    ctx->d_sum,    ctx->d_lut,
+                         ctx->d_csf,    ctx->d_rad,    ctx->d_ang,    ctx->d_gray,
+                         ctx->d_light,  ctx->d_half_g, ctx->d_half_l, ctx->d_rimg,
+                         ctx->d_eimg,   ctx->d_sub,    ctx->d_mu_ref, ctx->d_sd8,
+                         ctx->d_sd_ref, ctx->d_sd_err, ctx->d_msk,    ctx->d_eta,
+                         ctx->d_st_ref, ctx->d_terms,  ctx->d_lmse,   ctx->d_part_det,
+                         ctx->d_part_app, ctx->d_out };
+    for (size_t i = 0; i < sizeof(dev_bufs) / sizeof(dev_bufs[0]); i++)
+        if (dev_bufs[i])
+            cudaFree(dev_bufs[i]);
+    if (ctx->h_pic)
+        cudaFreeHost(ctx->h_pic);
+    if (ctx->h_out)
+        cudaFreeHost(ctx->h_out);
+    for (int i = 0; i < MAX_MARKS; i++)
+        if (ctx->ev[i])
+            cudaEventDestroy(ctx->ev[i]);
+    if (ctx->stream)
+        cudaStreamDestroy(ctx->stream);
+    free(ctx->h_maps);
+    free(ctx->dump_dir);
+    free(ctx);
+}
+
+static int dev_alloc(void *p, size_t size, int w, int h, MpeError *err)
+{
+    cudaError_t e = cudaMalloc((void **)p, size);
+    if (e == cudaSuccess)
+        return 0;
+    return mpe_error(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,
+                     "mad_cuda: CUDA: cudaMalloc of %zu bytes for %dx%d failed: %s", size, w, h,
+                     cudaGetErrorString(e));
+}
+
+/* Filters, lightness table and plans: everything that depends only on the
+ * size. */
+static int build_size(MadContext *ctx, MpeError *err)
+{
+    const int w = ctx->w, h = ctx->h, hc = ctx->hc;
+    double lut[256];
+    mad_lightness_lut(lut);
+    /* on the context's stream (it does not wait for the legacy default
+     * stream); lut stays alive until the synchronisation at the end */
+    CU_TRY(cudaMemcpyAsync(ctx->d_lut, lut, sizeof(lut), cudaMemcpyHostToDevice, ctx->stream),
+           "cudaMemcpyAsync(lut)");
+
+    csf_half_kernel<<<dim3((hc + TPB - 1) / TPB, h), TPB, 0, ctx->stream>>>(
+        ctx->d_csf, w, h, hc, 1.0 / (double)ctx->npix);
+    CU_TRY(cudaGetLastError(), "CSF kernel launch");
+
+    /* the expressions of mad_loggabor_radial / _angular, on the host */
+    LgParams p;
+    const double min_wavelength = 3.0, mult = 3.0, sigma_on_f = 0.55, d_theta_on_sigma = 1.5;
+    for (int s = 0; s < MAD_NSCALE; s++) {
+        double wavelength = min_wavelength * pow(mult, s);
+        double fo = 1.0 / wavelength;
+        p.lrfo[s] = log(fo / 0.5);
+    }
+    p.denom = -2.0 * log(sigma_on_f) * log(sigma_on_f);
+    double theta_sigma = MAD_PI / MAD_NORIENT / d_theta_on_sigma;
+    for (int o = 0; o < MAD_NORIENT; o++) {
+        double angl = o * MAD_PI / MAD_NORIENT;
+        p.ca[o] = cos(angl);
+        p.sa[o] = sin(angl);
+    }
+    p.den = 2.0 * theta_sigma * theta_sigma;
+    loggabor_kernel<<<dim3((w + TPB - 1) / TPB, h), TPB, 0, ctx->stream>>>(ctx->d_rad, ctx->d_ang,
+                                                                           p, w, h);
+    CU_TRY(cudaGetLastError(), "log-Gabor kernel launch");
+
+    int n[2] = { h, w };
+    FFT_TRY(ctx->fft.plan2d(&ctx->plan_r2c, h, w, CUFFT_D2Z), "plan (D2Z)");
+    ctx->have_r2c = 1;
+    FFT_TRY(ctx->fft.plan2d(&ctx->plan_c2r, h, w, CUFFT_Z2D), "plan (Z2D)");
+    ctx->have_c2r = 1;
+    FFT_TRY(ctx->fft.plan_many(&ctx->plan_sub, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
+                               (int)ctx->npix, CUFFT_Z2Z, ctx->batch),
+            "plan (batched Z2Z)");
+    ctx->have_sub = 1;
+    if (MAD_NSUB % ctx->batch) {
+        FFT_TRY(ctx->fft.plan_many(&ctx->plan_rest, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
+                                   (int)ctx->npix, CUFFT_Z2Z, MAD_NSUB % ctx->batch),
+                "plan (batched Z2Z, remainder)");
+        ctx->have_rest = 1;
+    }
+    cufftHandle plans[4] = { ctx->plan_r2c, ctx->plan_c2r, ctx->plan_sub, ctx->plan_rest };
+    for (int i = 0; i < 2 + ctx->have_sub + ctx->have_rest; i++)
+        FFT_TRY(ctx->fft.set_stream(plans[i], ctx->stream), "cufftSetStream");
+    CU_TRY(cudaStreamSynchronize(ctx->stream), "building the filters");
+    return 0;
+}
+
+static int open_impl(MadContext **pctx, int width, int height, const MadOptions *opt, int batch,
+                     MpeError *err)
+{
+    MadContext *ctx = NULL;
+    char why[256];
+    int ret;
+
+    if (!pctx)
+        return mpe_error(err, -EINVAL, "mad: no context pointer");
+    *pctx = NULL;
+    if (width < MAD_MIN_SIZE || height < MAD_MIN_SIZE)
+        return mpe_error(err, -EINVAL,
+                         "mad: %dx%d is too small (the original needs at least %dx%d: "
+                         "its border crop leaves nothing below that)",
+                         width, height, MAD_MIN_SIZE, MAD_MIN_SIZE);
+    if (width > MAD_MAX_SIZE || height > MAD_MAX_SIZE)
+        return mpe_error(err, -EINVAL, "mad: %dx%d is too large (at most %d per side)", width,
+                         height, MAD_MAX_SIZE);
+    if (opt && opt->threads < 0)
+        return mpe_error(err, -EINVAL, "mad: negative thread count %d", opt->threads);
+    if (batch < 0 || batch > MAD_NSUB)
+        return mpe_error(err, -EINVAL, "mad_cuda: subband batch %d is not in 0..%d", batch,
+                         MAD_NSUB);
+
+    ctx = (MadContext *)calloc(1, sizeof(*ctx));
+    if (!ctx)
+        return mpe_error(err, -ENOMEM, "mad: out of memory");
+    ctx->w = width;
+    ctx->h = height;
+    ctx->hc = width / 2 + 1;
+    ctx->nbr = mad_grid_rows(height);
+    ctx->nbc = mad_grid_cols(width);
+    ctx->npix = (size_t)width * height;
+    ctx->nhalf = (size_t)height * ctx->hc;
+    ctx->nblk = (size_t)ctx->nbr * ctx->nbc;
+    if (!batch) {
+        size_t fit = SUB_BUDGET / (ctx->npix * sizeof(double2));
+        batch = fit >= MAD_NSUB ? MAD_NSUB : fit < 1 ? 1 : (int)fit;
+    }
+    ctx->batch = batch;
+    if (opt && opt->dump_dir && !(ctx->dump_dir = strdup(opt->dump_dir))) {
+        ret = mpe_error(err, -ENOMEM, "mad: out of memory");
+        goto fail;
+    }
+
+    if ((ret = pick_device(&ctx->dev, why, sizeof(why))) < 0) {
+        ret = mpe_error(err, ret, "mad_cuda: %s", why);
+        goto fail;
+    }
+    if ((ret = fft_load(&ctx->fft, why, sizeof(why))) < 0) {
+        ret = mpe_error(err, ret, "mad_cuda: %s", why);
+        goto fail;
+    }
+    if ((ret = cu_check(cudaSetDevice(ctx->dev), "cudaSetDevice", err)) < 0 ||
+        (ret = cu_check(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking),
+                        "cudaStreamCreate", err)) < 0)
+        goto fail;
+    for (int i = 0; i < MAX_MARKS; i++)
+        if ((ret = cu_check(cudaEventCreate(&ctx->ev[i]), "cudaEventCreate", err)) < 0)
+            goto fail;
+
+    {
+        const size_t n = ctx->npix, nh = ctx->nhalf, nb = ctx->nblk;
+        ctx->n_part_det = ((width + LM_T - 1) / LM_T) * ((height + LM_T - 1) / LM_T);
+        ctx->n_part_app = (int)((nb + TPB - 1) / TPB);
+        struct {
+            void *p;
+            size_t size;
+        } bufs[] = {
+            { &ctx->d_pic, n },
+            { &ctx->d_ref, n },
+            { &ctx->d_sum, sizeof(unsigned long long) },
+            { &ctx->d_lut, 256 * sizeof(double) },
+            { &ctx->d_csf, nh * sizeof(double) },
+            { &ctx->d_rad, MAD_NSCALE * n * sizeof(double) },
+            { &ctx->d_ang, MAD_NORIENT * n * sizeof(double) },
+            { &ctx->d_gray, n * sizeof(double) },
+            { &ctx->d_light, n * sizeof(double) },
+            { &ctx->d_half_g, nh * sizeof(double2) },
+            { &ctx->d_half_l, nh * sizeof(double2) },
+            { &ctx->d_rimg, n * sizeof(double) },
+            { &ctx->d_eimg, n * sizeof(double) },
+            { &ctx->d_sub, (size_t)ctx->batch * n * sizeof(double2) },
+            { &ctx->d_mu_ref, nb * sizeof(double) },
+            { &ctx->d_sd8, nb * sizeof(double) },
+            { &ctx->d_sd_ref, nb * sizeof(double) },
+            { &ctx->d_sd_err, nb * sizeof(double) },
+            { &ctx->d_msk, nb * sizeof(double) },
+            { &ctx->d_eta, nb * sizeof(double) },
+            { &ctx->d_st_ref, (size_t)MAD_NSUB * 3 * nb * sizeof(double) },
+            { &ctx->d_terms, (size_t)MAD_NSUB * nb * sizeof(double) },
+            { &ctx->d_lmse, n * sizeof(int32_t) },
+            { &ctx->d_part_det, (size_t)ctx->n_part_det * sizeof(double) },
+            { &ctx->d_part_app, (size_t)ctx->n_part_app * sizeof(double) },
+            { &ctx->d_out, 2 * sizeof(double) },
+        };
+        for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+            if ((ret = dev_alloc(bufs[i].p, bufs[i].size, width, height, err)) < 0)
+                goto fail;
+        if ((ret = cu_check(cudaHostAlloc((void **)&ctx->h_pic, n, cudaHostAllocWriteCombined),
+                            "cudaHostAlloc", err)) < 0 ||
+            (ret = cu_check(cudaHostAlloc((void **)&ctx->h_out, 2 * sizeof(double),
+                                          cudaHostAllocDefault),
+                            "cudaHostAlloc", err)) < 0)
+            goto fail;
+    }
+    if ((ret = build_size(ctx, err)) < 0)
+        goto fail;
+    *pctx = ctx;
+    return 0;
+fail:
+    cuda_close(ctx);
+    return ret;
+}
+
+static int cuda_open(MadContext **pctx, int width, int height, const MadOptions *opt,
+                     MpeError *err)
+{
+    return open_impl(pctx, width, height, opt, 0, err);
+}
+
+static int check_picture(const MadContext *ctx, const uint8_t *pic, ptrdiff_t stride,
+                         const char *what, MpeError *err)
+{
+    if (!ctx)
+        return mpe_error(err, -EINVAL, "mad: no context");
+    if (!pic)
+        return mpe_error(err, -EINVAL, "mad: no %s picture", what);
+    if (stride < ctx->w && -stride < ctx->w)
+        return mpe_error(err, -EINVAL, "mad: %s stride %td is narrower than the width %d", what,
+                         stride, ctx->w);
+    return 0;
+}
+
+/* Host picture -> dst on the device, staged through pinned memory in
+ * pieces so that the host's copy of one piece overlaps the DMA of the
+ * previous one.  The staging buffer is free: every call ends synchronised. */
+static int upload(MadContext *ctx, uint8_t *dst, const uint8_t *pic, ptrdiff_t stride,
+                  MpeError *err)
+{
+    const int w = ctx->w, h = ctx->h;
+    const int rows = (int)MPE_MAX((size_t)1, UPLOAD_CHUNK / (size_t)w);
+    for (int y0 = 0; y0 < h; y0 += rows) {
+        const int nr = MPE_MIN(rows, h - y0);
+        uint8_t *stage = ctx->h_pic + (size_t)y0 * w;
+        for (int y = y0; y < y0 + nr; y++)
+            memcpy(ctx->h_pic + (size_t)y * w, pic + (ptrdiff_t)y * stride, (size_t)w);
+        CU_TRY(cudaMemcpyAsync(dst + (size_t)y0 * w, stage, (size_t)nr * w,
+                               cudaMemcpyHostToDevice, ctx->stream),
+               "cudaMemcpyAsync(picture)");
+    }
+    return 0;
+}
+
+/* Pixel sum, gray and lightness (or lightness difference) of the picture
+ * in pic (d_ref for the reference). */
+static int prep(MadContext *ctx, const uint8_t *pic, int is_ref, MpeError *err)
+{
+    const size_t n = ctx->npix;
+    CU_TRY(cudaMemsetAsync(ctx->d_sum, 0, sizeof(unsigned long long), ctx->stream),
+           "cudaMemsetAsync");
+    const int sum_blocks = (int)MPE_MIN((n / 4 + TPB - 1) / TPB + 1, (size_t)1024);
+    sum_u8_kernel<<<sum_blocks, TPB, 0, ctx->stream>>>(pic, n, ctx->d_sum);
+    CU_TRY(cudaGetLastError(), "sum kernel launch");
+    prep_kernel<<<(unsigned)((n + TPB - 1) / TPB), TPB, 0, ctx->stream>>>(
+        pic, ctx->d_ref, ctx->d_lut, ctx->d_sum, n, ctx->d_gray, ctx->d_light, is_ref);
+    CU_TRY(cudaGetLastError(), "prep kernel launch");
+    return 0;
+}
+
+/* d_light -> CSF -> out (R or E). */
+static int csf_filter(MadContext *ctx, double *out, MpeError *err)
+{
+    MARK(MAD_CUDA_FFT);
+    FFT_TRY(ctx->fft.exec_d2z(ctx->plan_r2c, ctx->d_light, (cufftDoubleComplex *)ctx->d_half_l),
+            "exec D2Z (lightness)");
+    MARK(MAD_CUDA_FILTER);
+    csf_mul_kernel<<<(unsigned)((ctx->nhalf + TPB - 1) / TPB), TPB, 0, ctx->stream>>>(
+        ctx->d_half_l, ctx->d_csf, ctx->nhalf);
+    CU_TRY(cudaGetLastError(), "CSF product kernel launch");
+    MARK(MAD_CUDA_FFT);
+    FFT_TRY(ctx->fft.exec_z2d(ctx->plan_c2r, (cufftDoubleComplex *)ctx->d_half_l, out),
+            "exec Z2D (CSF)");
+    return 0;
+}
+
+static StatsArgs stats_args(const MadContext *ctx)
+{
+    StatsArgs a;
+    memset(&a, 0, sizeof(a));
+    a.w = ctx->w;
+    a.h = ctx->h;
+    a.nbr = ctx->nbr;
+    a.nbc = ctx->nbc;
+    a.npix = ctx->npix;
+    a.nblk = ctx->nblk;
+    a.scale = 1.0 / (double)ctx->npix;
+    return a;
+}
+
+static dim3 stats_grid(const MadContext *ctx, int nz)
+{
+    return dim3((ctx->nbc + ST_TX - 1) / ST_TX, (ctx->nbr + ST_TY - 1) / ST_TY, nz);
+}
+
+/* The 20 subbands of d_gray: their block statistics (reference) or their
+ * terms against the reference's (distorted). */
+static int appearance(MadContext *ctx, int is_ref, MpeError *err)
+{
+    const int w = ctx->w, h = ctx->h;
+    MARK(MAD_CUDA_FFT);
+    FFT_TRY(ctx->fft.exec_d2z(ctx->plan_r2c, ctx->d_gray, (cufftDoubleComplex *)ctx->d_half_g),
+            "exec D2Z (gray)");
+    for (int sub0 = 0; sub0 < MAD_NSUB; sub0 += ctx->batch) {
+        const int nsub = MPE_MIN(ctx->batch, MAD_NSUB - sub0);
+        MARK(MAD_CUDA_FILTER);
+        subband_mul_kernel<<<dim3((w + TPB - 1) / TPB, h), TPB, 0, ctx->stream>>>(
+            ctx->d_half_g, ctx->d_rad, ctx->d_ang, ctx->d_sub, sub0, nsub, w, h, ctx->hc);
+        CU_TRY(cudaGetLastError(), "subband product kernel launch");
+        MARK(MAD_CUDA_FFT);
+        cufftHandle plan = nsub == ctx->batch ? ctx->plan_sub : ctx->plan_rest;
+        FFT_TRY(ctx->fft.exec_z2z(plan, (cufftDoubleComplex *)ctx->d_sub,
+                                  (cufftDoubleComplex *)ctx->d_sub, CUFFT_INVERSE),
+                "exec Z2Z (subbands)");
+        MARK(MAD_CUDA_STATS);
+        StatsArgs a = stats_args(ctx);
+        a.sub = ctx->d_sub;
+        a.sub0 = sub0;
+        a.is_ref = is_ref;
+        a.st_ref = ctx->d_st_ref;
+        a.terms = ctx->d_terms;
+        stats_kernel<ST_APPEAR><<<stats_grid(ctx, nsub), TPB, 0, ctx->stream>>>(a);
+        CU_TRY(cudaGetLastError(), "appearance statistics kernel launch");
+    }
+    return 0;
+}
+
+static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t stride,
+                              MpeError *err)
+{
+    int ret = check_picture(ctx, ref, stride, "reference", err);
+    if (ret < 0)
+        return ret;
+    const double t0 = now_ms();
+    CU_TRY(cudaSetDevice(ctx->dev), "cudaSetDevice");
+    ctx->have_ref = 0;
+    ctx->have_score = 0;
+    ctx->nmarks = 0;
+    MARK(MAD_CUDA_UPLOAD);
+    if ((ret = upload(ctx, ctx->d_ref, ref, stride, err)) < 0)
+        return ret;
+    MARK(MAD_CUDA_PREP);
+    if ((ret = prep(ctx, ctx->d_ref, 1, err)) < 0 || (ret = csf_filter(ctx, ctx->d_rimg, err)) < 0)
+        return ret;
+
+    MARK(MAD_CUDA_STATS);
+    StatsArgs a = stats_args(ctx);
+    a.img = ctx->d_rimg;
+    a.mu_ref = ctx->d_mu_ref;
+    a.sd8 = ctx->d_sd8;
+    stats_kernel<ST_DETECT_REF><<<stats_grid(ctx, 1), TPB, 0, ctx->stream>>>(a);
+    CU_TRY(cudaGetLastError(), "detection statistics kernel launch");
+    modified_std_kernel<<<(unsigned)((ctx->nblk + TPB - 1) / TPB), TPB, 0, ctx->stream>>>(
+        ctx->d_sd_ref, ctx->d_sd8, ctx->w, ctx->h, ctx->nbr, ctx->nbc);
+    CU_TRY(cudaGetLastError(), "modified std kernel launch");
+
+    if ((ret = appearance(ctx, 1, err)) < 0)
+        return ret;
+    MARK(-1);
+    CU_TRY(cudaStreamSynchronize(ctx->stream), "set_reference");
+    ctx->have_ref = 1;
+    if (ctx->timing)
+        collect_times(ctx, &ctx->t_ref, now_ms() - t0);
+    return 0;
+}
+
+/* Everything of a score() up to the two sums in ctx->h_out. */
+static int score_device(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MpeError *err)
+{
+    int ret;
+    ctx->nmarks = 0;
+    MARK(MAD_CUDA_UPLOAD);
+    if ((ret = upload(ctx, ctx->d_pic, dst, stride, err)) < 0)
+        return ret;
+    MARK(MAD_CUDA_PREP);
+    if ((ret = prep(ctx, ctx->d_pic, 0, err)) < 0 || (ret = csf_filter(ctx, ctx->d_eimg, err)) < 0)
+        return ret;
+
+    MARK(MAD_CUDA_STATS);
+    StatsArgs a = stats_args(ctx);
+    a.img = ctx->d_eimg;
+    a.mu_in = ctx->d_mu_ref;
+    a.sdref_in = ctx->d_sd_ref;
+    a.sd_err = ctx->d_sd_err;
+    a.msk = ctx->d_msk;
+    stats_kernel<ST_DETECT_DST><<<stats_grid(ctx, 1), TPB, 0, ctx->stream>>>(a);
+    CU_TRY(cudaGetLastError(), "detection statistics kernel launch");
+    lmse_kernel<<<dim3((ctx->w + LM_T - 1) / LM_T, (ctx->h + LM_T - 1) / LM_T), TPB, 0,
+                  ctx->stream>>>(ctx->d_ref, ctx->d_pic, ctx->d_msk, ctx->w, ctx->h, ctx->nbc,
+                                 ctx->d_lmse, ctx->d_part_det);
+    CU_TRY(cudaGetLastError(), "local MSE kernel launch");
+
+    if ((ret = appearance(ctx, 0, err)) < 0)
+        return ret;
+
+    MARK(MAD_CUDA_COLLAPSE);
+    eta_kernel<<<ctx->n_part_app, TPB, 0, ctx->stream>>>(ctx->d_terms, ctx->w, ctx->h, ctx->nbr,
+                                                          ctx->nbc, ctx->d_eta, ctx->d_part_app);
+    CU_TRY(cudaGetLastError(), "eta kernel launch");
+    final_kernel<<<1, TPB, 0, ctx->stream>>>(ctx->d_part_det, ctx->n_part_det, ctx->d_part_app,
+                                             ctx->n_part_app, ctx->d_out);
+    CU_TRY(cudaGetLastError(), "final reduction kernel launch");
+    CU_TRY(cudaMemcpyAsync(ctx->h_out, ctx->d_out, 2 * sizeof(double), cudaMemcpyDeviceToHost,
+                           ctx->stream),
+           "cudaMemcpyAsync(sums)");
+    MARK(-1);
+    CU_TRY(cudaStreamSynchronize(ctx->stream), "score");
+    return 0;
+}
+
+/* Full-resolution map of a grid value: each block's value fills the 4x4
+ * tile at its origin, 0 outside every tile (SPEC §3.3). */
+static void expand_tiles(double *map, const MadContext *ctx, const double *grid)
+{
+    for (int y = 0; y < ctx->h; y++)
+        for (int x = 0; x < ctx->w; x++) {
+            int by = y / MAD_STEP, bx = x / MAD_STEP;
+            map[(size_t)y * ctx->w + x] =
+                by < ctx->nbr && bx < ctx->nbc ? grid[(size_t)by * ctx->nbc + bx] : 0.0;
+        }
+}
+
+/* The same four maps as mad_cpu's dump. */
+static int dump_maps(MadContext *ctx, MpeError *err)
+{
+    MadCudaMaps m;
+    size_t n = ctx->npix;
+    int ret = mad_cuda_maps(ctx, &m, err);
+    if (ret < 0)
+        return ret;
+    double *vis = (double *)malloc(n * sizeof(double)), *map = (double *)malloc(n * sizeof(double));
+    if (!vis || !map) {
+        ret = mpe_error(err, -ENOMEM, "mad: out of memory for the map dump");
+        goto fail;
+    }
+    expand_tiles(vis, ctx, m.msk);
+    if ((ret = mad_dump_map(ctx->dump_dir, "mad_visibility", vis, ctx->w, ctx->h, err)) < 0)
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        map[i] = m.lmse_sum[i] / 256.0;
+    if ((ret = mad_dump_map(ctx->dump_dir, "mad_lmse", map, ctx->w, ctx->h, err)) < 0)
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        map[i] *= vis[i];
+    if ((ret = mad_dump_map(ctx->dump_dir, "mad_detect", map, ctx->w, ctx->h, err)) < 0)
+        goto fail;
+    expand_tiles(map, ctx, m.eta);
+    ret = mad_dump_map(ctx->dump_dir, "mad_appearance", map, ctx->w, ctx->h, err);
+fail:
+    free(vis);
+    free(map);
+    return ret;
+}
+
+static int cuda_score(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MadScore *out,
+                      MpeError *err)
+{
+    int ret = check_picture(ctx, dst, stride, "distorted", err);
+    if (ret < 0)
+        return ret;
+    if (!out)
+        return mpe_error(err, -EINVAL, "mad: no score output");
+    if (!ctx->have_ref)
+        return mpe_error(err, -EINVAL, "mad: score called before set_reference");
+    const double t0 = now_ms();
+    CU_TRY(cudaSetDevice(ctx->dev), "cudaSetDevice");
+    ctx->have_score = 0;
+    if ((ret = score_device(ctx, dst, stride, err)) < 0)
+        return ret;
+    ctx->have_score = 1;
+    ctx->last_sum[0] = ctx->h_out[0];
+    ctx->last_sum[1] = ctx->h_out[1];
+    const double count = (double)(ctx->h - MAD_CROP_LO - MAD_CROP_HI) *
+                         (double)(ctx->w - MAD_CROP_LO - MAD_CROP_HI);
+    mad_combine(out, 200.0 * sqrt(ctx->last_sum[0] / count), sqrt(ctx->last_sum[1] / count));
+    if (ctx->timing)
+        collect_times(ctx, &ctx->t_score, now_ms() - t0);
+    return ctx->dump_dir ? dump_maps(ctx, err) : 0;
+}
+
+/* ---- internal interface (mad_cuda_internal.h) ------------------------------------ */
+
+extern "C" int mad_cuda_open_batch(MadContext **ctx, int width, int height, const MadOptions *opt,
+                                   int batch, MpeError *err)
+{
+    return open_impl(ctx, width, height, opt, batch, err);
+}
+
+extern "C" void mad_cuda_set_timing(MadContext *ctx, int on)
+{
+    ctx->timing = on != 0;
+    ctx->nmarks = 0;
+}
+
+extern "C" void mad_cuda_times(const MadContext *ctx, MadCudaTimes *set_reference,
+                               MadCudaTimes *score)
+{
+    if (set_reference)
+        *set_reference = ctx->t_ref;
+    if (score)
+        *score = ctx->t_score;
+}
+
+static int download(void *dst, const void *src, size_t size, MpeError *err)
+{
+    return cu_check(cudaMemcpy(dst, src, size, cudaMemcpyDeviceToHost), "cudaMemcpy(maps)", err);
+}
+
+extern "C" int mad_cuda_maps(MadContext *ctx, MadCudaMaps *m, MpeError *err)
+{
+    if (!ctx || !m)
+        return mpe_error(err, -EINVAL, "mad_cuda_maps: no context or output");
+    const size_t n = ctx->npix, nh = ctx->nhalf, nb = ctx->nblk;
+    /* doubles: filters 9n + csf nh + r, e 2n + grids 6nb + st_ref 60nb +
+     * terms 20nb; then the int32 lmse map */
+    const size_t nd = 11 * n + nh + 86 * nb;
+    CU_TRY(cudaSetDevice(ctx->dev), "cudaSetDevice");
+    CU_TRY(cudaStreamSynchronize(ctx->stream), "pending work");
+    if (!ctx->h_maps && !(ctx->h_maps = malloc(nd * sizeof(double) + n * sizeof(int32_t))))
+        return mpe_error(err, -ENOMEM, "mad_cuda_maps: out of memory");
+    double *p = (double *)ctx->h_maps;
+    int ret;
+    memset(m, 0, sizeof(*m));
+    m->w = ctx->w;
+    m->h = ctx->h;
+    m->nbr = ctx->nbr;
+    m->nbc = ctx->nbc;
+    m->batch = ctx->batch;
+
+    double *rad = p, *ang = rad + MAD_NSCALE * n, *csf = ang + MAD_NORIENT * n;
+    double *r_img = csf + nh, *mu = r_img + n, *sdr = mu + nb, *st = sdr + nb;
+    double *e_img = st + (size_t)MAD_NSUB * 3 * nb, *sde = e_img + n, *msk = sde + nb;
+    double *terms = msk + nb, *eta = terms + (size_t)MAD_NSUB * nb;
+    int32_t *lmse = (int32_t *)(eta + nb);
+    if ((ret = download(rad, ctx->d_rad, MAD_NSCALE * n * sizeof(double), err)) < 0 ||
+        (ret = download(ang, ctx->d_ang, MAD_NORIENT * n * sizeof(double), err)) < 0 ||
+        (ret = download(csf, ctx->d_csf, nh * sizeof(double), err)) < 0)
+        return ret;
+    m->lg_radial = rad;
+    m->lg_angular = ang;
+    m->csf_half = csf;
+    if (ctx->have_ref) {
+        if ((ret = download(r_img, ctx->d_rimg, n * sizeof(double), err)) < 0 ||
+            (ret = download(mu, ctx->d_mu_ref, nb * sizeof(double), err)) < 0 ||
+            (ret = download(sdr, ctx->d_sd_ref, nb * sizeof(double), err)) < 0 ||
+            (ret = download(st, ctx->d_st_ref, (size_t)MAD_NSUB * 3 * nb * sizeof(double), err)) <
+                0)
+            return ret;
+        m->r_img = r_img;
+        m->mu_ref = mu;
+        m->sd_ref = sdr;
+        m->st_ref = st;
+    }
+    if (ctx->have_score) {
+        if ((ret = download(e_img, ctx->d_eimg, n * sizeof(double), err)) < 0 ||
+            (ret = download(sde, ctx->d_sd_err, nb * sizeof(double), err)) < 0 ||
+            (ret = download(msk, ctx->d_msk, nb * sizeof(double), err)) < 0 ||
+            (ret = download(terms, ctx->d_terms, (size_t)MAD_NSUB * nb * sizeof(double), err)) <
+                0 ||
+            (ret = download(eta, ctx->d_eta, nb * sizeof(double), err)) < 0 ||
+            (ret = download(lmse, ctx->d_lmse, n * sizeof(int32_t), err)) < 0)
+            return ret;
+        m->e_img = e_img;
+        m->sd_err = sde;
+        m->msk = msk;
+        m->terms = terms;
+        m->eta = eta;
+        m->lmse_sum = lmse;
+        m->sum_detect = ctx->last_sum[0];
+        m->sum_appear = ctx->last_sum[1];
+    }
+    return 0;
+}
+
+extern "C" const MadImpl mad_cuda = {
+    "mad_cuda", cuda_probe, cuda_open, cuda_close, cuda_set_reference, cuda_score,
+};

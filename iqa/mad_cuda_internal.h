@@ -1,0 +1,82 @@
+/* mad_cuda_internal.h — what the CUDA implementation of MAD
+ * (iqa/mad_cuda.cu) exposes to its unit test and the benchmark beside the
+ * MadImpl table: the device's intermediate results, the time of each stage
+ * and a way to pick the subband batch.  Only for contexts opened with
+ * mad_cuda; not part of the module's public interface. */
+#ifndef MPE_MAD_CUDA_INTERNAL_H
+#define MPE_MAD_CUDA_INTERNAL_H
+
+#include <stdint.h>
+
+#include "common/common.h"
+#include "iqa/mad.h"
+#include "iqa/mad_internal.h"
+
+#if defined(MPE_HAVE_MAD_CUDA) || defined(__CUDACC__)
+
+/* Everything the device holds for the current size, reference and last
+ * score, downloaded into host memory the context owns (valid until the next
+ * call of mad_cuda_maps or close).  Layouts are those of mad_internal.h:
+ * pictures h x w row-major, grids mad_grid_rows(h) x mad_grid_cols(w).
+ * Pointers of a side not computed yet are NULL. */
+typedef struct MadCudaMaps {
+    int w, h, nbr, nbc;
+    int batch;                 /* subbands per batched inverse transform */
+    /* built in open, DFT bin layout */
+    const double *lg_radial;   /* MAD_NSCALE planes of h x w (mad_loggabor_radial) */
+    const double *lg_angular;  /* MAD_NORIENT planes of h x w (mad_loggabor_angular) */
+    const double *csf_half;    /* h x (w/2+1): mad_csf_half(.., 1/(w*h)) */
+    /* set_reference() */
+    const double *r_img;       /* CSF-filtered lightness R of the reference */
+    const double *mu_ref;      /* grid: mean of R over each 16x16 block */
+    const double *sd_ref;      /* grid: modified std of R (SPEC §3.3) */
+    const double *st_ref;      /* MAD_NSUB x 3 x grid: std, skew, kurt of |EO_ref| */
+    /* the last score() */
+    const double *e_img;       /* E = D - R */
+    const double *sd_err;      /* grid: sample std of E */
+    const double *msk;         /* grid: visibility (SPEC §3.4) */
+    const int32_t *lmse_sum;   /* h x w: 16x16 sums of squared differences (lmse * 256) */
+    const double *terms;       /* MAD_NSUB x grid: |dstd| + 2|dskew| + |dkurt| */
+    const double *eta;         /* grid: weighted sum of terms (SPEC §4.3) */
+    double sum_detect;         /* sum over the kept region of (msk * lmse)^2 */
+    double sum_appear;         /* sum over the kept region of eta^2 */
+} MadCudaMaps;
+
+/* Synchronous download of all of the above; for tests and dumps only. */
+int mad_cuda_maps(MadContext *ctx, MadCudaMaps *maps, MpeError *err);
+
+/* mad_cuda's open with the number of subbands transformed together forced
+ * (1..MAD_NSUB); 0 picks it as open() does (all 20 while they fit in
+ * 1.5 GiB of subband buffer). */
+int mad_cuda_open_batch(MadContext **ctx, int width, int height, const MadOptions *opt,
+                        int batch, MpeError *err);
+
+/* Stages of a set_reference() or score() on the device, from CUDA events
+ * recorded between them when timing is on (off by default: the events cost
+ * host time per call).  upload: host-to-device copies of the picture;
+ * prep: pixel sum, lightness and mean-free gray; fft: cuFFT transforms;
+ * filter: CSF and log-Gabor spectrum products; stats: block statistics,
+ * visibility and local MSE; collapse: eta, reductions and the copy back. */
+enum {
+    MAD_CUDA_UPLOAD,
+    MAD_CUDA_PREP,
+    MAD_CUDA_FFT,
+    MAD_CUDA_FILTER,
+    MAD_CUDA_STATS,
+    MAD_CUDA_COLLAPSE,
+    MAD_CUDA_NSTAGE
+};
+
+typedef struct MadCudaTimes {
+    double ms[MAD_CUDA_NSTAGE]; /* device time of each stage, milliseconds */
+    double gpu_ms;              /* first to last event */
+    double wall_ms;             /* the whole call on the host */
+} MadCudaTimes;
+
+void mad_cuda_set_timing(MadContext *ctx, int on);
+/* Times of the last set_reference() and score(); zeros where timing was off. */
+void mad_cuda_times(const MadContext *ctx, MadCudaTimes *set_reference, MadCudaTimes *score);
+
+#endif
+
+#endif

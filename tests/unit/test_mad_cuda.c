@@ -1,0 +1,1280 @@
+/* test_mad_cuda.c — mad_cuda (iqa/mad_cuda.cu) against the original's
+ * scores, against mad_cpu, and stage by stage against a host pipeline.
+ *
+ * External truth: reference.csv of tests/data/mad and, when present,
+ * ../shared/reference/mad ($MPE_SHARED_DIR, default ../shared): the scores
+ * the authors' MATLAB code gave under Octave.  The issue allows CUDA 2e-4
+ * relative there and against mad_cpu on random pairs at odd sizes.
+ *
+ * Stage reference: the host pipeline below follows mad_cpu's algorithm with
+ * the library's C pieces (filters, block statistics) but its own FFTW calls,
+ * plain 2-D plans, D and R transformed separately (the device forms the
+ * lightness difference first), a per-pixel local MSE with a mirrored index.
+ * Its scores are checked against mad_cpu on every run, GPU or not, so when
+ * a device stage disagrees with it the stage is at fault, and the failure
+ * says which map, where, and by how much.
+ *
+ * Every case SKIPs when the build has no mad_cuda or its probe fails (no
+ * driver, no device, no libcufft).  MPE_MAD_CUDA_DEBUG=1 prints every
+ * stage's worst difference and location, and compares the dumped
+ * full-resolution maps with mad_cpu's for every scored pair.  The timing
+ * case (information only: medians at 512x512 and 2048x2048 with the stage
+ * split) is skipped with MPE_MAD_CUDA_NO_TIMING=1. */
+#include <errno.h>
+#include <fftw3.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "encoder/input.h"
+#include "iqa/mad.h"
+#include "iqa/mad_internal.h"
+#ifdef MPE_HAVE_MAD_CUDA
+#include "iqa/mad_cuda_internal.h"
+#endif
+#include "tests/test.h"
+
+#define DATA_DIR "tests/data/mad"
+#define CUDA_REL_TOL 2e-4   /* the issue's, vs the reference and vs mad_cpu */
+#define HOST_REL_TOL 1e-9   /* host pipeline vs mad_cpu: both double, other FFT sequences */
+
+/* 0 when equal; where the wanted value is exactly 0 the result must be too. */
+static double rel_err(double got, double want)
+{
+    if (want == 0.0)
+        return got == 0.0 ? 0.0 : INFINITY;
+    return fabs(got - want) / fabs(want);
+}
+
+static double score_err(const MadScore *got, const MadScore *want)
+{
+    return fmax(rel_err(got->mad, want->mad),
+                fmax(rel_err(got->d_detect, want->d_detect), rel_err(got->d_appear, want->d_appear)));
+}
+
+/* ---- synthetic pictures --------------------------------------------------- */
+
+/* Dark at the top (below the visibility threshold G = 0.5, about gray 49),
+ * textured on the left (masked), smooth on the right (visible). */
+static void make_picture(uint8_t *p, int w, int h, TestRng *rng)
+{
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            double v = y < h / 3 ? 25.0 : 110.0 + (x < w / 2 ? 40.0 * sin(x * 0.3 + y * 0.1) : 0.0);
+            v += (int)(test_rand(rng) % 5) - 2;
+            p[(size_t)y * w + x] = (uint8_t)MPE_CLAMP(v, 0.0, 255.0);
+        }
+}
+
+/* kind 0: uniform noise of +-amp; 1: 3x3 box blur plus +-1 noise;
+ * 2: noise only in a centre rectangle. */
+static void distort(uint8_t *d, const uint8_t *s, int w, int h, int kind, int amp, TestRng *rng)
+{
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            size_t i = (size_t)y * w + x;
+            int v = s[i];
+            if (kind == 1) {
+                int sum = 0;
+                for (int dy = -1; dy <= 1; dy++)
+                    for (int dx = -1; dx <= 1; dx++)
+                        sum += s[(size_t)MPE_CLAMP(y + dy, 0, h - 1) * w + MPE_CLAMP(x + dx, 0, w - 1)];
+                v = (sum + 4) / 9 + (int)(test_rand(rng) % 3) - 1;
+            } else if (kind == 0 || (x > w / 4 && x < 3 * w / 4 && y > h / 4 && y < 3 * h / 4)) {
+                v += (int)(test_rand(rng) % (unsigned)(2 * amp + 1)) - amp;
+            }
+            d[i] = (uint8_t)MPE_CLAMP(v, 0, 255);
+        }
+}
+
+/* ---- the host pipeline (stage reference) ---------------------------------- */
+
+typedef struct Stages {
+    int w, h, nbr, nbc;
+    size_t n, nh, nb;
+    double *rad, *ang, *csf;               /* filters */
+    double *r_img, *mu_ref, *sd_ref, *st_ref;
+    double *e_img, *sd_err, *msk, *terms, *eta;
+    int32_t *lmse;
+    double sum_detect, sum_appear;
+    MadScore score;
+} Stages;
+
+static void stages_free(Stages *s)
+{
+    double *d[] = { s->rad, s->ang, s->csf, s->r_img, s->mu_ref, s->sd_ref, s->st_ref,
+                    s->e_img, s->sd_err, s->msk, s->terms, s->eta };
+    for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+        free(d[i]);
+    free(s->lmse);
+    memset(s, 0, sizeof(*s));
+}
+
+static double host_visibility(double mu_ref, double sd_ref, double sd_err)
+{
+    double ci_ref = log(sd_ref / mu_ref);
+    double ci_dst = mu_ref < 0.5 ? -INFINITY : log(sd_err / mu_ref);
+    if (ci_ref > -5.0 && ci_dst > ci_ref)
+        return ci_dst - ci_ref;
+    if (ci_ref <= -5.0 && ci_dst > -5.0)
+        return ci_dst + 5.0;
+    return 0.0;
+}
+
+static int mirror(int i, int n)
+{
+    return i < 0 ? -i - 1 : i >= n ? 2 * n - 1 - i : i;
+}
+
+/* CSF-filtered lightness of g (SPEC §3.2) by FFTW r2c/c2r. */
+static void host_csf_filter(double *out, const uint8_t *g, const double *lut, const double *csf,
+                            int w, int h, double *real, fftw_complex *half)
+{
+    size_t n = (size_t)w * h, nh = (size_t)h * (w / 2 + 1);
+    for (size_t i = 0; i < n; i++)
+        real[i] = lut[g[i]];
+    fftw_plan p = fftw_plan_dft_r2c_2d(h, w, real, half, FFTW_ESTIMATE);
+    fftw_execute(p);
+    fftw_destroy_plan(p);
+    for (size_t i = 0; i < nh; i++) {
+        half[i][0] *= csf[i];
+        half[i][1] *= csf[i];
+    }
+    p = fftw_plan_dft_c2r_2d(h, w, half, out, FFTW_ESTIMATE);
+    fftw_execute(p);
+    fftw_destroy_plan(p);
+}
+
+/* Full spectrum of g minus its rounded mean (mad_cpu's rule). */
+static void host_gray_spectrum(fftw_complex *spec, const uint8_t *g, int w, int h)
+{
+    size_t n = (size_t)w * h;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += g[i];
+    double mean = (double)((sum + n / 2) / n);
+    for (size_t i = 0; i < n; i++) {
+        spec[i][0] = g[i] - mean;
+        spec[i][1] = 0.0;
+    }
+    fftw_plan p = fftw_plan_dft_2d(h, w, spec, spec, FFTW_FORWARD, FFTW_ESTIMATE);
+    fftw_execute(p);
+    fftw_destroy_plan(p);
+}
+
+/* std/skew/kurt of |EO| of every subband of spec into st (MAD_NSUB x 3 x nb). */
+static void host_subbands(double *st, const Stages *s, const fftw_complex *spec, fftw_complex *buf,
+                          double *mag, double *scratch)
+{
+    size_t n = s->n, nb = s->nb;
+    fftw_plan p = fftw_plan_dft_2d(s->h, s->w, buf, buf, FFTW_BACKWARD, FFTW_ESTIMATE);
+    for (int sub = 0; sub < MAD_NSUB; sub++) {
+        const double *rad = s->rad + (size_t)(sub / MAD_NORIENT) * n;
+        const double *ang = s->ang + (size_t)(sub % MAD_NORIENT) * n;
+        for (size_t i = 0; i < n; i++) {
+            double f = rad[i] * ang[i];
+            buf[i][0] = spec[i][0] * f;
+            buf[i][1] = spec[i][1] * f;
+        }
+        fftw_execute(p);
+        for (size_t i = 0; i < n; i++)
+            mag[i] = sqrt(buf[i][0] * buf[i][0] + buf[i][1] * buf[i][1]) * (1.0 / (double)n);
+        double *o = st + (size_t)sub * 3 * nb;
+        mad_stats_appear(o, o + nb, o + 2 * nb, mag, s->w, s->w, s->h, scratch);
+    }
+    fftw_destroy_plan(p);
+}
+
+static int host_stages(Stages *s, const uint8_t *ref, const uint8_t *dst, int w, int h)
+{
+    memset(s, 0, sizeof(*s));
+    s->w = w;
+    s->h = h;
+    s->nbr = mad_grid_rows(h);
+    s->nbc = mad_grid_cols(w);
+    s->n = (size_t)w * h;
+    s->nh = (size_t)h * (w / 2 + 1);
+    s->nb = (size_t)s->nbr * s->nbc;
+    size_t n = s->n, nb = s->nb;
+    s->rad = calloc(MAD_NSCALE * n, sizeof(double));
+    s->ang = calloc(MAD_NORIENT * n, sizeof(double));
+    s->csf = calloc(s->nh, sizeof(double));
+    s->r_img = calloc(n, sizeof(double));
+    s->mu_ref = calloc(nb, sizeof(double));
+    s->sd_ref = calloc(nb, sizeof(double));
+    s->st_ref = calloc((size_t)MAD_NSUB * 3 * nb, sizeof(double));
+    s->e_img = calloc(n, sizeof(double));
+    s->sd_err = calloc(nb, sizeof(double));
+    s->msk = calloc(nb, sizeof(double));
+    s->terms = calloc((size_t)MAD_NSUB * nb, sizeof(double));
+    s->eta = calloc(nb, sizeof(double));
+    s->lmse = calloc(n, sizeof(int32_t));
+    double *real = calloc(n, sizeof(double)), *sd8 = calloc(nb, sizeof(double));
+    double *mag = calloc(n, sizeof(double)), *st_dst = calloc((size_t)MAD_NSUB * 3 * nb, sizeof(double));
+    double *scratch = calloc(mad_stats_scratch_size(w), sizeof(double));
+    fftw_complex *half = fftw_alloc_complex(s->nh), *spec = fftw_alloc_complex(n);
+    fftw_complex *buf = fftw_alloc_complex(n);
+    int ok = s->rad && s->ang && s->csf && s->r_img && s->mu_ref && s->sd_ref && s->st_ref &&
+             s->e_img && s->sd_err && s->msk && s->terms && s->eta && s->lmse && real && sd8 &&
+             mag && st_dst && scratch && half && spec && buf;
+    if (ok) {
+        double lut[256];
+        for (int k = 0; k < MAD_NSCALE; k++)
+            mad_loggabor_radial(s->rad + (size_t)k * n, k, w, h);
+        for (int k = 0; k < MAD_NORIENT; k++)
+            mad_loggabor_angular(s->ang + (size_t)k * n, k, w, h);
+        mad_csf_half(s->csf, w, h, 1.0 / (double)n);
+        mad_lightness_lut(lut);
+
+        /* detection: R, D, E = D - R, block statistics, visibility */
+        host_csf_filter(s->r_img, ref, lut, s->csf, w, h, real, half);
+        host_csf_filter(s->e_img, dst, lut, s->csf, w, h, real, half);
+        for (size_t i = 0; i < n; i++)
+            s->e_img[i] -= s->r_img[i];
+        mad_stats_detect(s->mu_ref, NULL, sd8, s->r_img, w, w, h, scratch);
+        mad_modified_std(s->sd_ref, sd8, w, h);
+        mad_stats_detect(NULL, s->sd_err, NULL, s->e_img, w, w, h, scratch);
+        for (size_t b = 0; b < nb; b++)
+            s->msk[b] = host_visibility(s->mu_ref[b], s->sd_ref[b], s->sd_err[b]);
+        /* local MSE: rows y-7..y+8, cols x-7..x+8, mirrored */
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                int32_t sum = 0;
+                for (int yy = y - 7; yy <= y + 8; yy++)
+                    for (int xx = x - 7; xx <= x + 8; xx++) {
+                        size_t i = (size_t)mirror(yy, h) * w + mirror(xx, w);
+                        int d = ref[i] - dst[i];
+                        sum += d * d;
+                    }
+                s->lmse[(size_t)y * w + x] = sum;
+            }
+
+        /* appearance */
+        host_gray_spectrum(spec, ref, w, h);
+        host_subbands(s->st_ref, s, spec, buf, mag, scratch);
+        host_gray_spectrum(spec, dst, w, h);
+        host_subbands(st_dst, s, spec, buf, mag, scratch);
+        for (int sub = 0; sub < MAD_NSUB; sub++) {
+            const double *a = s->st_ref + (size_t)sub * 3 * nb, *b = st_dst + (size_t)sub * 3 * nb;
+            for (size_t k = 0; k < nb; k++)
+                s->terms[(size_t)sub * nb + k] = fabs(a[k] - b[k]) +
+                                                 2.0 * fabs(a[nb + k] - b[nb + k]) +
+                                                 fabs(a[2 * nb + k] - b[2 * nb + k]);
+        }
+        for (size_t k = 0; k < nb; k++) {
+            double e = 0.0;
+            for (int sub = 0; sub < MAD_NSUB; sub++)
+                e += mad_scale_weight[sub / MAD_NORIENT] * s->terms[(size_t)sub * nb + k];
+            s->eta[k] = e;
+        }
+
+        /* collapse over rows and cols 16 .. size-18 */
+        for (int y = MAD_CROP_LO; y <= h - 1 - MAD_CROP_HI; y++)
+            for (int x = MAD_CROP_LO; x <= w - 1 - MAD_CROP_HI; x++) {
+                size_t b = (size_t)(y / MAD_STEP) * s->nbc + x / MAD_STEP;
+                double v = s->msk[b] * (s->lmse[(size_t)y * w + x] / 256.0);
+                s->sum_detect += v * v;
+                s->sum_appear += s->eta[b] * s->eta[b];
+            }
+        double cnt = (double)(h - MAD_CROP_LO - MAD_CROP_HI) * (double)(w - MAD_CROP_LO - MAD_CROP_HI);
+        mad_combine(&s->score, 200.0 * sqrt(s->sum_detect / cnt), sqrt(s->sum_appear / cnt));
+    }
+    free(real);
+    free(sd8);
+    free(mag);
+    free(st_dst);
+    free(scratch);
+    fftw_free(half);
+    fftw_free(spec);
+    fftw_free(buf);
+    if (!ok)
+        stages_free(s);
+    return ok ? 0 : -ENOMEM;
+}
+
+static int cpu_score(MadScore *out, const uint8_t *ref, const uint8_t *dst, int w, int h,
+                     const char *dump_dir, MpeError *err)
+{
+    MadContext *ctx = NULL;
+    MadOptions opt = { .threads = 0, .dump_dir = dump_dir };
+    int ret = mad_cpu.open(&ctx, w, h, &opt, err);
+    if (ret == 0)
+        ret = mad_score_pair(&mad_cpu, ctx, ref, dst, w, out, err);
+    mad_cpu.close(ctx);
+    return ret;
+}
+
+/* The stage reference itself, against mad_cpu: runs without a GPU. */
+static void t_host_pipeline_vs_cpu(TestCtx *t)
+{
+    static const int sizes[][2] = { { 37, 41 }, { 64, 45 }, { 67, 45 } };
+    TestRng rng = { 0x686f73742d6d6164ULL };
+    double worst = 0.0;
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        int w = sizes[si][0], h = sizes[si][1];
+        uint8_t *ref = malloc((size_t)w * h), *dst = malloc((size_t)w * h);
+        Stages s;
+        MadScore c;
+        MpeError err;
+        if (ref && dst) {
+            make_picture(ref, w, h, &rng);
+            distort(dst, ref, w, h, (int)si % 3, 10, &rng);
+        }
+        if (!ref || !dst || host_stages(&s, ref, dst, w, h) < 0) {
+            CHECK(t, 0, "out of memory");
+            free(ref);
+            free(dst);
+            return;
+        }
+        int ret = cpu_score(&c, ref, dst, w, h, NULL, &err);
+        CHECK(t, ret == 0, "%dx%d mad_cpu: %s", w, h, err.msg);
+        double e = score_err(&s.score, &c);
+        CHECK(t, e <= HOST_REL_TOL && s.score.d_detect > 0 && s.score.d_appear > 0,
+              "%dx%d: host pipeline mad %.17g d_detect %.17g d_appear %.17g, mad_cpu %.17g "
+              "%.17g %.17g",
+              w, h, s.score.mad, s.score.d_detect, s.score.d_appear, c.mad, c.d_detect,
+              c.d_appear);
+        worst = fmax(worst, e);
+        stages_free(&s);
+        free(ref);
+        free(dst);
+    }
+    printf("INFO %s/%s: host stage pipeline vs mad_cpu: max relative difference %.2e\n", t->prog,
+           t->case_name, worst);
+}
+
+#ifdef MPE_HAVE_MAD_CUDA
+
+static int debug_on(void)
+{
+    const char *e = getenv("MPE_MAD_CUDA_DEBUG");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+static const char *shared_mad_dir(char *buf, size_t size)
+{
+    const char *root = getenv("MPE_SHARED_DIR");
+    struct stat st;
+    snprintf(buf, size, "%s/reference/mad", root && *root ? root : "../shared");
+    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? buf : NULL;
+}
+
+/* 8-bit gray from a PNG: channel 1 of a gray file, or the original's
+ * rgb2gray of an RGB one. */
+static uint8_t *load_gray(const char *path, int channels, int *w, int *h, MpeError *err)
+{
+    MpeInput *in = NULL;
+    MpeFrame fr = { 0 };
+    uint8_t *img = NULL;
+    if (mpe_input_open(&in, path, 0, err) < 0)
+        return NULL;
+    const MpeInputInfo *info = mpe_input_info(in);
+    *w = info->width;
+    *h = info->height;
+    if (mpe_frame_alloc(&fr, info->format, *w, *h) < 0 || mpe_input_read(in, &fr, err) != 1 ||
+        !(img = malloc((size_t)*w * *h)))
+        goto done;
+    if (channels == 3) {
+        mad_rgb_to_gray(img, *w, fr.data[0], fr.stride[0], *w, *h);
+    } else {
+        for (int y = 0; y < *h; y++)
+            for (int x = 0; x < *w; x++)
+                img[(size_t)y * *w + x] = fr.data[0][(size_t)y * fr.stride[0] + 3 * x];
+    }
+done:
+    mpe_frame_free(&fr);
+    mpe_input_close(in);
+    return img;
+}
+
+/* ---- mad_cuda cases -------------------------------------------------------- */
+
+static int cuda_ready(TestCtx *t)
+{
+    char why[256], msg[400];
+    if (mad_cuda.probe(why, sizeof(why)) == 0)
+        return 1;
+    snprintf(msg, sizeof(msg), "mad_cuda cannot run here: %s", why);
+    test_skip(t, msg);
+    return 0;
+}
+
+static int cuda_score_pair(MadScore *out, const uint8_t *ref, const uint8_t *dst, int w, int h,
+                           ptrdiff_t stride, const char *dump_dir, MpeError *err)
+{
+    MadContext *ctx = NULL;
+    MadOptions opt = { .threads = 0, .dump_dir = dump_dir };
+    int ret = mad_cuda.open(&ctx, w, h, &opt, err);
+    if (ret == 0)
+        ret = mad_score_pair(&mad_cuda, ctx, ref, dst, stride, out, err);
+    mad_cuda.close(ctx);
+    return ret;
+}
+
+/* Worst difference between two arrays: |a-b| / (floor + |b|), so floor = 1
+ * is "relative to 1 + |value|" and floor = huge is absolute.  Returns the
+ * error and its index. */
+static double worst_diff(const double *a, const double *b, size_t n, double floor_, size_t *at)
+{
+    double worst = 0.0;
+    *at = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs(a[i] - b[i]) / (floor_ + fabs(b[i]));
+        if (!(e <= worst)) {
+            worst = isnan(e) ? INFINITY : e;
+            *at = i;
+            if (isinf(worst))
+                break;
+        }
+    }
+    return worst;
+}
+
+static double max_abs(const double *a, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs(a[i]));
+    return m;
+}
+
+/* One named map: check and report (always on failure, with debug always). */
+static void check_map(TestCtx *t, const char *tag, const char *name, const double *got,
+                      const double *want, size_t n, int cols, double floor_, double tol)
+{
+    size_t at;
+    double e = worst_diff(got, want, n, floor_, &at);
+    CHECK(t, e <= tol, "%s %s: error %.3g (tol %.0e) at row %zu col %zu: device %.17g, host %.17g",
+          tag, name, e, tol, at / (size_t)cols, at % (size_t)cols, got[at], want[at]);
+    if (debug_on())
+        printf("INFO %s/%s: %s %s: worst %.3g at row %zu col %zu\n", t->prog, t->case_name, tag,
+               name, e, at / (size_t)cols, at % (size_t)cols);
+}
+
+/* Device stages against the host pipeline. */
+static void compare_stages(TestCtx *t, const char *tag, const MadCudaMaps *m, const Stages *s)
+{
+    size_t n = s->n, nb = s->nb;
+    int w = s->w;
+    char name[64];
+
+    for (int k = 0; k < MAD_NSCALE; k++) {
+        snprintf(name, sizeof(name), "log-Gabor radial %d", k);
+        check_map(t, tag, name, m->lg_radial + (size_t)k * n, s->rad + (size_t)k * n, n, w, 1.0,
+                  1e-12);
+    }
+    for (int k = 0; k < MAD_NORIENT; k++) {
+        snprintf(name, sizeof(name), "log-Gabor angular %d", k);
+        check_map(t, tag, name, m->lg_angular + (size_t)k * n, s->ang + (size_t)k * n, n, w, 1.0,
+                  1e-12);
+    }
+    /* csf includes 1/(w*h): compare relative to its largest value */
+    check_map(t, tag, "CSF (half spectrum)", m->csf_half, s->csf, s->nh, w / 2 + 1,
+              max_abs(s->csf, s->nh), 1e-12);
+    if (!m->r_img || !m->e_img) {
+        CHECK(t, 0, "%s: device maps missing (reference %p, score %p)", tag, (void *)m->r_img,
+              (void *)m->e_img);
+        return;
+    }
+    check_map(t, tag, "R (CSF-filtered reference lightness)", m->r_img, s->r_img, n, w,
+              max_abs(s->r_img, n), 1e-10);
+    check_map(t, tag, "mu_ref", m->mu_ref, s->mu_ref, nb, s->nbc, 1.0, 1e-10);
+    check_map(t, tag, "sd_ref (modified std)", m->sd_ref, s->sd_ref, nb, s->nbc, 1.0, 1e-9);
+    static const char *const stat_name[3] = { "std", "skew", "kurt" };
+    for (int sub = 0; sub < MAD_NSUB; sub++)
+        for (int k = 0; k < 3; k++) {
+            snprintf(name, sizeof(name), "reference subband %d (scale %d orient %d) %s", sub,
+                     sub / MAD_NORIENT, sub % MAD_NORIENT, stat_name[k]);
+            const size_t off = ((size_t)sub * 3 + k) * nb;
+            check_map(t, tag, name, m->st_ref + off, s->st_ref + off, nb, s->nbc, 1.0, 1e-7);
+        }
+    check_map(t, tag, "E = D - R", m->e_img, s->e_img, n, w, fmax(max_abs(s->e_img, n), 1e-300),
+              1e-9);
+    check_map(t, tag, "sd_err", m->sd_err, s->sd_err, nb, s->nbc, 1.0, 1e-8);
+    check_map(t, tag, "visibility", m->msk, s->msk, nb, s->nbc, 1.0, 1e-8);
+    {
+        size_t bad = 0, first = 0;
+        for (size_t i = 0; i < n; i++)
+            if (m->lmse_sum[i] != s->lmse[i] && !bad++)
+                first = i;
+        CHECK(t, bad == 0, "%s local MSE sums: %zu pixels differ, first at row %zu col %zu: "
+              "device %d, host %d", tag, bad, first / (size_t)w, first % (size_t)w,
+              (int)m->lmse_sum[first], (int)s->lmse[first]);
+    }
+    for (int sub = 0; sub < MAD_NSUB; sub++) {
+        snprintf(name, sizeof(name), "terms of subband %d", sub);
+        check_map(t, tag, name, m->terms + (size_t)sub * nb, s->terms + (size_t)sub * nb, nb,
+                  s->nbc, 1.0, 1e-7);
+    }
+    check_map(t, tag, "eta", m->eta, s->eta, nb, s->nbc, 1.0, 1e-7);
+    CHECK(t, rel_err(m->sum_detect, s->sum_detect) <= 1e-8 &&
+                 rel_err(m->sum_appear, s->sum_appear) <= 1e-8,
+          "%s crop sums: detect %.17g (host %.17g), appear %.17g (host %.17g)", tag,
+          m->sum_detect, s->sum_detect, m->sum_appear, s->sum_appear);
+}
+
+static void t_probe(TestCtx *t)
+{
+    char why[256];
+    int ret = mad_cuda.probe(why, sizeof(why));
+    CHECK(t, mad_impl_find("cuda") == &mad_cuda && mad_impl_find("mad_cuda") == &mad_cuda,
+          "mad_cuda not found by name");
+    if (ret != 0) {
+        char msg[400];
+        snprintf(msg, sizeof(msg), "probe: %s", why);
+        test_skip(t, msg);
+        return;
+    }
+    printf("INFO %s/%s: %s\n", t->prog, t->case_name, why);
+    const MadImpl *a = mad_impl_find("auto");
+    CHECK(t, a == &mad_cuda, "auto picked %s although mad_cuda probes", a ? a->name : "nothing");
+}
+
+/* Every stage of the device against the host pipeline on random pairs. */
+static void t_stages(TestCtx *t)
+{
+    static const int sizes[][3] = { { 67, 45, 0 }, { 64, 48, 1 }, { 37, 41, 7 }, { 130, 97, 3 } };
+    TestRng rng = { 0x7374616765730aULL };
+    double worst = 0.0;
+    if (!cuda_ready(t))
+        return;
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        int w = sizes[si][0], h = sizes[si][1], batch = sizes[si][2];
+        size_t n = (size_t)w * h;
+        uint8_t *ref = malloc(n), *dst = malloc(n);
+        MadContext *ctx = NULL;
+        MadCudaMaps m;
+        MadScore sc;
+        Stages s;
+        MpeError err;
+        char tag[64];
+        snprintf(tag, sizeof(tag), "%dx%d batch %d", w, h, batch);
+        if (!ref || !dst) {
+            CHECK(t, 0, "out of memory");
+            free(ref);
+            free(dst);
+            return;
+        }
+        make_picture(ref, w, h, &rng);
+        distort(dst, ref, w, h, (int)si % 3, 12, &rng);
+        int ret = mad_cuda_open_batch(&ctx, w, h, NULL, batch, &err);
+        if (ret == 0) {
+            /* the filters are there before any picture */
+            ret = mad_cuda_maps(ctx, &m, &err);
+            CHECK(t, ret == 0 && m.lg_radial && !m.r_img && !m.e_img,
+                  "%s: maps before set_reference: %d %s", tag, ret, err.msg);
+        }
+        if (ret == 0)
+            ret = mad_score_pair(&mad_cuda, ctx, ref, dst, w, &sc, &err);
+        if (ret == 0)
+            ret = mad_cuda_maps(ctx, &m, &err);
+        CHECK(t, ret == 0, "%s: %s", tag, err.msg);
+        if (ret == 0 && host_stages(&s, ref, dst, w, h) == 0) {
+            CHECK(t, batch == 0 || m.batch == batch, "%s: batch %d used", tag, m.batch);
+            compare_stages(t, tag, &m, &s);
+            double e = score_err(&sc, &s.score);
+            CHECK(t, e <= CUDA_REL_TOL, "%s: mad %.17g d_detect %.17g d_appear %.17g, host %.17g "
+                  "%.17g %.17g", tag, sc.mad, sc.d_detect, sc.d_appear, s.score.mad,
+                  s.score.d_detect, s.score.d_appear);
+            worst = fmax(worst, e);
+            stages_free(&s);
+        }
+        mad_cuda.close(ctx);
+        free(ref);
+        free(dst);
+    }
+    printf("INFO %s/%s: scores vs the host pipeline: max relative difference %.2e\n", t->prog,
+           t->case_name, worst);
+}
+
+/* ---- scores ---------------------------------------------------------------- */
+
+static int make_tmpdir(char *dir, size_t size)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(dir, size, "%s/test_mad_cuda_XXXXXX", base && *base ? base : "/tmp");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static const char *const map_files[] = { "mad_visibility", "mad_lmse", "mad_detect",
+                                         "mad_appearance" };
+#define NMAPS (sizeof(map_files) / sizeof(map_files[0]))
+
+static void remove_tmpdir(const char *dir)
+{
+    char path[4200];
+    for (size_t i = 0; i < NMAPS; i++) {
+        snprintf(path, sizeof(path), "%s/%s_f64.bin", dir, map_files[i]);
+        remove(path);
+        snprintf(path, sizeof(path), "%s/%s.png", dir, map_files[i]);
+        remove(path);
+    }
+    rmdir(dir);
+}
+
+/* Raw little-endian float64 file of exactly n values, or NULL. */
+static double *read_f64(const char *path, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *raw = malloc(n * 8);
+    double *v = malloc(n * sizeof(*v));
+    int ok = f && raw && v && fread(raw, 8, n, f) == n && fgetc(f) == EOF;
+    if (f)
+        fclose(f);
+    if (ok) {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t u = 0;
+            for (int b = 7; b >= 0; b--)
+                u = u << 8 | raw[8 * i + b];
+            memcpy(&v[i], &u, 8);
+        }
+    }
+    free(raw);
+    if (!ok) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* The four dumped maps of mad_cuda against mad_cpu's (relative to 1 +
+ * |value|; tol 2e-4, the scores' tolerance).  Returns the worst. */
+static double compare_dumps(TestCtx *t, const char *tag, const uint8_t *ref, const uint8_t *dst,
+                            int w, int h)
+{
+    char dc[4096], dg[4096], path[4200];
+    MadScore a, b;
+    MpeError err;
+    double worst = 0.0;
+    size_t n = (size_t)w * h;
+    if (make_tmpdir(dc, sizeof(dc)) < 0 || make_tmpdir(dg, sizeof(dg)) < 0) {
+        CHECK(t, 0, "mkdtemp: %s", strerror(errno));
+        return INFINITY;
+    }
+    int ret = cpu_score(&a, ref, dst, w, h, dc, &err);
+    CHECK(t, ret == 0, "%s mad_cpu with dumps: %s", tag, err.msg);
+    if (ret == 0) {
+        ret = cuda_score_pair(&b, ref, dst, w, h, w, dg, &err);
+        CHECK(t, ret == 0, "%s mad_cuda with dumps: %s", tag, err.msg);
+    }
+    for (size_t k = 0; ret == 0 && k < NMAPS; k++) {
+        snprintf(path, sizeof(path), "%s/%s_f64.bin", dc, map_files[k]);
+        double *want = read_f64(path, n);
+        snprintf(path, sizeof(path), "%s/%s_f64.bin", dg, map_files[k]);
+        double *got = read_f64(path, n);
+        CHECK(t, want && got, "%s %s: a map file is missing", tag, map_files[k]);
+        if (want && got) {
+            size_t at;
+            double e = worst_diff(got, want, n, 1.0, &at);
+            CHECK(t, e <= CUDA_REL_TOL, "%s %s: error %.3g at row %zu col %zu: cuda %.17g, cpu %.17g",
+                  tag, map_files[k], e, at / (size_t)w, at % (size_t)w, got[at], want[at]);
+            printf("INFO %s/%s: %s map %s vs mad_cpu: worst %.3g at row %zu col %zu\n", t->prog,
+                   t->case_name, tag, map_files[k], e, at / (size_t)w, at % (size_t)w);
+            worst = fmax(worst, e);
+        }
+        free(want);
+        free(got);
+    }
+    remove_tmpdir(dc);
+    remove_tmpdir(dg);
+    return worst;
+}
+
+typedef struct RefRow {
+    char ref[128], dst[128];
+    int h, w, channels;
+    MadScore want;
+} RefRow;
+
+static int parse_row(RefRow *r, char *line)
+{
+    char *f[12];
+    int n = 0;
+    for (char *p = line; n < 12;) {
+        f[n++] = p;
+        p = strchr(p, ',');
+        if (!p)
+            break;
+        *p++ = '\0';
+    }
+    if (n < 9 || strlen(f[0]) >= sizeof(r->ref) || strlen(f[1]) >= sizeof(r->dst))
+        return -1;
+    strcpy(r->ref, f[0]);
+    strcpy(r->dst, f[1]);
+    r->h = atoi(f[2]);
+    r->w = atoi(f[3]);
+    r->channels = atoi(f[4]);
+    r->want.d_detect = strtod(f[5], NULL);
+    r->want.d_appear = strtod(f[6], NULL);
+    r->want.mad = strtod(f[8], NULL);
+    return 0;
+}
+
+/* Every pair of csv: mad_cuda vs the original (and, reported, vs mad_cpu);
+ * one context per size and set_reference once per reference file. */
+static int check_reference_csv(TestCtx *t, const char *csv, const char *img_dir, double worst[2])
+{
+    FILE *f = fopen(csv, "r");
+    char line[1024], path[4200], cur_ref[128] = "";
+    MadContext *ctx = NULL;
+    uint8_t *ref = NULL;
+    int cw = 0, ch = 0, cchan = 0, pairs = 0;
+    MpeError err;
+
+    CHECK(t, f != NULL, "cannot open %s", csv);
+    if (!f)
+        return 0;
+    if (!fgets(line, sizeof(line), f))
+        line[0] = '\0';
+    while (fgets(line, sizeof(line), f)) {
+        RefRow r;
+        int w, h;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0])
+            continue;
+        if (parse_row(&r, line) < 0) {
+            CHECK(t, 0, "%s: bad row '%s'", csv, line);
+            continue;
+        }
+        if (!ctx || r.w != cw || r.h != ch) {
+            mad_cuda.close(ctx);
+            ctx = NULL;
+            cur_ref[0] = '\0';
+            int ret = mad_cuda.open(&ctx, r.w, r.h, NULL, &err);
+            CHECK(t, ret == 0, "open %dx%d: %s", r.w, r.h, err.msg);
+            if (ret < 0)
+                continue;
+            cw = r.w;
+            ch = r.h;
+        }
+        if (strcmp(cur_ref, r.ref) != 0 || cchan != r.channels) {
+            free(ref);
+            snprintf(path, sizeof(path), "%s/%s", img_dir, r.ref);
+            ref = load_gray(path, r.channels, &w, &h, &err);
+            CHECK(t, ref && w == r.w && h == r.h, "%s: %s", path, ref ? "size" : err.msg);
+            if (!ref || w != r.w || h != r.h) {
+                cur_ref[0] = '\0';
+                continue;
+            }
+            int ret = mad_cuda.set_reference(ctx, ref, w, &err);
+            CHECK(t, ret == 0, "set_reference %s: %s", r.ref, err.msg);
+            strcpy(cur_ref, r.ref);
+            cchan = r.channels;
+        }
+        snprintf(path, sizeof(path), "%s/%s", img_dir, r.dst);
+        uint8_t *dst = load_gray(path, r.channels, &w, &h, &err);
+        CHECK(t, dst && w == r.w && h == r.h, "%s: %s", path, dst ? "size" : err.msg);
+        if (dst && w == r.w && h == r.h) {
+            MadScore s, c;
+            int ret = mad_cuda.score(ctx, dst, w, &s, &err);
+            CHECK(t, ret == 0, "score %s: %s", r.dst, err.msg);
+            double e = score_err(&s, &r.want);
+            CHECK(t, e <= CUDA_REL_TOL,
+                  "%s: d_detect %.17g (want %.17g, rel %.2e), d_appear %.17g (want %.17g, rel "
+                  "%.2e), mad %.17g (want %.17g, rel %.2e)",
+                  r.dst, s.d_detect, r.want.d_detect, rel_err(s.d_detect, r.want.d_detect),
+                  s.d_appear, r.want.d_appear, rel_err(s.d_appear, r.want.d_appear), s.mad,
+                  r.want.mad, rel_err(s.mad, r.want.mad));
+            worst[0] = fmax(worst[0], e);
+            if (cpu_score(&c, ref, dst, w, h, NULL, &err) == 0) {
+                double ec = score_err(&s, &c);
+                worst[1] = fmax(worst[1], ec);
+                if (debug_on())
+                    printf("INFO %s/%s: %s: vs reference %.2e, vs mad_cpu %.2e (d_detect %.2e "
+                           "d_appear %.2e mad %.2e)\n",
+                           t->prog, t->case_name, r.dst, e, ec, rel_err(s.d_detect, c.d_detect),
+                           rel_err(s.d_appear, c.d_appear), rel_err(s.mad, c.mad));
+            }
+            if (debug_on() || e > CUDA_REL_TOL)
+                compare_dumps(t, r.dst, ref, dst, w, h);
+            pairs++;
+        }
+        free(dst);
+    }
+    fclose(f);
+    free(ref);
+    mad_cuda.close(ctx);
+    return pairs;
+}
+
+static void t_reference_subset(TestCtx *t)
+{
+    double e[2] = { 0 };
+    if (!cuda_ready(t))
+        return;
+    int n = check_reference_csv(t, DATA_DIR "/reference.csv", DATA_DIR, e);
+    CHECK(t, n >= 6, "only %d pairs checked", n);
+    printf("INFO %s/%s: %d pairs: max relative error vs reference %.2e, vs mad_cpu %.2e\n",
+           t->prog, t->case_name, n, e[0], e[1]);
+}
+
+static void t_reference_all(TestCtx *t)
+{
+    char dir[4096], csv[4200], img[4200];
+    double e[2] = { 0 };
+    if (!cuda_ready(t))
+        return;
+    if (!shared_mad_dir(dir, sizeof(dir))) {
+        test_skip(t, "../shared/reference/mad not found (set MPE_SHARED_DIR)");
+        return;
+    }
+    snprintf(csv, sizeof(csv), "%s/reference.csv", dir);
+    snprintf(img, sizeof(img), "%s/images", dir);
+    int n = check_reference_csv(t, csv, img, e);
+    CHECK(t, n >= 26, "only %d pairs checked", n);
+    printf("INFO %s/%s: %d pairs: max relative error vs reference %.2e, vs mad_cpu %.2e\n",
+           t->prog, t->case_name, n, e[0], e[1]);
+}
+
+/* The original's full-resolution maps of one pair (tests/data/mad). */
+static void t_maps_vs_reference(TestCtx *t)
+{
+    char tmp[4096], path[4200];
+    MpeError err;
+    MadScore s;
+    int w, h, w2, h2;
+    if (!cuda_ready(t))
+        return;
+    uint8_t *ref = load_gray(DATA_DIR "/g256x384_ref.png", 1, &w, &h, &err);
+    uint8_t *dst = load_gray(DATA_DIR "/g256x384_jpeg_q30.png", 1, &w2, &h2, &err);
+    CHECK(t, ref && dst && w == w2 && h == h2, "loading: %s", err.msg);
+    if (!ref || !dst || w != w2 || h != h2 || make_tmpdir(tmp, sizeof(tmp)) < 0)
+        goto done;
+    int ret = cuda_score_pair(&s, ref, dst, w, h, w, tmp, &err);
+    CHECK(t, ret == 0, "%s", err.msg);
+    static const char *const which[2][2] = { { "mapHI", "mad_detect" },
+                                              { "mapLO", "mad_appearance" } };
+    for (int m = 0; ret == 0 && m < 2; m++) {
+        size_t n = (size_t)w * h, at;
+        snprintf(path, sizeof(path), DATA_DIR "/g256x384_jpeg_q30_%s_f64.bin", which[m][0]);
+        double *want = read_f64(path, n);
+        snprintf(path, sizeof(path), "%s/%s_f64.bin", tmp, which[m][1]);
+        double *got = read_f64(path, n);
+        CHECK(t, want && got, "%s: cannot read the maps", which[m][0]);
+        if (want && got) {
+            double e = worst_diff(got, want, n, 1.0, &at);
+            CHECK(t, e <= CUDA_REL_TOL, "%s: error %.3g at row %zu col %zu (%.17g vs %.17g)",
+                  which[m][0], e, at / (size_t)w, at % (size_t)w, got[at], want[at]);
+            printf("INFO %s/%s: %s worst error (relative to 1+|v|) %.2e\n", t->prog, t->case_name,
+                   which[m][0], e);
+        }
+        free(want);
+        free(got);
+    }
+    remove_tmpdir(tmp);
+done:
+    free(ref);
+    free(dst);
+}
+
+/* Random pairs at odd sizes vs mad_cpu; strides (padded, negative). */
+static void t_random_vs_cpu(TestCtx *t)
+{
+    static const int sizes[][2] = { { 37, 41 }, { 64, 45 }, { 257, 130 }, { 512, 384 },
+                                    { 34, 34 }, { 45, 64 },  { 101, 203 } };
+    TestRng rng = { 0x72616e646f6d0aULL };
+    double worst = 0.0;
+    if (!cuda_ready(t))
+        return;
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        int w = sizes[si][0], h = sizes[si][1];
+        size_t n = (size_t)w * h;
+        for (int kind = 0; kind < 3; kind++) {
+            uint8_t *ref = malloc(n), *dst = malloc(n);
+            MadScore c, g;
+            MpeError err;
+            char tag[64];
+            if (!ref || !dst) {
+                CHECK(t, 0, "out of memory");
+                free(ref);
+                free(dst);
+                return;
+            }
+            snprintf(tag, sizeof(tag), "%dx%d distortion %d", w, h, kind);
+            make_picture(ref, w, h, &rng);
+            distort(dst, ref, w, h, kind, 4 + 8 * kind, &rng);
+            int ret = cpu_score(&c, ref, dst, w, h, NULL, &err);
+            CHECK(t, ret == 0, "%s mad_cpu: %s", tag, err.msg);
+            if (ret == 0) {
+                ret = cuda_score_pair(&g, ref, dst, w, h, w, NULL, &err);
+                CHECK(t, ret == 0, "%s mad_cuda: %s", tag, err.msg);
+            }
+            if (ret == 0) {
+                double e = score_err(&g, &c);
+                CHECK(t, e <= CUDA_REL_TOL,
+                      "%s: cuda mad %.17g d_detect %.17g d_appear %.17g, cpu %.17g %.17g %.17g",
+                      tag, g.mad, g.d_detect, g.d_appear, c.mad, c.d_detect, c.d_appear);
+                worst = fmax(worst, e);
+                if (debug_on()) {
+                    printf("INFO %s/%s: %s: rel d_detect %.2e d_appear %.2e mad %.2e\n", t->prog,
+                           t->case_name, tag, rel_err(g.d_detect, c.d_detect),
+                           rel_err(g.d_appear, c.d_appear), rel_err(g.mad, c.mad));
+                    compare_dumps(t, tag, ref, dst, w, h);
+                }
+            }
+            if (ret == 0 && kind == 0) {
+                /* the same pictures through a padded and a negative stride */
+                ptrdiff_t stride = w + 13;
+                uint8_t *rs = malloc((size_t)stride * h), *ds = malloc((size_t)stride * h);
+                MadScore p, q;
+                if (rs && ds) {
+                    memset(rs, 0xAA, (size_t)stride * h);
+                    memset(ds, 0x55, (size_t)stride * h);
+                    for (int y = 0; y < h; y++) {
+                        memcpy(rs + y * stride, ref + (size_t)y * w, (size_t)w);
+                        memcpy(ds + y * stride, dst + (size_t)y * w, (size_t)w);
+                    }
+                    ret = cuda_score_pair(&p, rs, ds, w, h, stride, NULL, &err);
+                    CHECK(t, ret == 0 && p.mad == g.mad && p.d_detect == g.d_detect &&
+                                 p.d_appear == g.d_appear,
+                          "%s padded stride: %.17g vs %.17g (%s)", tag, p.mad, g.mad,
+                          ret ? err.msg : "");
+                    /* bottom-up rows: the picture flipped vertically */
+                    for (int y = 0; y < h; y++) {
+                        memcpy(rs + (size_t)(h - 1 - y) * stride, ref + (size_t)y * w, (size_t)w);
+                        memcpy(ds + (size_t)(h - 1 - y) * stride, dst + (size_t)y * w, (size_t)w);
+                    }
+                    ret = cuda_score_pair(&q, rs + (size_t)(h - 1) * stride,
+                                          ds + (size_t)(h - 1) * stride, w, h, -stride, NULL, &err);
+                    CHECK(t, ret == 0 && q.mad == g.mad && q.d_detect == g.d_detect &&
+                                 q.d_appear == g.d_appear,
+                          "%s negative stride: %.17g vs %.17g (%s)", tag, q.mad, g.mad,
+                          ret ? err.msg : "");
+                }
+                free(rs);
+                free(ds);
+            }
+            free(ref);
+            free(dst);
+        }
+    }
+    printf("INFO %s/%s: mad_cuda vs mad_cpu: max relative difference %.2e\n", t->prog,
+           t->case_name, worst);
+}
+
+/* ---- behaviour --------------------------------------------------------------- */
+
+static void t_identical_is_zero(TestCtx *t)
+{
+    static const int sizes[][2] = { { 34, 34 }, { 57, 39 }, { 130, 97 }, { 512, 384 } };
+    TestRng rng = { 0x6964656e746963ULL };
+    if (!cuda_ready(t))
+        return;
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        int w = sizes[si][0], h = sizes[si][1];
+        uint8_t *a = malloc((size_t)w * h), *b = malloc((size_t)w * h);
+        MadContext *ctx = NULL;
+        MpeError err;
+        MadScore s = { -1, -1, -1 };
+        if (!a || !b) {
+            CHECK(t, 0, "out of memory");
+            free(a);
+            free(b);
+            return;
+        }
+        make_picture(a, w, h, &rng);
+        memcpy(b, a, (size_t)w * h);
+        int ret = mad_cuda.open(&ctx, w, h, NULL, &err);
+        if (ret == 0)
+            ret = mad_score_pair(&mad_cuda, ctx, a, b, w, &s, &err);
+        CHECK(t, ret == 0, "%dx%d: %s", w, h, err.msg);
+        CHECK(t, s.mad == 0.0 && s.d_detect == 0.0 && s.d_appear == 0.0,
+              "%dx%d: mad %g d_detect %g d_appear %g", w, h, s.mad, s.d_detect, s.d_appear);
+        b[(size_t)(h / 2) * w + w / 2] ^= 0x40;
+        if (ret == 0)
+            ret = mad_cuda.score(ctx, b, w, &s, &err);
+        CHECK(t, ret == 0 && s.d_appear > 0.0, "%dx%d: one changed pixel gives d_appear %g", w,
+              h, s.d_appear);
+        mad_cuda.close(ctx);
+        free(a);
+        free(b);
+    }
+}
+
+/* A flat picture has only a DC term and every log-Gabor filter is 0 at DC:
+ * sigma exactly 0, d_appear 0, MAD 0 (SPEC §7), also at sizes with large
+ * prime factors. */
+static void t_flat_pictures(TestCtx *t)
+{
+    static const int sizes[][2] = { { 128, 128 }, { 301, 187 }, { 373, 250 }, { 37, 41 },
+                                    { 97, 89 } };
+    static const int levels[][2] = { { 100, 120 }, { 0, 255 }, { 16, 16 } };
+    if (!cuda_ready(t))
+        return;
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        int w = sizes[si][0], h = sizes[si][1];
+        uint8_t *a = malloc((size_t)w * h), *b = malloc((size_t)w * h);
+        MadContext *ctx = NULL;
+        MpeError err;
+        int ret = a && b ? mad_cuda.open(&ctx, w, h, NULL, &err) : -ENOMEM;
+        CHECK(t, ret == 0, "%dx%d: %s", w, h, err.msg);
+        for (size_t li = 0; ret == 0 && li < sizeof(levels) / sizeof(levels[0]); li++) {
+            MadScore s = { -1, -1, -1 };
+            memset(a, levels[li][0], (size_t)w * h);
+            memset(b, levels[li][1], (size_t)w * h);
+            ret = mad_score_pair(&mad_cuda, ctx, a, b, w, &s, &err);
+            CHECK(t, ret == 0 && s.d_appear == 0.0 && s.mad == 0.0,
+                  "%dx%d flat %d vs %d: d_appear %g mad %g (%s)", w, h, levels[li][0],
+                  levels[li][1], s.d_appear, s.mad, ret ? err.msg : "");
+        }
+        mad_cuda.close(ctx);
+        free(a);
+        free(b);
+    }
+}
+
+static int same_score(const MadScore *a, const MadScore *b)
+{
+    return a->mad == b->mad && a->d_detect == b->d_detect && a->d_appear == b->d_appear;
+}
+
+/* set_reference once + several scores == a fresh context per pair, bit for
+ * bit; other subband batches agree to rounding. */
+static void t_reference_reuse(TestCtx *t)
+{
+    int w = 75, h = 51;
+    size_t n = (size_t)w * h;
+    TestRng rng = { 0x7265757365ULL };
+    uint8_t *ref = malloc(n), *ref2 = malloc(n), *d1 = malloc(n), *d2 = malloc(n);
+    MadContext *reused = NULL;
+    MpeError err;
+    MadScore s1, s2, s3, f1, f2;
+    if (!cuda_ready(t))
+        goto done;
+    if (!ref || !ref2 || !d1 || !d2) {
+        CHECK(t, 0, "out of memory");
+        goto done;
+    }
+    make_picture(ref, w, h, &rng);
+    make_picture(ref2, w, h, &rng);
+    distort(d1, ref, w, h, 0, 5, &rng);
+    distort(d2, ref, w, h, 0, 25, &rng);
+
+    int ret = mad_cuda.open(&reused, w, h, NULL, &err);
+    CHECK(t, ret == 0, "open: %s", err.msg);
+    if (ret < 0)
+        goto done;
+    ret = mad_cuda.set_reference(reused, ref, w, &err);
+    ret |= mad_cuda.score(reused, d1, w, &s1, &err);
+    ret |= mad_cuda.score(reused, d2, w, &s2, &err);
+    ret |= mad_cuda.score(reused, d1, w, &s3, &err);
+    CHECK(t, ret == 0, "reused context: %s", err.msg);
+    ret = cuda_score_pair(&f1, ref, d1, w, h, w, NULL, &err);
+    ret |= cuda_score_pair(&f2, ref, d2, w, h, w, NULL, &err);
+    CHECK(t, ret == 0, "fresh context: %s", err.msg);
+    CHECK(t, same_score(&s1, &f1) && same_score(&s3, &f1), "d1: reused %.17g/%.17g, fresh %.17g",
+          s1.mad, s3.mad, f1.mad);
+    CHECK(t, same_score(&s2, &f2), "d2: reused %.17g, fresh %.17g", s2.mad, f2.mad);
+    CHECK(t, s2.mad > s1.mad, "stronger noise scored better: %g vs %g", s2.mad, s1.mad);
+    static const int batches[] = { 1, 3, 7, 20 };
+    for (size_t k = 0; k < sizeof(batches) / sizeof(batches[0]); k++) {
+        MadContext *c = NULL;
+        MadScore b;
+        ret = mad_cuda_open_batch(&c, w, h, NULL, batches[k], &err);
+        if (ret == 0)
+            ret = mad_score_pair(&mad_cuda, c, ref, d2, w, &b, &err);
+        CHECK(t, ret == 0 && score_err(&b, &f2) <= 1e-12, "batch %d: mad %.17g vs %.17g (%s)",
+              batches[k], b.mad, f2.mad, ret ? err.msg : "");
+        mad_cuda.close(c);
+    }
+    ret = mad_cuda.set_reference(reused, ref2, w, &err);
+    ret |= mad_cuda.score(reused, ref2, w, &s1, &err);
+    CHECK(t, ret == 0 && s1.mad == 0.0, "after a new reference, itself scores %g", s1.mad);
+done:
+    mad_cuda.close(reused);
+    free(ref);
+    free(ref2);
+    free(d1);
+    free(d2);
+}
+
+static void t_errors(TestCtx *t)
+{
+    MadContext *ctx = (MadContext *)&ctx;
+    MpeError err;
+    MadScore s;
+    uint8_t pic[64 * 64] = { 0 };
+    int ret;
+    if (!cuda_ready(t))
+        return;
+    ret = mad_cuda.open(&ctx, 33, 100, NULL, &err);
+    CHECK(t, ret == -EINVAL && !ctx && strstr(err.msg, "33x100"), "33x100: %d '%s'", ret,
+          err.msg);
+    ret = mad_cuda.open(&ctx, 100, 33, NULL, &err);
+    CHECK(t, ret == -EINVAL && !ctx, "100x33: %d", ret);
+    ret = mad_cuda.open(&ctx, MAD_MAX_SIZE + 1, 64, NULL, &err);
+    CHECK(t, ret == -EINVAL && !ctx, "too wide: %d", ret);
+    ret = mad_cuda.open(NULL, 64, 64, NULL, &err);
+    CHECK(t, ret == -EINVAL, "NULL context pointer: %d", ret);
+    ret = mad_cuda_open_batch(&ctx, 64, 64, NULL, MAD_NSUB + 1, &err);
+    CHECK(t, ret == -EINVAL && !ctx, "batch 21: %d", ret);
+
+    ret = mad_cuda.open(&ctx, 34, 34, NULL, &err);
+    CHECK(t, ret == 0, "34x34: %s", err.msg);
+    if (ret < 0)
+        return;
+    ret = mad_cuda.score(ctx, pic, 34, &s, &err);
+    CHECK(t, ret == -EINVAL && strstr(err.msg, "set_reference"), "score first: %d '%s'", ret,
+          err.msg);
+    ret = mad_cuda.set_reference(ctx, NULL, 34, &err);
+    CHECK(t, ret == -EINVAL, "NULL reference: %d", ret);
+    ret = mad_cuda.set_reference(ctx, pic, 20, &err);
+    CHECK(t, ret == -EINVAL && strstr(err.msg, "stride"), "narrow stride: %d '%s'", ret, err.msg);
+    ret = mad_cuda.set_reference(ctx, pic, 34, &err);
+    CHECK(t, ret == 0, "set_reference: %s", err.msg);
+    ret = mad_cuda.score(ctx, NULL, 34, &s, &err);
+    CHECK(t, ret == -EINVAL, "NULL picture: %d", ret);
+    ret = mad_cuda.score(ctx, pic, 34, NULL, &err);
+    CHECK(t, ret == -EINVAL, "NULL output: %d", ret);
+    ret = mad_cuda.score(ctx, pic, 34, &s, &err);
+    CHECK(t, ret == 0 && s.mad == 0.0, "black vs black at 34x34: %d, mad %g", ret, s.mad);
+    mad_cuda.close(ctx);
+    mad_cuda.close(NULL);
+
+    MadOptions dump = { .threads = 1, .dump_dir = "/nonexistent/mad-dump" };
+    ctx = NULL;
+    ret = mad_cuda.open(&ctx, 40, 40, &dump, &err);
+    if (ret == 0)
+        ret = mad_score_pair(&mad_cuda, ctx, pic, pic, 40, &s, &err);
+    CHECK(t, ret < 0 && strstr(err.msg, "/nonexistent/mad-dump"), "dump to nowhere: %d '%s'", ret,
+          err.msg);
+    mad_cuda.close(ctx);
+}
+
+/* ---- timing (information only) ------------------------------------------------ */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void time_size(TestCtx *t, int size, int batch, const uint8_t *ref, const uint8_t *dst)
+{
+    enum { RUNS = 9, WARM = 2 };
+    MadContext *ctx = NULL;
+    MpeError err;
+    MadScore s;
+    double ts[RUNS], tr[RUNS];
+    double t0 = now_ms();
+    int ret = mad_cuda_open_batch(&ctx, size, size, NULL, batch, &err);
+    double t_open = now_ms() - t0;
+    for (int i = 0; ret == 0 && i < WARM + RUNS; i++) {
+        double a = now_ms();
+        ret = mad_cuda.set_reference(ctx, ref, size, &err);
+        double b = now_ms();
+        if (ret == 0)
+            ret = mad_cuda.score(ctx, dst, size, &s, &err);
+        double c = now_ms();
+        if (i >= WARM) {
+            tr[i - WARM] = b - a;
+            ts[i - WARM] = c - b;
+        }
+    }
+    CHECK(t, ret == 0, "%dx%d: %s", size, size, err.msg);
+    if (ret == 0) {
+        MadCudaTimes st_ref, st_score;
+        MadCudaMaps m;
+        qsort(ts, RUNS, sizeof(double), cmp_double);
+        qsort(tr, RUNS, sizeof(double), cmp_double);
+        mad_cuda_set_timing(ctx, 1);
+        ret = mad_cuda.set_reference(ctx, ref, size, &err);
+        ret |= mad_cuda.score(ctx, dst, size, &s, &err);
+        ret |= mad_cuda_maps(ctx, &m, &err);
+        mad_cuda_times(ctx, &st_ref, &st_score);
+        printf("INFO %s/%s: %dx%d batch %d: score %.3f ms (min %.3f), set_reference %.3f ms, "
+               "open %.1f ms; mad=%.17g d_detect=%.17g d_appear=%.17g\n",
+               t->prog, t->case_name, size, size, m.batch, ts[RUNS / 2], ts[0], tr[RUNS / 2],
+               t_open, s.mad, s.d_detect, s.d_appear);
+        static const char *const names[MAD_CUDA_NSTAGE] = { "upload", "prep", "fft",
+                                                            "filter", "stats", "collapse" };
+        for (int k = 0; k < 2; k++) {
+            const MadCudaTimes *x = k ? &st_score : &st_ref;
+            printf("INFO %s/%s:   %s (timed run): wall %.3f ms, gpu %.3f ms:", t->prog,
+                   t->case_name, k ? "score" : "set_reference", x->wall_ms, x->gpu_ms);
+            for (int j = 0; j < MAD_CUDA_NSTAGE; j++)
+                printf(" %s %.3f", names[j], x->ms[j]);
+            printf("\n");
+        }
+        CHECK(t, ret == 0, "timed run: %s", err.msg);
+    }
+    mad_cuda.close(ctx);
+}
+
+static void t_timing(TestCtx *t)
+{
+    static const int sizes[] = { 512, 2048 };
+    TestRng rng = { 0x74696d65ULL };
+    const char *no = getenv("MPE_MAD_CUDA_NO_TIMING");
+    if (!cuda_ready(t))
+        return;
+    if (no && *no && strcmp(no, "0") != 0) {
+        test_skip(t, "MPE_MAD_CUDA_NO_TIMING is set");
+        return;
+    }
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        int size = sizes[si];
+        size_t n = (size_t)size * size;
+        uint8_t *ref = malloc(n), *dst = malloc(n);
+        if (!ref || !dst) {
+            CHECK(t, 0, "out of memory");
+            free(ref);
+            free(dst);
+            return;
+        }
+        make_picture(ref, size, size, &rng);
+        distort(dst, ref, size, size, 0, 6, &rng);
+        time_size(t, size, 0, ref, dst);
+        if (size == 512) {
+            static const int batches[] = { 10, 5, 4, 1 };
+            for (size_t k = 0; k < sizeof(batches) / sizeof(batches[0]); k++)
+                time_size(t, size, batches[k], ref, dst);
+        }
+        free(ref);
+        free(dst);
+    }
+}
+
+#endif /* MPE_HAVE_MAD_CUDA */
+
+#ifndef MPE_HAVE_MAD_CUDA
+static void t_not_built(TestCtx *t)
+{
+    test_skip(t, "built without mad_cuda (needs CUDA=1 and MPE_HAVE_MAD_CUDA)");
+}
+#endif
+
+int main(void)
+{
+    TestCtx t;
+    test_init(&t, "test_mad_cuda");
+    test_run(&t, "host_pipeline_vs_cpu", t_host_pipeline_vs_cpu);
+#ifdef MPE_HAVE_MAD_CUDA
+    test_run(&t, "probe", t_probe);
+    test_run(&t, "errors", t_errors);
+    test_run(&t, "stages", t_stages);
+    test_run(&t, "identical_is_zero", t_identical_is_zero);
+    test_run(&t, "flat_pictures", t_flat_pictures);
+    test_run(&t, "reference_reuse", t_reference_reuse);
+    test_run(&t, "random_vs_cpu", t_random_vs_cpu);
+    test_run(&t, "reference_subset", t_reference_subset);
+    test_run(&t, "maps_vs_reference", t_maps_vs_reference);
+    test_run(&t, "reference_all", t_reference_all);
+    test_run(&t, "timing", t_timing);
+#else
+    test_run(&t, "mad_cuda", t_not_built);
+#endif
+    return test_finish(&t);
+}
