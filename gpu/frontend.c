@@ -41,6 +41,25 @@ int gpu_check_range(int range, MpeError *err)
     return 0;
 }
 
+void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf, const size_t off[4],
+                         const int pw[3], const int ph[3], int n_mb)
+{
+    for (int c = 0; c < 3; c++)
+        for (int y = 0; y < ph[c]; y++)
+            memcpy(pic->plane[c] + (size_t)y * pic->stride[c], buf + off[c] + (size_t)y * pw[c],
+                   (size_t)pw[c]);
+    if (!mv)
+        return;
+    for (int i = 0; i < n_mb; i++) {
+        uint32_t v[3];
+        memcpy(v, buf + off[3] + 12 * (size_t)i, sizeof(v));
+        mv[i].dx = (int16_t)(v[0] & 0xFFFF);
+        mv[i].dy = (int16_t)(v[0] >> 16);
+        mv[i].sad = v[1];
+        mv[i].sad0 = v[2];
+    }
+}
+
 const GpuBackend *const *gpu_backend_list(void)
 {
     return backend_list;

@@ -97,6 +97,15 @@ const GpuBackend *const *gpu_backend_list(void);
 int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *log,
                        MpeError *err);
 
+/* --- what the GPU backends share on the host --- */
+
+/* A GPU backend's read-back buffer: the padded Y, Cb, Cr planes packed
+ * back to back (offsets off[0..2], plane widths pw[], heights ph[]), then 3
+ * little-endian words per macroblock: dx | dy << 16, sad, sad0.  Copies the
+ * planes into pic and, if mv is non-NULL, n_mb vectors into mv. */
+void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf, const size_t off[4],
+                         const int pw[3], const int ph[3], int n_mb);
+
 /* --- argument checks every backend makes, with the same messages --- */
 int gpu_check_slot(int slots, int slot, MpeError *err);
 int gpu_check_frame(const MpeFrame *frame, int width, int height, MpeError *err);

@@ -306,10 +306,6 @@ static SearchPlan plan_search(int range, int mb_w)
         for (int mbs = SEARCH_MAX_MBS; mbs >= 1; mbs /= 2) {
             if (mbs > mb_w)
                 continue;
-#ifdef MPE_CUDA_FORCE_MBS   /* tuning builds only */
-            if (mbs != MPE_CUDA_FORCE_MBS && MPE_CUDA_FORCE_MBS <= mb_w)
-                continue;
-#endif
             const int items = mbs * side * chunks;
             const int rounds = (items + SEARCH_MAX_THREADS - 1) / SEARCH_MAX_THREADS;
             const int threads = ((items + rounds - 1) / rounds + 31) / 32 * 32;
@@ -656,23 +652,9 @@ static int cuda_download(GpuContext *g, int slot, MpePicture *pic, GpuMotion *mv
     const CudaSlot *s = &g->slot[slot];
     if (!s->submitted)
         return mpe_error(err, -EINVAL, "front end: no frame was submitted to slot %d", slot);
-    for (int c = 0; c < 3; c++)
-        for (int y = 0; y < g->plane_h[c]; y++)
-            memcpy(pic->plane[c] + (size_t)y * pic->stride[c],
-                   s->h_out + g->plane_off[c] + (size_t)y * g->plane_w[c], (size_t)g->plane_w[c]);
-    if (mv) {
-        if (!s->has_mv)
-            return mpe_error(err, -EINVAL, "front end: no motion search was run on slot %d", slot);
-        const uint8_t *p = s->h_out + g->plane_off[3];
-        for (int i = 0; i < g->mb_w * g->mb_h; i++) {
-            uint32_t v[3];
-            memcpy(v, p + 12 * (size_t)i, sizeof(v));
-            mv[i].dx = (int16_t)(v[0] & 0xFFFF);
-            mv[i].dy = (int16_t)(v[0] >> 16);
-            mv[i].sad = v[1];
-            mv[i].sad0 = v[2];
-        }
-    }
+    if (mv && !s->has_mv)
+        return mpe_error(err, -EINVAL, "front end: no motion search was run on slot %d", slot);
+    gpu_unpack_readback(pic, mv, s->h_out, g->plane_off, g->plane_w, g->plane_h, g->mb_w * g->mb_h);
     return 0;
 }
 

@@ -448,23 +448,9 @@ static int ocl_download(GpuContext *g, int slot, MpePicture *pic, GpuMotion *mv,
     if (ret < 0)
         return ret;
     const OclSlot *s = &g->slot[slot];
-    for (int c = 0; c < 3; c++)
-        for (int y = 0; y < g->plane_h[c]; y++)
-            memcpy(pic->plane[c] + (size_t)y * pic->stride[c],
-                   s->out + g->plane_off[c] + (size_t)y * g->plane_w[c], (size_t)g->plane_w[c]);
-    if (mv) {
-        if (!s->has_mv)
-            return mpe_error(err, -EINVAL, "front end: no motion search was run on slot %d", slot);
-        const uint8_t *p = s->out + g->plane_off[3];
-        for (int i = 0; i < g->mb_w * g->mb_h; i++) {
-            cl_uint v[3];
-            memcpy(v, p + 12 * (size_t)i, sizeof(v));
-            mv[i].dx = (int16_t)(v[0] & 0xFFFF);
-            mv[i].dy = (int16_t)(v[0] >> 16);
-            mv[i].sad = v[1];
-            mv[i].sad0 = v[2];
-        }
-    }
+    if (mv && !s->has_mv)
+        return mpe_error(err, -EINVAL, "front end: no motion search was run on slot %d", slot);
+    gpu_unpack_readback(pic, mv, s->out, g->plane_off, g->plane_w, g->plane_h, g->mb_w * g->mb_h);
     return 0;
 }
 
