@@ -532,44 +532,10 @@ static double kept_sum_sq(const MadContext *ctx, const double *grid, const int32
     return total;
 }
 
-/* Full-resolution map of a grid value: each block's value fills the 4x4
- * tile at its origin, 0 outside every tile (SPEC §3.3). */
-static void expand_tiles(double *map, const MadContext *ctx, const double *grid)
-{
-    for (int y = 0; y < ctx->h; y++)
-        for (int x = 0; x < ctx->w; x++) {
-            int by = y / MAD_STEP, bx = x / MAD_STEP;
-            map[(size_t)y * ctx->w + x] =
-                by < ctx->nbr && bx < ctx->nbc ? grid[(size_t)by * ctx->nbc + bx] : 0.0;
-        }
-}
-
 static int dump_maps(MadContext *ctx, MpeError *err)
 {
-    size_t n = ctx->npix;
-    int ret = 0;
-    double *vis = malloc(n * sizeof(*vis)), *map = malloc(n * sizeof(*map));
-    if (!vis || !map) {
-        ret = mpe_error(err, -ENOMEM, "mad: out of memory for the map dump");
-        goto fail;
-    }
-    expand_tiles(vis, ctx, ctx->msk);
-    if ((ret = mad_dump_map(ctx->dump_dir, "mad_visibility", vis, ctx->w, ctx->h, err)) < 0)
-        goto fail;
-    for (size_t i = 0; i < n; i++)
-        map[i] = ctx->lmse_sum[i] / 256.0;
-    if ((ret = mad_dump_map(ctx->dump_dir, "mad_lmse", map, ctx->w, ctx->h, err)) < 0)
-        goto fail;
-    for (size_t i = 0; i < n; i++)
-        map[i] *= vis[i];
-    if ((ret = mad_dump_map(ctx->dump_dir, "mad_detect", map, ctx->w, ctx->h, err)) < 0)
-        goto fail;
-    expand_tiles(map, ctx, ctx->eta);
-    ret = mad_dump_map(ctx->dump_dir, "mad_appearance", map, ctx->w, ctx->h, err);
-fail:
-    free(vis);
-    free(map);
-    return ret;
+    return mad_dump_maps(ctx->dump_dir, ctx->w, ctx->h, ctx->nbr, ctx->nbc, ctx->msk, ctx->lmse_sum,
+                         ctx->eta, err);
 }
 
 /* ---- the MadImpl -------------------------------------------------------- */

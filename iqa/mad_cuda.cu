@@ -1271,48 +1271,14 @@ static int score_device(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, M
     return 0;
 }
 
-/* Full-resolution map of a grid value: each block's value fills the 4x4
- * tile at its origin, 0 outside every tile (SPEC §3.3). */
-static void expand_tiles(double *map, const MadContext *ctx, const double *grid)
-{
-    for (int y = 0; y < ctx->h; y++)
-        for (int x = 0; x < ctx->w; x++) {
-            int by = y / MAD_STEP, bx = x / MAD_STEP;
-            map[(size_t)y * ctx->w + x] =
-                by < ctx->nbr && bx < ctx->nbc ? grid[(size_t)by * ctx->nbc + bx] : 0.0;
-        }
-}
-
 /* The same four maps as mad_cpu's dump. */
 static int dump_maps(MadContext *ctx, MpeError *err)
 {
     MadCudaMaps m;
-    size_t n = ctx->npix;
     int ret = mad_cuda_maps(ctx, &m, err);
     if (ret < 0)
         return ret;
-    double *vis = (double *)malloc(n * sizeof(double)), *map = (double *)malloc(n * sizeof(double));
-    if (!vis || !map) {
-        ret = mpe_error(err, -ENOMEM, "mad: out of memory for the map dump");
-        goto fail;
-    }
-    expand_tiles(vis, ctx, m.msk);
-    if ((ret = mad_dump_map(ctx->dump_dir, "mad_visibility", vis, ctx->w, ctx->h, err)) < 0)
-        goto fail;
-    for (size_t i = 0; i < n; i++)
-        map[i] = m.lmse_sum[i] / 256.0;
-    if ((ret = mad_dump_map(ctx->dump_dir, "mad_lmse", map, ctx->w, ctx->h, err)) < 0)
-        goto fail;
-    for (size_t i = 0; i < n; i++)
-        map[i] *= vis[i];
-    if ((ret = mad_dump_map(ctx->dump_dir, "mad_detect", map, ctx->w, ctx->h, err)) < 0)
-        goto fail;
-    expand_tiles(map, ctx, m.eta);
-    ret = mad_dump_map(ctx->dump_dir, "mad_appearance", map, ctx->w, ctx->h, err);
-fail:
-    free(vis);
-    free(map);
-    return ret;
+    return mad_dump_maps(ctx->dump_dir, ctx->w, ctx->h, ctx->nbr, ctx->nbc, m.msk, m.lmse_sum, m.eta, err);
 }
 
 static int cuda_score(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MadScore *out,

@@ -115,3 +115,41 @@ int mad_dump_map(const char *dir, const char *name, const double *map, int w, in
     free(pix);
     return ret;
 }
+
+static void expand_tiles(double *map, int w, int h, int nbr, int nbc, const double *grid)
+{
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int by = y / MAD_STEP, bx = x / MAD_STEP;
+            map[(size_t)y * w + x] = by < nbr && bx < nbc ? grid[(size_t)by * nbc + bx] : 0.0;
+        }
+}
+
+int mad_dump_maps(const char *dir, int w, int h, int nbr, int nbc, const double *msk,
+                  const int32_t *lmse_sum, const double *eta, MpeError *err)
+{
+    const size_t n = (size_t)w * h;
+    int ret = 0;
+    double *vis = malloc(n * sizeof(*vis)), *map = calloc(n, sizeof(*map));
+    if (!vis || !map) {
+        ret = mpe_error(err, -ENOMEM, "mad: out of memory for the map dump");
+        goto fail;
+    }
+    expand_tiles(vis, w, h, nbr, nbc, msk);
+    if ((ret = mad_dump_map(dir, "mad_visibility", vis, w, h, err)) < 0)
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        map[i] = lmse_sum[i] / 256.0;
+    if ((ret = mad_dump_map(dir, "mad_lmse", map, w, h, err)) < 0)
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        map[i] *= vis[i];
+    if ((ret = mad_dump_map(dir, "mad_detect", map, w, h, err)) < 0)
+        goto fail;
+    expand_tiles(map, w, h, nbr, nbc, eta);
+    ret = mad_dump_map(dir, "mad_appearance", map, w, h, err);
+fail:
+    free(vis);
+    free(map);
+    return ret;
+}

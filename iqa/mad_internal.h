@@ -81,6 +81,14 @@ void mad_modified_std(double *sd_ref, const double *sd8, int w, int h);
 int mad_dump_map(const char *dir, const char *name, const double *map, int w, int h,
                  MpeError *err);
 
+/* The four maps of MadOptions.dump_dir from one score's results: visibility
+ * and appearance (grids of nbr x nbc blocks, each value filling the 4x4 tile
+ * at its block's origin, 0 outside every tile, SPEC §3.3), local MSE (from
+ * the 16x16 sums of squared differences) and detection (visibility x local
+ * MSE, the SPEC's map.HI).  Shared by mad_cpu and mad_cuda. */
+int mad_dump_maps(const char *dir, int w, int h, int nbr, int nbc, const double *msk,
+                  const int32_t *lmse_sum, const double *eta, MpeError *err);
+
 /* ---- per-stage timing of mad_cpu (for the benchmark) -------------------- */
 
 /* FFT: transforms, including the subband filter products and |EO|, which
