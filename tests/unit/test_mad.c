@@ -32,6 +32,7 @@
 #include "encoder/input.h"
 #include "iqa/mad.h"
 #include "iqa/mad_internal.h"
+#include "tests/mad_testdata.h"
 #include "tests/test.h"
 
 #define DATA_DIR "tests/data/mad"
@@ -41,132 +42,9 @@
 
 #define PI 3.14159265358979323846
 
-static const char *const map_files[] = { "mad_visibility", "mad_lmse", "mad_detect",
-                                         "mad_appearance" };
-#define NMAPS (sizeof(map_files) / sizeof(map_files[0]))
-
 /* ---- files ---------------------------------------------------------------- */
 
-static const char *shared_mad_dir(char *buf, size_t size)
-{
-    const char *root = getenv("MPE_SHARED_DIR");
-    struct stat st;
-    snprintf(buf, size, "%s/reference/mad", root && *root ? root : "../shared");
-    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? buf : NULL;
-}
-
-/* 8-bit gray from a PNG: channel 1 of a gray file (the reader replicates
- * gray into R = G = B), or the original's rgb2gray of an RGB one. */
-static uint8_t *load_gray(const char *path, int channels, int *w, int *h, MpeError *err)
-{
-    MpeInput *in = NULL;
-    MpeFrame fr = { 0 };
-    uint8_t *img = NULL;
-    if (mpe_input_open(&in, path, 0, err) < 0)
-        return NULL;
-    const MpeInputInfo *info = mpe_input_info(in);
-    *w = info->width;
-    *h = info->height;
-    if (mpe_frame_alloc(&fr, info->format, *w, *h) < 0 || mpe_input_read(in, &fr, err) != 1 ||
-        !(img = malloc((size_t)*w * *h)))
-        goto done;
-    if (channels == 3) {
-        mad_rgb_to_gray(img, *w, fr.data[0], fr.stride[0], *w, *h);
-    } else {
-        for (int y = 0; y < *h; y++)
-            for (int x = 0; x < *w; x++)
-                img[(size_t)y * *w + x] = fr.data[0][(size_t)y * fr.stride[0] + 3 * x];
-    }
-done:
-    mpe_frame_free(&fr);
-    mpe_input_close(in);
-    return img;
-}
-
-/* Raw little-endian float64 file of exactly n values, or NULL. */
-static double *read_f64(const char *path, size_t n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *raw = malloc(n * 8);
-    double *v = malloc(n * sizeof(*v));
-    int ok = f && raw && v && fread(raw, 8, n, f) == n && fgetc(f) == EOF;
-    if (f)
-        fclose(f);
-    if (ok) {
-        for (size_t i = 0; i < n; i++) {
-            uint64_t u = 0;
-            for (int b = 7; b >= 0; b--)
-                u = u << 8 | raw[8 * i + b];
-            memcpy(&v[i], &u, 8);
-        }
-    }
-    free(raw);
-    if (!ok) {
-        free(v);
-        return NULL;
-    }
-    return v;
-}
-
-static int make_tmpdir(char *dir, size_t size)
-{
-    const char *base = getenv("TMPDIR");
-    snprintf(dir, size, "%s/test_mad_XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static void remove_tmpdir(const char *dir)
-{
-    char path[4200];
-    for (size_t i = 0; i < NMAPS; i++) {
-        snprintf(path, sizeof(path), "%s/%s_f64.bin", dir, map_files[i]);
-        remove(path);
-        snprintf(path, sizeof(path), "%s/%s.png", dir, map_files[i]);
-        remove(path);
-    }
-    rmdir(dir);
-}
-
-/* 0 when equal within tol relative; where the reference is exactly 0 the
- * result must be exactly 0 too. */
-static double rel_err(double got, double want)
-{
-    if (want == 0.0)
-        return got == 0.0 ? 0.0 : INFINITY;
-    return fabs(got - want) / fabs(want);
-}
-
 /* ---- reference.csv -------------------------------------------------------- */
-
-typedef struct RefRow {
-    char ref[128], dst[128];
-    int h, w, channels;
-    double d_detect, d_appear, mad;
-} RefRow;
-
-static int parse_row(RefRow *r, char *line)
-{
-    char *f[12];
-    int n = 0;
-    for (char *p = line; n < 12;) {
-        f[n++] = p;
-        p = strchr(p, ',');
-        if (!p)
-            break;
-        *p++ = '\0';
-    }
-    if (n < 9 || strlen(f[0]) >= sizeof(r->ref) || strlen(f[1]) >= sizeof(r->dst))
-        return -1;
-    strcpy(r->ref, f[0]);
-    strcpy(r->dst, f[1]);
-    r->h = atoi(f[2]);
-    r->w = atoi(f[3]);
-    r->channels = atoi(f[4]);
-    r->d_detect = strtod(f[5], NULL);
-    r->d_appear = strtod(f[6], NULL);
-    r->mad = strtod(f[8], NULL);
-    return 0;
-}
 
 /* Scores every pair of csv (images in img_dir) and checks them; one context
  * per size and set_reference once per reference file, as the encoder will
@@ -227,12 +105,12 @@ static int check_reference_csv(TestCtx *t, const char *csv, const char *img_dir,
             MadScore s;
             int ret = mad_cpu.score(ctx, dst, w, &s, &err);
             CHECK(t, ret == 0, "score %s: %s", r.dst, err.msg);
-            double e[3] = { rel_err(s.d_detect, r.d_detect), rel_err(s.d_appear, r.d_appear),
-                            rel_err(s.mad, r.mad) };
+            double e[3] = { rel_err(s.d_detect, r.want.d_detect), rel_err(s.d_appear, r.want.d_appear),
+                            rel_err(s.mad, r.want.mad) };
             CHECK(t, e[0] <= SCORE_REL_TOL && e[1] <= SCORE_REL_TOL && e[2] <= SCORE_REL_TOL,
                   "%s: d_detect %.17g (want %.17g), d_appear %.17g (want %.17g), "
                   "mad %.17g (want %.17g)",
-                  r.dst, s.d_detect, r.d_detect, s.d_appear, r.d_appear, s.mad, r.mad);
+                  r.dst, s.d_detect, r.want.d_detect, s.d_appear, r.want.d_appear, s.mad, r.want.mad);
             for (int k = 0; k < 3; k++)
                 if (e[k] > maxerr[k])
                     maxerr[k] = e[k];
@@ -287,7 +165,7 @@ static void check_maps(TestCtx *t, const char *img_dir, const char *map_dir, con
     int w, h, w2, h2;
     uint8_t *ref = NULL, *dst = NULL;
 
-    if (make_tmpdir(tmp, sizeof(tmp)) < 0) {
+    if (make_tmpdir_named(tmp, sizeof(tmp), "test_mad") < 0) {
         CHECK(t, 0, "mkdtemp: %s", strerror(errno));
         return;
     }
@@ -358,19 +236,6 @@ static void t_maps_all(TestCtx *t)
 }
 
 /* ---- synthetic pictures --------------------------------------------------- */
-
-/* Dark at the top (blocks there fall below the visibility threshold
- * G = 0.5, about gray 49), textured on the left (noise is masked there),
- * smooth on the right (noise is visible). */
-static void make_picture(uint8_t *p, int w, int h, TestRng *rng)
-{
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            double v = y < h / 3 ? 25.0 : 110.0 + (x < w / 2 ? 40.0 * sin(x * 0.3 + y * 0.1) : 0.0);
-            v += (int)(test_rand(rng) % 5) - 2;
-            p[(size_t)y * w + x] = (uint8_t)MPE_CLAMP(v, 0.0, 255.0);
-        }
-}
 
 static void distort(uint8_t *d, const uint8_t *s, int w, int h, int amp, TestRng *rng)
 {
@@ -775,7 +640,7 @@ static void t_slow_odd_sizes(TestCtx *t)
     char tmp[4096];
     int visible = 0;
 
-    if (make_tmpdir(tmp, sizeof(tmp)) < 0) {
+    if (make_tmpdir_named(tmp, sizeof(tmp), "test_mad") < 0) {
         CHECK(t, 0, "mkdtemp: %s", strerror(errno));
         return;
     }
@@ -1096,7 +961,7 @@ static void t_dump_files(TestCtx *t)
     double *m[NMAPS] = { 0 };
     make_picture(ref, w, h, &rng);
     distort(dst, ref, w, h, 20, &rng);
-    if (make_tmpdir(tmp, sizeof(tmp)) < 0) {
+    if (make_tmpdir_named(tmp, sizeof(tmp), "test_mad") < 0) {
         CHECK(t, 0, "mkdtemp: %s", strerror(errno));
         goto done;
     }

@@ -37,19 +37,12 @@
 #ifdef MPE_HAVE_MAD_CUDA
 #include "iqa/mad_cuda_internal.h"
 #endif
+#include "tests/mad_testdata.h"
 #include "tests/test.h"
 
 #define DATA_DIR "tests/data/mad"
 #define CUDA_REL_TOL 2e-4   /* the issue's, vs the reference and vs mad_cpu */
 #define HOST_REL_TOL 1e-9   /* host pipeline vs mad_cpu: both double, other FFT sequences */
-
-/* 0 when equal; where the wanted value is exactly 0 the result must be too. */
-static double rel_err(double got, double want)
-{
-    if (want == 0.0)
-        return got == 0.0 ? 0.0 : INFINITY;
-    return fabs(got - want) / fabs(want);
-}
 
 static double score_err(const MadScore *got, const MadScore *want)
 {
@@ -58,18 +51,6 @@ static double score_err(const MadScore *got, const MadScore *want)
 }
 
 /* ---- synthetic pictures --------------------------------------------------- */
-
-/* Dark at the top (below the visibility threshold G = 0.5, about gray 49),
- * textured on the left (masked), smooth on the right (visible). */
-static void make_picture(uint8_t *p, int w, int h, TestRng *rng)
-{
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            double v = y < h / 3 ? 25.0 : 110.0 + (x < w / 2 ? 40.0 * sin(x * 0.3 + y * 0.1) : 0.0);
-            v += (int)(test_rand(rng) % 5) - 2;
-            p[(size_t)y * w + x] = (uint8_t)MPE_CLAMP(v, 0.0, 255.0);
-        }
-}
 
 /* kind 0: uniform noise of +-amp; 1: 3x3 box blur plus +-1 noise;
  * 2: noise only in a centre rectangle. */
@@ -356,42 +337,6 @@ static int debug_on(void)
     return e && *e && strcmp(e, "0") != 0;
 }
 
-static const char *shared_mad_dir(char *buf, size_t size)
-{
-    const char *root = getenv("MPE_SHARED_DIR");
-    struct stat st;
-    snprintf(buf, size, "%s/reference/mad", root && *root ? root : "../shared");
-    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? buf : NULL;
-}
-
-/* 8-bit gray from a PNG: channel 1 of a gray file, or the original's
- * rgb2gray of an RGB one. */
-static uint8_t *load_gray(const char *path, int channels, int *w, int *h, MpeError *err)
-{
-    MpeInput *in = NULL;
-    MpeFrame fr = { 0 };
-    uint8_t *img = NULL;
-    if (mpe_input_open(&in, path, 0, err) < 0)
-        return NULL;
-    const MpeInputInfo *info = mpe_input_info(in);
-    *w = info->width;
-    *h = info->height;
-    if (mpe_frame_alloc(&fr, info->format, *w, *h) < 0 || mpe_input_read(in, &fr, err) != 1 ||
-        !(img = malloc((size_t)*w * *h)))
-        goto done;
-    if (channels == 3) {
-        mad_rgb_to_gray(img, *w, fr.data[0], fr.stride[0], *w, *h);
-    } else {
-        for (int y = 0; y < *h; y++)
-            for (int x = 0; x < *w; x++)
-                img[(size_t)y * *w + x] = fr.data[0][(size_t)y * fr.stride[0] + 3 * x];
-    }
-done:
-    mpe_frame_free(&fr);
-    mpe_input_close(in);
-    return img;
-}
-
 /* ---- mad_cuda cases -------------------------------------------------------- */
 
 static int cuda_ready(TestCtx *t)
@@ -594,54 +539,6 @@ static void t_stages(TestCtx *t)
 
 /* ---- scores ---------------------------------------------------------------- */
 
-static int make_tmpdir(char *dir, size_t size)
-{
-    const char *base = getenv("TMPDIR");
-    snprintf(dir, size, "%s/test_mad_cuda_XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static const char *const map_files[] = { "mad_visibility", "mad_lmse", "mad_detect",
-                                         "mad_appearance" };
-#define NMAPS (sizeof(map_files) / sizeof(map_files[0]))
-
-static void remove_tmpdir(const char *dir)
-{
-    char path[4200];
-    for (size_t i = 0; i < NMAPS; i++) {
-        snprintf(path, sizeof(path), "%s/%s_f64.bin", dir, map_files[i]);
-        remove(path);
-        snprintf(path, sizeof(path), "%s/%s.png", dir, map_files[i]);
-        remove(path);
-    }
-    rmdir(dir);
-}
-
-/* Raw little-endian float64 file of exactly n values, or NULL. */
-static double *read_f64(const char *path, size_t n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *raw = malloc(n * 8);
-    double *v = malloc(n * sizeof(*v));
-    int ok = f && raw && v && fread(raw, 8, n, f) == n && fgetc(f) == EOF;
-    if (f)
-        fclose(f);
-    if (ok) {
-        for (size_t i = 0; i < n; i++) {
-            uint64_t u = 0;
-            for (int b = 7; b >= 0; b--)
-                u = u << 8 | raw[8 * i + b];
-            memcpy(&v[i], &u, 8);
-        }
-    }
-    free(raw);
-    if (!ok) {
-        free(v);
-        return NULL;
-    }
-    return v;
-}
-
 /* The four dumped maps of mad_cuda against mad_cpu's (relative to 1 +
  * |value|; tol 2e-4, the scores' tolerance).  Returns the worst. */
 static double compare_dumps(TestCtx *t, const char *tag, const uint8_t *ref, const uint8_t *dst,
@@ -652,7 +549,8 @@ static double compare_dumps(TestCtx *t, const char *tag, const uint8_t *ref, con
     MpeError err;
     double worst = 0.0;
     size_t n = (size_t)w * h;
-    if (make_tmpdir(dc, sizeof(dc)) < 0 || make_tmpdir(dg, sizeof(dg)) < 0) {
+    if (make_tmpdir_named(dc, sizeof(dc), "test_mad_cuda") < 0 ||
+        make_tmpdir_named(dg, sizeof(dg), "test_mad_cuda") < 0) {
         CHECK(t, 0, "mkdtemp: %s", strerror(errno));
         return INFINITY;
     }
@@ -683,36 +581,6 @@ static double compare_dumps(TestCtx *t, const char *tag, const uint8_t *ref, con
     remove_tmpdir(dc);
     remove_tmpdir(dg);
     return worst;
-}
-
-typedef struct RefRow {
-    char ref[128], dst[128];
-    int h, w, channels;
-    MadScore want;
-} RefRow;
-
-static int parse_row(RefRow *r, char *line)
-{
-    char *f[12];
-    int n = 0;
-    for (char *p = line; n < 12;) {
-        f[n++] = p;
-        p = strchr(p, ',');
-        if (!p)
-            break;
-        *p++ = '\0';
-    }
-    if (n < 9 || strlen(f[0]) >= sizeof(r->ref) || strlen(f[1]) >= sizeof(r->dst))
-        return -1;
-    strcpy(r->ref, f[0]);
-    strcpy(r->dst, f[1]);
-    r->h = atoi(f[2]);
-    r->w = atoi(f[3]);
-    r->channels = atoi(f[4]);
-    r->want.d_detect = strtod(f[5], NULL);
-    r->want.d_appear = strtod(f[6], NULL);
-    r->want.mad = strtod(f[8], NULL);
-    return 0;
 }
 
 /* Every pair of csv: mad_cuda vs the original (and, reported, vs mad_cpu);
@@ -843,7 +711,7 @@ static void t_maps_vs_reference(TestCtx *t)
     uint8_t *ref = load_gray(DATA_DIR "/g256x384_ref.png", 1, &w, &h, &err);
     uint8_t *dst = load_gray(DATA_DIR "/g256x384_jpeg_q30.png", 1, &w2, &h2, &err);
     CHECK(t, ref && dst && w == w2 && h == h2, "loading: %s", err.msg);
-    if (!ref || !dst || w != w2 || h != h2 || make_tmpdir(tmp, sizeof(tmp)) < 0)
+    if (!ref || !dst || w != w2 || h != h2 || make_tmpdir_named(tmp, sizeof(tmp), "test_mad_cuda") < 0)
         goto done;
     int ret = cuda_score_pair(&s, ref, dst, w, h, w, tmp, &err);
     CHECK(t, ret == 0, "%s", err.msg);
