@@ -32,6 +32,7 @@
 #include "encoder/input.h"
 #include "iqa/bliinds.h"
 #include "iqa/bliinds_internal.h"
+#include "tests/bliinds_testdata.h"
 #include "tests/test.h"
 
 #define DATA_DIR "tests/data/bliinds"
@@ -39,70 +40,7 @@
 #define FEATURE_ABS_TOL 1e-6
 #define MAP_TOL 1e-9
 
-static const char *const feature_names[8] = {
-    "zeta_mean", "zeta_top10", "gamma_mean", "gamma_low10",
-    "subband_mean", "subband_top10", "orient_mean", "orient_top10",
-};
-
 /* ---- files ---------------------------------------------------------------- */
-
-static const char *shared_bliinds_dir(char *buf, size_t size)
-{
-    const char *root = getenv("MPE_SHARED_DIR");
-    struct stat st;
-    snprintf(buf, size, "%s/reference/bliinds", root && *root ? root : "../shared");
-    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? buf : NULL;
-}
-
-static int file_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-/* First channel of a PNG (the reference images are 8-bit gray, which the
- * reader replicates into R = G = B), as the original's I(:,:,1). */
-static uint8_t *load_png(const char *path, int *w, int *h, MpeError *err)
-{
-    MpeInput *in = NULL;
-    MpeFrame fr = { 0 };
-    uint8_t *img = NULL;
-    if (mpe_input_open(&in, path, 0, err) < 0)
-        return NULL;
-    const MpeInputInfo *info = mpe_input_info(in);
-    *w = info->width;
-    *h = info->height;
-    if (mpe_frame_alloc(&fr, info->format, *w, *h) < 0 || mpe_input_read(in, &fr, err) != 1 ||
-        !(img = malloc((size_t)*w * *h)))
-        goto done;
-    for (int y = 0; y < *h; y++)
-        for (int x = 0; x < *w; x++)
-            img[(size_t)y * *w + x] = fr.data[0][(size_t)y * fr.stride[0] + 3 * x];
-done:
-    mpe_frame_free(&fr);
-    mpe_input_close(in);
-    return img;
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n + 1))) {
-        if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-            free(buf);
-            buf = NULL;
-        } else {
-            buf[n] = '\0';
-        }
-    }
-    fclose(f);
-    return buf;
-}
 
 /* A numeric CSV (no header): rows x cols doubles, or NULL. */
 static double *read_csv(const char *path, int *rows, int *cols)
@@ -150,39 +88,6 @@ bad:
     free(text);
     free(v);
     return NULL;
-}
-
-typedef struct RefRow {
-    char file[64];
-    int rows, cols;
-    double f[BLIINDS_NFEATURES];
-    double score;
-} RefRow;
-
-/* reference.csv: file,rows,cols,24 features,score,... (header first). */
-static int read_reference(const char *path, RefRow *out, int max)
-{
-    char *text = read_text(path), *line, *save = NULL;
-    int n = 0;
-    if (!text)
-        return -1;
-    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *p = strchr(line, ',');
-        if (!p || !strncmp(line, "file,", 5) || n == max)
-            continue;
-        RefRow *r = &out[n];
-        snprintf(r->file, sizeof(r->file), "%.*s", (int)(p - line), line);
-        r->rows = (int)strtol(p + 1, &p, 10);
-        r->cols = (int)strtol(p + 1, &p, 10);
-        for (int i = 0; i < BLIINDS_NFEATURES; i++)
-            r->f[i] = strtod(p + 1, &p);
-        r->score = strtod(p + 1, &p);
-        if (*p != ',' && *p)
-            continue;
-        n++;
-    }
-    free(text);
-    return n;
 }
 
 /* ---- helpers -------------------------------------------------------------- */
