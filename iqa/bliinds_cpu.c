@@ -454,15 +454,21 @@ static int write_csv(const char *dir, int scale, const char *name, const double 
     return 0;
 }
 
+int bliinds_dump_scale(const char *dir, int scale, const BliindsMaps *m, MpeError *err)
+{
+    int ret = write_csv(dir, scale, "image", m->image, m->height, m->width, m->image_stride, err);
+    for (int k = 0; k < BLIINDS_NMAPS && ret == 0; k++)
+        ret = write_csv(dir, scale, bliinds_map_names[k], m->map[k], m->rows, m->cols, m->cols, err);
+    return ret;
+}
+
 static int dump_maps(const BliindsContext *ctx, MpeError *err)
 {
     for (int s = 0; s < NSCALES; s++) {
-        const BliindsScale *sc = &ctx->scale[s];
-        int ret = write_csv(ctx->dump_dir, s, "image", sc->pad + sc->pad_w + 1, sc->height,
-                            sc->width, sc->pad_w, err);
-        for (int m = 0; m < BLIINDS_NMAPS && ret == 0; m++)
-            ret = write_csv(ctx->dump_dir, s, bliinds_map_names[m], sc->map[m], sc->rows, sc->cols,
-                            sc->cols, err);
+        BliindsMaps m;
+        int ret = bliinds_cpu_maps(ctx, s, &m);
+        if (ret == 0)
+            ret = bliinds_dump_scale(ctx->dump_dir, s, &m, err);
         if (ret < 0)
             return ret;
     }

@@ -946,23 +946,6 @@ static int upload(BliindsContext *ctx, const uint8_t *img, ptrdiff_t stride, Mpe
     return 0;
 }
 
-static int write_csv(const char *dir, int scale, const char *name, const double *v, int rows,
-                     int cols, ptrdiff_t stride, MpeError *err)
-{
-    char path[4096];
-    FILE *f;
-    if (snprintf(path, sizeof(path), "%s/L%d_%s.csv", dir, scale + 1, name) >= (int)sizeof(path))
-        return mpe_error(err, -ENAMETOOLONG, "%s: path too long", dir);
-    if (!(f = fopen(path, "w")))
-        return mpe_error(err, -errno, "%s: cannot create: %s", path, strerror(errno));
-    for (int r = 0; r < rows; r++)
-        for (int c = 0; c < cols; c++)
-            fprintf(f, "%.17g%c", v[r * stride + c], c + 1 < cols ? ',' : '\n');
-    if (ferror(f) | fclose(f))
-        return mpe_error(err, -EIO, "%s: write error", path);
-    return 0;
-}
-
 /* The same files as bliinds_cpu's dump (BliindsOptions.dump_dir). */
 static int dump_maps(BliindsContext *ctx, MpeError *err)
 {
@@ -970,11 +953,7 @@ static int dump_maps(BliindsContext *ctx, MpeError *err)
         BliindsMaps m;
         int ret = bliinds_cuda_maps(ctx, s, &m, err);
         if (ret == 0)
-            ret = write_csv(ctx->dump_dir, s, "image", m.image, m.height, m.width,
-                            m.image_stride, err);
-        for (int k = 0; k < BLIINDS_NMAPS && ret == 0; k++)
-            ret = write_csv(ctx->dump_dir, s, bliinds_map_names[k], m.map[k], m.rows, m.cols,
-                            m.cols, err);
+            ret = bliinds_dump_scale(ctx->dump_dir, s, &m, err);
         if (ret < 0)
             return ret;
     }

@@ -80,6 +80,10 @@ typedef struct BliindsMaps {
 /* scale 0, 1, 2 (SPEC's L1..L3).  -EINVAL for another scale. */
 int bliinds_cpu_maps(const BliindsContext *ctx, int scale, BliindsMaps *maps);
 
+/* Writes one scale's image and maps as DIR/L<scale+1>_<name>.csv (%.17g),
+ * the dump of BliindsOptions.dump_dir; shared by bliinds_cpu and bliinds_cuda. */
+int bliinds_dump_scale(const char *dir, int scale, const BliindsMaps *maps, MpeError *err);
+
 /* Wall time of each stage of the last score(), in milliseconds. */
 typedef struct BliindsStageTimes {
     double load_ms;           /* 8-bit image into the padded scale-1 buffer */
