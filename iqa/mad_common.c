@@ -15,6 +15,24 @@ static const MadImpl *const mad_impls[] = {
     &mad_cpu,
 };
 
+int mad_check_open(MadContext **pctx, int width, int height, const MadOptions *opt, MpeError *err)
+{
+    if (!pctx)
+        return mpe_error(err, -EINVAL, "mad: no context pointer");
+    *pctx = NULL;
+    if (width < MAD_MIN_SIZE || height < MAD_MIN_SIZE)
+        return mpe_error(err, -EINVAL,
+                         "mad: %dx%d is too small (the original needs at least %dx%d: "
+                         "its border crop leaves nothing below that)",
+                         width, height, MAD_MIN_SIZE, MAD_MIN_SIZE);
+    if (width > MAD_MAX_SIZE || height > MAD_MAX_SIZE)
+        return mpe_error(err, -EINVAL, "mad: %dx%d is too large (at most %d per side)", width,
+                         height, MAD_MAX_SIZE);
+    if (opt && opt->threads < 0)
+        return mpe_error(err, -EINVAL, "mad: negative thread count %d", opt->threads);
+    return 0;
+}
+
 const MadImpl *mad_impl_find(const char *name)
 {
     size_t n = sizeof(mad_impls) / sizeof(mad_impls[0]);

@@ -593,19 +593,8 @@ static int cpu_open(MadContext **pctx, int width, int height, const MadOptions *
     MadContext *ctx = NULL;
     int ret, threads = opt ? opt->threads : 0;
 
-    if (!pctx)
-        return mpe_error(err, -EINVAL, "mad: no context pointer");
-    *pctx = NULL;
-    if (width < MAD_MIN_SIZE || height < MAD_MIN_SIZE)
-        return mpe_error(err, -EINVAL,
-                         "mad: %dx%d is too small (the original needs at least %dx%d: "
-                         "its border crop leaves nothing below that)",
-                         width, height, MAD_MIN_SIZE, MAD_MIN_SIZE);
-    if (width > MAD_MAX_SIZE || height > MAD_MAX_SIZE)
-        return mpe_error(err, -EINVAL, "mad: %dx%d is too large (at most %d per side)", width,
-                         height, MAD_MAX_SIZE);
-    if (threads < 0)
-        return mpe_error(err, -EINVAL, "mad: negative thread count %d", threads);
+    if ((ret = mad_check_open(pctx, width, height, opt, err)) < 0)
+        return ret;
     if (threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (int)MPE_MIN(n, (long)MAD_MAX_THREADS) : 1;

@@ -958,19 +958,8 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
     char why[256];
     int ret;
 
-    if (!pctx)
-        return mpe_error(err, -EINVAL, "mad: no context pointer");
-    *pctx = NULL;
-    if (width < MAD_MIN_SIZE || height < MAD_MIN_SIZE)
-        return mpe_error(err, -EINVAL,
-                         "mad: %dx%d is too small (the original needs at least %dx%d: "
-                         "its border crop leaves nothing below that)",
-                         width, height, MAD_MIN_SIZE, MAD_MIN_SIZE);
-    if (width > MAD_MAX_SIZE || height > MAD_MAX_SIZE)
-        return mpe_error(err, -EINVAL, "mad: %dx%d is too large (at most %d per side)", width,
-                         height, MAD_MAX_SIZE);
-    if (opt && opt->threads < 0)
-        return mpe_error(err, -EINVAL, "mad: negative thread count %d", opt->threads);
+    if ((ret = mad_check_open(pctx, width, height, opt, err)) < 0)
+        return ret;
     if (batch < 0 || batch > MAD_NSUB)
         return mpe_error(err, -EINVAL, "mad_cuda: subband batch %d is not in 0..%d", batch,
                          MAD_NSUB);

@@ -73,6 +73,10 @@ void mad_stats_detect(double *mean16, double *sd16, double *sd8, const double *i
  * (+4,+4) where the original's edge tests allow them. */
 void mad_modified_std(double *sd_ref, const double *sd8, int w, int h);
 
+/* The argument checks every implementation's open() makes, with the same
+ * messages (mad_common.c): pctx, the size limits, the thread count. */
+int mad_check_open(MadContext **pctx, int width, int height, const MadOptions *opt, MpeError *err);
+
 /* ---- map dumps (mad_dump.c) --------------------------------------------- */
 
 /* Writes DIR/NAME_f64.bin (raw little-endian float64, h x w row-major, the
