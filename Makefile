@@ -7,6 +7,7 @@
 #   make bench-iqa   time the MAD and BLIINDS-II implementations
 
 .DEFAULT_GOAL := all
+comma := ,
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -24,6 +25,48 @@ BUILD := build
 LIB   := $(BUILD)/libmpegenc.a
 BIN   := mpegenc
 IQA_BIN := $(if $(wildcard encoder/iqa_main.c),mpegenc-iqa)
+
+# Sanitized build (make test SANITIZE=address,undefined; any -fsanitize=
+# list, gcc or clang): everything, binaries included, goes into its own
+# directory, so the plain build/ and ./mpegenc stay as they are.  The tests
+# find the binaries through the exported MPEGENC/MPEGENC_IQA and BUILD, and
+# MPE_TEST_SMALL=1 asks them for their small cases.  CUDA is left out: nvcc's
+# host code is not instrumented, the static CUDA runtime reserves address
+# space that collides with ASan's shadow, and device code needs
+# compute-sanitizer, not ASan; the CUDA tests then say SKIPPED.
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+ifeq ($(origin BUILD),file)
+BUILD := build/san-$(subst $(comma),-,$(SANITIZE))
+LIB   := $(BUILD)/libmpegenc.a
+endif
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+CFLAGS  += $(SAN_FLAGS)
+LDFLAGS += $(SAN_FLAGS)
+CUDA    := 0
+BIN     := $(BUILD)/mpegenc
+IQA_BIN := $(if $(IQA_BIN),$(BUILD)/mpegenc-iqa)
+export BUILD
+export MPEGENC      := $(abspath $(BIN))
+export MPEGENC_IQA  := $(abspath $(BUILD)/mpegenc-iqa)
+export MPE_TEST_SMALL := 1
+export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+endif
+
+# Fuzzing (make fuzz FUZZ_SECONDS=N): every tests/fuzz/fuzz_<name>.c is
+# built with clang and libFuzzer + ASan + UBSan against a library built the
+# same way in $(FUZZ_BUILD), then run for N seconds on a copy of
+# tests/fuzz/corpus/<name>/ (tools/fuzz.sh).  The same sources also build,
+# with tests/fuzz/regress_main.c instead of libFuzzer, into
+# $(BUILD)/tests/test_fuzz_<name>: a regression test that feeds the corpus
+# and tests/fuzz/regress/<name>/ (crash inputs found earlier) through the
+# target in every make test.
+FUZZ_CC      ?= clang
+FUZZ_BUILD   ?= build/fuzz
+FUZZ_SECONDS ?= 20
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 LIB_SRCS := $(wildcard common/*.c bitstream/*.c gpu/*.c iqa/*.c encoder/*.c)
 LIB_SRCS := $(filter-out encoder/main.c encoder/iqa_main.c gpu/frontend_ocl.c,$(LIB_SRCS))
@@ -45,8 +88,6 @@ $(BUILD)/gen/frontend_cl.c: gpu/frontend.cl tools/embed.sh
 
 $(BUILD)/gen/frontend_cl.o: $(BUILD)/gen/frontend_cl.c $(CONFIG)
 	$(CC) $(CFLAGS) -c $< -o $@
-
-comma := ,
 
 # CUDA backend: built when nvcc is found (make CUDA=0 leaves it out).  The
 # runtime is linked statically, so the binary starts on machines without the
@@ -72,9 +113,10 @@ $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
 	$(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) -I. -DMPE_HAVE_CUDA $(NVCC_WARN) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_BINS += $(FUZZ_NAMES:%=$(BUILD)/tests/test_fuzz_%)
 DEPS := $(LIB_OBJS:.o=.d) $(BUILD)/obj/encoder/main.d $(BUILD)/obj/encoder/iqa_main.d $(TEST_BINS:%=%.d)
 
-.PHONY: all deps test demo bench bench-gpu bench-iqa clean FORCE
+.PHONY: all deps test demo bench bench-gpu bench-iqa clean FORCE fuzz fuzz-bins ci
 
 all: $(BIN) $(IQA_BIN)
 
@@ -105,6 +147,21 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/test.h $(CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(PNG_CFLAGS) $(WARN) $(CFLAGS) -MMD -MP $< $(LIB) $(LDFLAGS) $(LDLIBS_ALL) -o $@
 
+$(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/regress_main.c $(LIB) $(CONFIG)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(PNG_CFLAGS) $(WARN) $(CFLAGS) -DMPE_FUZZ_NAME='"$*"' -MMD -MP $< \
+	    tests/fuzz/regress_main.c $(LIB) $(LDFLAGS) $(LDLIBS_ALL) -o $@
+
+# the libFuzzer binaries (make fuzz builds them through fuzz-bins in
+# $(FUZZ_BUILD), where CC and CFLAGS are the fuzzing ones)
+$(BUILD)/fuzzers/fuzz_%: tests/fuzz/fuzz_%.c $(LIB) $(CONFIG)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(PNG_CFLAGS) $(WARN) $(CFLAGS) -fsanitize=fuzzer -MMD -MP $< $(LIB) \
+	    $(LDFLAGS) $(LDLIBS_ALL) -o $@
+
+$(BUILD)/mpegenc-iqa: $(BUILD)/obj/encoder/iqa_main.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS_ALL) -o $@
+
 $(BUILD)/bench/%: tests/bench/%.c $(LIB) $(CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(PNG_CFLAGS) $(WARN) $(CFLAGS) -MMD -MP $< $(LIB) $(LDFLAGS) $(LDLIBS_ALL) -o $@
@@ -133,6 +190,20 @@ bench-gpu: $(BUILD)/bench/frontend
 bench-iqa: $(BUILD)/bench/mad $(BUILD)/bench/bliinds
 	./$(BUILD)/bench/mad
 	./$(BUILD)/bench/bliinds
+
+fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fuzzers/fuzz_%)
+
+fuzz:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) CUDA=0 OPENCL=0 SANITIZE= \
+	    CFLAGS="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)" LDFLAGS="$(FUZZ_SAN)" fuzz-bins
+	./tools/fuzz.sh $(FUZZ_BUILD)/fuzzers $(FUZZ_SECONDS)
+
+# CI (.ci/run): the plain suite, the sanitized suite (small inputs), each
+# fuzz target for CI_FUZZ_SECONDS; one tally line at the end
+CI_SANITIZE     ?= address,undefined
+CI_FUZZ_SECONDS ?= 20
+ci: deps
+	@./tools/sanitize.sh ci "$(CI_SANITIZE)" "$(CI_FUZZ_SECONDS)"
 
 clean:
 	rm -rf $(BUILD) $(BIN) $(IQA_BIN)

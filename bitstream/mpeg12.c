@@ -60,7 +60,7 @@ void bs_write_picture_header(BsWriter *bw, const BsPictureHeader *pic)
     bs_put_start_code(bw, BS_START_PICTURE);
     bs_put(bw, 10, (uint32_t)pic->temporal_reference & 0x3FF); /* temporal_reference */
     bs_put(bw, 3, (uint32_t)type);                             /* picture_coding_type */
-    bs_put(bw, 16, 0xFFFF);                                    /* vbv_delay: variable rate */
+    bs_put(bw, 16, pic->vbv_delay ? (uint32_t)pic->vbv_delay & 0xFFFF : 0xFFFF); /* vbv_delay */
     if (type == BS_PICTURE_P || type == BS_PICTURE_B) {
         bs_put(bw, 1, 0);   /* full_pel_forward_vector */
         /* forward_f_code: MPEG-2 moves f_codes to the extension and requires 7 here */
@@ -87,7 +87,7 @@ void bs_write_picture_header(BsWriter *bw, const BsPictureHeader *pic)
     bs_put(bw, 1, 0);       /* top_field_first */
     bs_put(bw, 1, 1);       /* frame_pred_frame_dct */
     bs_put(bw, 1, 0);       /* concealment_motion_vectors */
-    bs_put(bw, 1, 0);       /* q_scale_type: linear */
+    bs_put(bw, 1, pic->q_scale_type ? 1 : 0);   /* q_scale_type: linear or Table 7-6 */
     bs_put(bw, 1, 0);       /* intra_vlc_format: table B.14 */
     bs_put(bw, 1, 0);       /* alternate_scan: zigzag */
     bs_put(bw, 1, 0);       /* repeat_first_field */

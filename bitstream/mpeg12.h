@@ -37,6 +37,8 @@ typedef struct BsPictureHeader {
     int coding_type;             /* BS_PICTURE_I / _P / _B */
     int f_code_fwd;              /* 1..7 (MPEG-1), 1..9 (MPEG-2); unused for I */
     int f_code_bwd;              /* B pictures only */
+    int vbv_delay;               /* 90 kHz units, 1..0xFFFE (constant rate); 0 = 0xFFFF, variable */
+    int q_scale_type;            /* MPEG-2: 1 = non-linear quantiser_scale (Table 7-6) */
 } BsPictureHeader;
 
 /* sequence_header (+ sequence_extension for MPEG-2), default matrices. */
@@ -45,8 +47,8 @@ void bs_write_sequence_header(BsWriter *bw, const BsSequence *seq);
 void bs_write_gop_header(BsWriter *bw, int hours, int minutes, int seconds, int pictures,
                          int closed_gop);
 /* picture_header (+ picture_coding_extension for MPEG-2: frame picture,
- * progressive, frame_pred_frame_dct, q_scale_type 0, intra_vlc_format 0,
- * intra DC precision 8 bits), vbv_delay 0xFFFF (variable bit rate). */
+ * progressive, frame_pred_frame_dct, q_scale_type as given, intra_vlc_format 0,
+ * intra DC precision 8 bits). */
 void bs_write_picture_header(BsWriter *bw, const BsPictureHeader *pic);
 /* slice_header for the slice starting on macroblock row mb_row;
  * tall_picture: MPEG-2 vertical_size > 2800 (slice_vertical_position_extension). */

@@ -33,14 +33,30 @@
 #include "common/cpu.h"
 #include "common/threads.h"
 #include "common/timer.h"
+#include "encoder/checker.h"
 #include "encoder/dsp.h"
 #include "encoder/quant.h"
+#include "encoder/ratecontrol.h"
 #include "encoder/slice.h"
 #include "gpu/frontend.h"
 #include "iqa/iqa.h"
 
 #define FRONTEND_SLOTS 2
-#define ORIG_RING 2   /* source pictures kept: n and n-1 (see quality_stage) */
+/* source pictures kept: n (being coded), n-1 (its quality stage may still
+ * run) and n+1 (the front end downloads it meanwhile) */
+#define ORIG_RING 3
+/* reconstructions: the reference, and one per rate-control bank */
+#define N_PICS (MPE_RC_BANKS + 1)
+#define STATS_QUEUE 4
+/* MPEG-2's non-linear quantiser_scale reaches 112, twice the linear 62:
+ * 56 in MPEG-1 units */
+#define MAX_Q 56
+
+/* 13818-2 Table 7-6: quantiser_scale for q_scale_type 1, by code */
+static const uint8_t nonlinear_scale[32] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 18, 20, 22,
+    24, 28, 32, 36, 40, 44, 48, 52, 56, 64, 72, 80, 88, 96, 104, 112,
+};
 
 /* One slice's output.  Slices are coded on different threads at once, so
  * each gets whole cache lines: a writer's position and pending bits change
@@ -51,7 +67,18 @@ typedef struct SliceJob {
     MpeSliceStats ss;
     uint64_t sse[3];            /* recon vs source over the slice's rows, true size */
     int row_begin, row_end;     /* macroblock rows */
+    int q;                      /* quantiser_scale_code it was coded with */
 } SliceJob;
+
+/* The quality stage of one picture on its own thread: the measures that are
+ * only logged, while the next picture is coded. */
+typedef struct QualityJob {
+    MpeChecker *checker;
+    const MpePicture *src, *recon;
+    MpeFrameStats fs;
+    int ret;
+    MpeError err;
+} QualityJob;
 
 /* The front end's work for one frame when it runs on the task thread. */
 typedef struct FrontendJob {
@@ -73,11 +100,31 @@ struct MpeEncoder {
     const GpuBackend *fe;
     GpuContext *fe_ctx;
     MpeDsp dsp;
-    MpeQuantizer quant;
+    MpeQuantizer quant[MAX_Q + 3];   /* for each quantiser 1..MAX_Q (MPEG-1 units) */
+    int nonlinear;                /* MPEG-2 pictures use q_scale_type 1 (Table 7-6) */
+    uint8_t ladder[32];           /* quantisers the rate control may give a row */
+    int n_ladder;
+    int drop_q;                   /* the ladder's last steps: coarsest quantiser without inter
+                                     residual (drop_q), then every macroblock skipped (+1) */
+    uint8_t q_code[MAX_Q + 3];    /* quantiser -> quantiser_scale_code */
     GpuSad16Fn sad16;
     MpePicture orig[ORIG_RING];   /* source of picture n in orig[n % ORIG_RING] */
-    MpePicture recon[2];
-    int cur_recon;                /* index of the latest reference reconstruction */
+    MpePicture pics[N_PICS];      /* reconstructions: the reference and the banks' */
+    int ref_pic;                  /* pics[] index of the reference (latest picture) */
+    int bank_pic[MPE_RC_BANKS];   /* pics[] index of each bank's reconstruction */
+    uint8_t *origin[MPE_RC_BANKS];/* per slice: the bank whose coding holds its bits */
+    MpeRc *rc;
+    uint64_t *row_bits, *row_sse; /* a bank's per-slice numbers for the rate control */
+    BsWriter hdr;                 /* headers written once to count their bits */
+    MpeChecker *check_rc;         /* the rate control's target metric, on this thread */
+    MpeChecker *check_log;        /* measures only logged, on the quality task */
+    MpeFrameStats bank_fs[MPE_RC_BANKS];   /* check_rc's scores of each bank */
+    int bank_scored[MPE_RC_BANKS];
+    MpeTask *qa_task;
+    QualityJob qa_job;
+    int qa_running;
+    MpeFrameStats queue[STATS_QUEUE];   /* finished records, oldest first */
+    int queue_head, queue_len;
     GpuMotion *mv[FRONTEND_SLOTS];   /* vectors of the frame in each slot */
     BsWriter out;
     int submitted;                /* frames handed to the front end */
@@ -89,7 +136,7 @@ struct MpeEncoder {
     MpePool *pool;
     MpeTask *fe_task;             /* non-NULL: the front end runs on its own thread */
     FrontendJob fe_job;
-    SliceJob *slices;
+    SliceJob *slices[MPE_RC_BANKS];   /* one set per bank */
     int n_slices;
     /* front-end times of the frame in each slot, reported when it is coded */
     double slot_fe_ms[FRONTEND_SLOTS], slot_wait_ms[FRONTEND_SLOTS];
@@ -184,20 +231,30 @@ void mpe_encoder_close(MpeEncoder *e)
         return;
     /* the task first: it may still be running the front end */
     mpe_task_close(e->fe_task);
+    mpe_task_close(e->qa_task);
     mpe_pool_close(e->pool);
     if (e->fe_ctx)
         e->fe->close(e->fe_ctx);
+    mpe_checker_close(e->check_rc);
+    mpe_checker_close(e->check_log);
+    mpe_rc_free(e->rc);
     for (int i = 0; i < ORIG_RING; i++)
         mpe_picture_free(&e->orig[i]);
-    mpe_picture_free(&e->recon[0]);
-    mpe_picture_free(&e->recon[1]);
+    for (int i = 0; i < N_PICS; i++)
+        mpe_picture_free(&e->pics[i]);
     for (int i = 0; i < FRONTEND_SLOTS; i++)
         free(e->mv[i]);
     bs_writer_free(&e->out);
-    if (e->slices)
-        for (int i = 0; i < e->n_slices; i++)
-            bs_writer_free(&e->slices[i].bw);
-    free(e->slices);
+    bs_writer_free(&e->hdr);
+    for (int b = 0; b < MPE_RC_BANKS; b++) {
+        if (e->slices[b])
+            for (int i = 0; i < e->n_slices; i++)
+                bs_writer_free(&e->slices[b][i].bw);
+        free(e->slices[b]);
+        free(e->origin[b]);
+    }
+    free(e->row_bits);
+    free(e->row_sse);
     free(e);
 }
 
@@ -209,18 +266,164 @@ static int plan_slices(MpeEncoder *e)
     int n = 0;
 
     e->n_slices = !e->mpeg2 && mbh > 175 ? 175 : mbh;
-    e->slices = aligned_alloc(_Alignof(SliceJob), (size_t)e->n_slices * sizeof(SliceJob));
-    if (!e->slices)
+    for (int b = 0; b < MPE_RC_BANKS; b++) {
+        e->slices[b] = aligned_alloc(_Alignof(SliceJob), (size_t)e->n_slices * sizeof(SliceJob));
+        e->origin[b] = calloc((size_t)e->n_slices, 1);
+        if (!e->slices[b] || !e->origin[b])
+            return -ENOMEM;
+        memset(e->slices[b], 0, (size_t)e->n_slices * sizeof(SliceJob));
+    }
+    e->row_bits = calloc((size_t)e->n_slices, sizeof(uint64_t));
+    e->row_sse = calloc((size_t)e->n_slices, sizeof(uint64_t));
+    if (!e->row_bits || !e->row_sse)
         return -ENOMEM;
-    memset(e->slices, 0, (size_t)e->n_slices * sizeof(SliceJob));
     for (int row = 0; row < mbh; n++) {
         int end = row + 1;
         if (!e->mpeg2 && row == 174)
             end = mbh;
-        e->slices[n].row_begin = row;
-        e->slices[n].row_end = end;
+        for (int b = 0; b < MPE_RC_BANKS; b++) {
+            e->slices[b][n].row_begin = row;
+            e->slices[b][n].row_end = end;
+        }
         row = end;
     }
+    return 0;
+}
+
+/* The quantisers rows may use.  Constant quantiser and MPEG-1: 1..31
+ * (MPEG-2 linear codes, as --q always meant).  MPEG-2 under rate control:
+ * the non-linear scale, whose even entries (whole MPEG-1 steps) run from 1
+ * to 56, so a picture that needs coarser steps than 31 can have them. */
+static void plan_quantisers(MpeEncoder *e)
+{
+    const MpeParam *p = &e->p;
+    e->nonlinear = e->mpeg2 && (p->bitrate > 0 || p->target_psnr > 0 || p->target_mad > 0 ||
+                                p->target_bliinds > 0);
+
+    const int rate_control = p->bitrate > 0 || p->target_psnr > 0 || p->target_mad > 0 ||
+                             p->target_bliinds > 0;
+    e->n_ladder = 0;
+    e->drop_q = 0;
+    if (!e->nonlinear) {
+        for (int q = 1; q <= 31; q++) {
+            e->ladder[e->n_ladder++] = (uint8_t)q;
+            e->q_code[q] = (uint8_t)q;
+        }
+    } else {
+        for (int code = 1; code <= 31; code++) {
+            if (nonlinear_scale[code] % 2)
+                continue;
+            int q = nonlinear_scale[code] / 2;
+            e->ladder[e->n_ladder++] = (uint8_t)q;
+            e->q_code[q] = (uint8_t)code;
+        }
+    }
+    /* A static picture predicted from a good reference can stay better than
+     * a quality target asks even at the coarsest quantiser (half-pel
+     * prediction even smooths the source's noise away), and spends bits on
+     * it.  Two more steps: drop the inter residual (intra macroblocks keep
+     * theirs), then copy the reference outright. */
+    if (rate_control) {
+        e->drop_q = e->ladder[e->n_ladder - 1] + 1;
+        e->ladder[e->n_ladder++] = (uint8_t)e->drop_q;
+        e->ladder[e->n_ladder++] = (uint8_t)(e->drop_q + 1);
+    }
+}
+
+static unsigned target_metric(const MpeParam *p)
+{
+    return p->target_psnr > 0 ? MPE_IQA_PSNR : p->target_mad > 0 ? MPE_IQA_MAD
+                                           : p->target_bliinds > 0 ? MPE_IQA_BLIINDS : 0;
+}
+
+static int check_rate_params(const MpeParam *p, MpeError *err)
+{
+    int targets = (p->target_psnr > 0) + (p->target_mad > 0) + (p->target_bliinds > 0);
+    if (targets > 1)
+        return mpe_error(err, -EINVAL, "choose one quality target (--target-psnr, --target-mad "
+                                       "or --target-bliinds)");
+    if (p->maxrate > 0 && !(p->bitrate > 0))
+        return mpe_error(err, -EINVAL, "--maxrate needs --bitrate");
+    if (p->maxrate > 0 && p->maxrate < p->bitrate)
+        return mpe_error(err, -EINVAL, "--maxrate %.0f is below --bitrate %.0f", p->maxrate,
+                         p->bitrate);
+    if (p->vbv_size > 0 && !(p->bitrate > 0))
+        return mpe_error(err, -EINVAL, "--vbv-size needs --bitrate");
+    return 0;
+}
+
+/* Rate control, and the bit rate and VBV size the sequence header signals. */
+static int open_rate_control(MpeEncoder *e, MpeError *err)
+{
+    const MpeParam *p = &e->p;
+    const double fps = (double)e->rate_num / e->rate_den;
+    MpeRcConfig rc = {
+        .mode = target_metric(p) ? MPE_RC_QUALITY : p->bitrate > 0 ? MPE_RC_BITRATE : MPE_RC_CQ,
+        .mpeg2 = e->mpeg2,
+        .qscale = p->qscale,
+        .ladder = e->ladder,
+        .n_ladder = e->n_ladder,
+        .n_rows = e->n_slices,
+        .gop = p->gop,
+        .fps = fps,
+        .bitrate = p->bitrate,
+        .maxrate = p->maxrate,
+        .target_metric = target_metric(p),
+        .target = p->target_psnr > 0 ? p->target_psnr : p->target_mad > 0 ? p->target_mad
+                                                                            : p->target_bliinds,
+        .max_trials = p->max_trials,
+    };
+    const double max_units = e->mpeg2 ? (double)((1 << 18) - 1) : 1023.0;
+    int ret;
+
+    if (p->bitrate > 0) {
+        const double peak = p->maxrate > 0 ? p->maxrate : p->bitrate;
+        /* default: the level's buffer (MPEG-2), the largest MPEG-1 can signal */
+        rc.vbv_bits = p->vbv_size > 0 ? p->vbv_size * 1000.0
+                                      : (e->mpeg2 ? e->seq.vbv_buffer_size : 1023) * 16384.0;
+        if (rc.vbv_bits / 16384.0 > max_units)
+            return mpe_error(err, -EINVAL, "--vbv-size %d kbit is more than %s can signal (%.0f kbit)",
+                             p->vbv_size, e->mpeg2 ? "MPEG-2" : "MPEG-1", max_units * 16.384);
+        if (rc.vbv_bits < 16384.0 || rc.vbv_bits < peak / fps)
+            return mpe_error(err, -EINVAL, "VBV buffer of %.0f kbit cannot hold one picture's "
+                                           "share of %.0f kbit/s at %.3f fps", rc.vbv_bits / 1000,
+                             peak / 1000, fps);
+        if (!e->mpeg2 && peak / 400.0 >= 0x3FFFF)
+            return mpe_error(err, -EINVAL, "MPEG-1 cannot signal a bit rate of %.0f bit/s", peak);
+    }
+    if ((ret = mpe_rc_new(&e->rc, &rc, (uint64_t)p->width * p->height, err)) < 0)
+        return ret;
+    uint32_t rate400, vbv16k;
+    mpe_rc_stream_rates(e->rc, &rate400, &vbv16k);
+    if (rate400) {
+        e->seq.bit_rate = rate400;
+        e->seq.vbv_buffer_size = vbv16k;
+    }
+    if (rc.mode != MPE_RC_CQ)
+        mpe_log(&e->log, MPE_LOG_INFO, "rate control: %s, VBV %.0f kbit at %.0f kbit/s%s",
+                rc.mode == MPE_RC_QUALITY ? "quality target" : "bit rate", rc.vbv_bits / 1000,
+                rate400 * 0.4, rc.mode == MPE_RC_BITRATE && !(p->maxrate > p->bitrate)
+                                   ? " constant rate" : rate400 ? " variable rate" : "");
+    return 0;
+}
+
+/* The target metric is measured where the rate control needs it, on this
+ * thread; every other measure on the quality task. */
+static int open_checkers(MpeEncoder *e, MpeError *err)
+{
+    const unsigned target = target_metric(&e->p);
+    const unsigned heavy = MPE_IQA_SSIM | MPE_IQA_MAD | MPE_IQA_BLIINDS;
+    const unsigned rc_metrics = target & (MPE_IQA_MAD | MPE_IQA_BLIINDS);
+    const unsigned log_metrics = (e->p.iqa & heavy) & ~rc_metrics;
+    int ret;
+
+    if (rc_metrics && (ret = mpe_checker_open(&e->check_rc, e->p.width, e->p.height, rc_metrics,
+                                              e->p.iqa_backend, e->p.threads, &e->log, err)) < 0)
+        return ret;
+    if (log_metrics && (ret = mpe_checker_open(&e->check_log, e->p.width, e->p.height,
+                                               log_metrics, e->p.iqa_backend, e->p.threads,
+                                               &e->log, err)) < 0)
+        return ret;
     return 0;
 }
 
@@ -234,8 +437,10 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
         return mpe_error(err, -EINVAL, "frame size %dx%d outside 16x16..4095x4095", p->width,
                          p->height);
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < 0 ||
-        p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0)
+        p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 1)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
+    if ((ret = check_rate_params(p, err)) < 0)
+        return ret;
     if (!(e = calloc(1, sizeof(*e))))
         return mpe_error(err, -ENOMEM, "out of memory");
     e->p = *p;
@@ -247,9 +452,11 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
         mpe_dsp_init_reference(&e->dsp);
     else
         mpe_dsp_init(&e->dsp, mpe_cpu_flags());
-    /* constant quantiser: one context for the whole stream */
-    mpe_quantizer_init(&e->quant, p->qscale, mpe_default_intra_matrix, mpe_default_inter_matrix,
-                       e->mpeg2 ? 2047 : 255);
+    /* every quantiser a slice may use, so rows can differ */
+    for (int q = 1; q <= MAX_Q + 2; q++)
+        mpe_quantizer_init(&e->quant[q], q, mpe_default_intra_matrix, mpe_default_inter_matrix,
+                           e->mpeg2 ? 2047 : 255);
+    plan_quantisers(e);
     e->sad16 = gpu_sad16_best();
 
     e->seq.mpeg2 = e->mpeg2;
@@ -260,19 +467,26 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
     choose_frame_rate(e, p->fps_num > 0 ? p->fps_num : 25, p->fps_num > 0 ? p->fps_den : 1);
     choose_profile_level(e);
 
-    if ((ret = gpu_backend_select(&e->fe, p->backend, &e->log, err)) < 0)
-        goto fail;
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = FRONTEND_SLOTS, .threads = p->threads,
                       .device = p->device, .log = &e->log };
-    if ((ret = e->fe->open(&e->fe_ctx, &cfg, err)) < 0)
+    /* auto falls back to the next backend if one fails to open (kernel
+     * build, device memory), before the first frame */
+    if ((ret = gpu_frontend_open(&e->fe, &e->fe_ctx, p->backend, &cfg, &e->log, err)) < 0)
         goto fail;
     for (int i = 0; i < ORIG_RING; i++)
         if (mpe_picture_alloc(&e->orig[i], p->width, p->height) < 0)
             goto nomem;
-    if (mpe_picture_alloc(&e->recon[0], p->width, p->height) < 0 ||
-        mpe_picture_alloc(&e->recon[1], p->width, p->height) < 0 ||
-        bs_writer_init(&e->out, 1 << 16) < 0 || plan_slices(e) < 0)
+    for (int i = 0; i < N_PICS; i++)
+        if (mpe_picture_alloc(&e->pics[i], p->width, p->height) < 0)
+            goto nomem;
+    e->ref_pic = 0;
+    for (int b = 0; b < MPE_RC_BANKS; b++)
+        e->bank_pic[b] = b + 1;
+    if (bs_writer_init(&e->out, 1 << 16) < 0 || bs_writer_init(&e->hdr, 256) < 0 ||
+        plan_slices(e) < 0)
         goto nomem;
+    if ((ret = open_rate_control(e, err)) < 0 || (ret = open_checkers(e, err)) < 0)
+        goto fail;
     for (int i = 0; i < FRONTEND_SLOTS; i++)
         if (!(e->mv[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height, sizeof(*e->mv[i]))))
             goto nomem;
@@ -287,6 +501,8 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
      * milliseconds too, so with threads to spare the front end gets a thread
      * of its own (backends take calls from any one thread at a time). */
     if (e->threads > 1 && (ret = mpe_task_open(&e->fe_task, err)) < 0)
+        goto fail;
+    if (e->check_log && (ret = mpe_task_open(&e->qa_task, err)) < 0)
         goto fail;
     mpe_log(&e->log, MPE_LOG_INFO, "%d slice threads, %d slices, front end %s", e->threads,
             e->n_slices, e->fe_task ? "on its own thread" : "asynchronous or inline");
@@ -320,17 +536,19 @@ int mpe_encoder_frontend_async(const MpeEncoder *e)
     return e->fe_task != NULL;
 }
 
-static void write_gop_header(MpeEncoder *e)
+static void write_gop_header(MpeEncoder *e, BsWriter *bw)
 {
     /* time code of the GOP's first picture at the nominal integer rate */
     const int ifps = (e->rate_num + e->rate_den / 2) / e->rate_den;
     const int n = e->frame_index, secs = n / ifps;
-    bs_write_gop_header(&e->out, (secs / 3600) % 24, (secs / 60) % 60, secs % 60, n % ifps, 1);
+    bs_write_gop_header(bw, (secs / 3600) % 24, (secs / 60) % 60, secs % 60, n % ifps, 1);
 }
 
 typedef struct CodeJob {
     MpeEncoder *e;
-    const MpePictureCtx *pc;
+    const MpePictureCtx *pc;   /* qscale and quant are set per slice */
+    SliceJob *slices;
+    const uint8_t *row_q;
 } CodeJob;
 
 /* Distortion of the slice's rows (luma rows 16*begin.., chroma 8*begin..,
@@ -354,46 +572,145 @@ static void slice_sse(const MpeEncoder *e, const MpePictureCtx *pc, SliceJob *s)
 static void code_slice_job(void *ctx, int index, int worker)
 {
     const CodeJob *job = ctx;
-    SliceJob *s = &job->e->slices[index];
+    SliceJob *s = &job->slices[index];
+    MpePictureCtx pc = *job->pc;
 
     (void)worker;
+    s->q = job->row_q[index];
+    pc.drop_residual = job->e->drop_q && s->q == job->e->drop_q;
+    pc.skip_all = job->e->drop_q && s->q == job->e->drop_q + 1;
+    pc.qscale = pc.drop_residual ? s->q - 1 : pc.skip_all ? s->q - 2 : s->q;
+    pc.qscale_code = job->e->q_code[pc.qscale];
+    pc.quant = &job->e->quant[pc.qscale];
     bs_writer_reset(&s->bw);
-    mpe_code_slice(job->pc, s->row_begin, s->row_end, &s->bw, &s->ss);
+    mpe_code_slice(&pc, s->row_begin, s->row_end, &s->bw, &s->ss);
     bs_flush(&s->bw);
-    slice_sse(job->e, job->pc, s);
+    slice_sse(job->e, &pc, s);
 }
 
-static void code_slices(MpeEncoder *e, const MpePictureCtx *pc, MpeFrameStats *fs)
+/* One coding of the picture into a bank, each slice at its row quantiser. */
+static void code_bank(MpeEncoder *e, const MpePictureCtx *pc_in, int bank, const uint8_t *row_q)
 {
-    CodeJob job = { e, pc };
+    MpePictureCtx pc = *pc_in;
+    pc.recon = &e->pics[e->bank_pic[bank]];
+    CodeJob job = { e, &pc, e->slices[bank], row_q };
 
     mpe_pool_run(e->pool, e->n_slices, code_slice_job, &job);
-    /* in slice order, whatever order they finished in */
     for (int i = 0; i < e->n_slices; i++) {
-        const SliceJob *s = &e->slices[i];
-        bs_append(&e->out, &s->bw);
-        fs->mb_intra += s->ss.intra;
-        fs->mb_inter += s->ss.inter;
-        fs->mb_skipped += s->ss.skipped;
-        for (int c = 0; c < 3; c++)
-            fs->sse[c] += s->sse[c];
+        e->origin[bank][i] = (uint8_t)bank;
+        e->row_bits[i] = (uint64_t)e->slices[bank][i].bw.pos * 8;
+        e->row_sse[i] = e->slices[bank][i].sse[0];
     }
+    e->bank_scored[bank] = 0;
 }
 
-/* The in-loop quality stage: it sees the source (e->orig[n % ORIG_RING])
- * and the reconstruction of picture n.  Only PSNR from the slices' SSE for
- * now.  A heavier checker (MAD, BLIINDS-II) can run here on a task of its
- * own while picture n+1 is coded without stalling it: picture n+1 reads
- * recon n only as its reference and writes the other recon buffer and the
- * other orig slot, so both inputs stay untouched until picture n+2 starts,
- * which is when such a task would have to be joined. */
-static void quality_stage(MpeEncoder *e, MpeFrameStats *fs)
+/* Make bank `dst` the per-row mix of other banks: reconstruction rows are
+ * copied, bits stay where they were coded (origin). */
+static void mix_banks(MpeEncoder *e, int dst, const uint8_t *src)
 {
+    MpePicture *d = &e->pics[e->bank_pic[dst]];
+    for (int i = 0; i < e->n_slices; i++) {
+        const int sb = src[i];
+        const MpePicture *s = &e->pics[e->bank_pic[sb]];
+        const SliceJob *sj = &e->slices[sb][i];
+        e->origin[dst][i] = e->origin[sb][i];
+        for (int c = 0; c < 3; c++) {
+            const int mb = c ? 8 : 16;
+            const size_t off = (size_t)sj->row_begin * mb * d->stride[c];
+            const size_t len = (size_t)(sj->row_end - sj->row_begin) * mb * d->stride[c];
+            memcpy(d->plane[c] + off, s->plane[c] + off, len);
+        }
+    }
+    e->bank_scored[dst] = 0;
+}
+
+/* The rate control's target metric of a bank (MAD or BLIINDS-II). */
+static int score_bank(MpeEncoder *e, int bank, double *metric, MpeError *err)
+{
+    MpeFrameStats *fs = &e->bank_fs[bank];
+    int ret;
+
+    if (!e->bank_scored[bank]) {
+        fs->metrics = 0;
+        if ((ret = mpe_checker_score(e->check_rc, &e->pics[e->bank_pic[bank]], fs, err)) < 0)
+            return ret;
+        e->bank_scored[bank] = 1;
+    }
+    if (metric)
+        *metric = e->p.target_mad > 0 ? fs->mad : fs->bliinds;
+    return 0;
+}
+
+static void quality_job(void *arg)
+{
+    QualityJob *job = arg;
+    double t0 = mpe_time_ms();
+    job->ret = mpe_checker_set_source(job->checker, job->src, &job->err);
+    if (job->ret == 0)
+        job->ret = mpe_checker_score(job->checker, job->recon, &job->fs, &job->err);
+    job->fs.time.quality_ms = mpe_time_ms() - t0;
+}
+
+static void queue_push(MpeEncoder *e, const MpeFrameStats *fs)
+{
+    /* at most two records wait: the quality stage lags one picture */
+    e->queue[(e->queue_head + e->queue_len) % STATS_QUEUE] = *fs;
+    e->queue_len++;
+}
+
+int mpe_encoder_pop_stats(MpeEncoder *e, MpeFrameStats *fs)
+{
+    if (!e->queue_len)
+        return 0;
+    *fs = e->queue[e->queue_head];
+    e->queue_head = (e->queue_head + 1) % STATS_QUEUE;
+    e->queue_len--;
+    return 1;
+}
+
+/* Wait for the quality stage of the previous picture; its record joins the queue. */
+static int quality_join(MpeEncoder *e, MpeError *err)
+{
+    if (!e->qa_running)
+        return 0;
+    mpe_task_wait(e->qa_task);
+    e->qa_running = 0;
+    if (e->qa_job.ret < 0) {
+        if (err)
+            *err = e->qa_job.err;
+        return e->qa_job.ret;
+    }
+    queue_push(e, &e->qa_job.fs);
+    return 0;
+}
+
+/* The quality stage of a coded picture: PSNR from the slices' SSE at once;
+ * the logged measures on the quality task, which overlaps the coding of the
+ * next picture: that picture reads this reconstruction only as its
+ * reference and writes a bank and another source slot, and the task is
+ * joined before the picture after it (whose banks include this
+ * reconstruction's buffer) is coded. */
+static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src,
+                         const MpePicture *recon, MpeError *err)
+{
+    int ret;
+
     for (int c = 0; c < 3; c++) {
         int w = c ? (e->p.width + 1) / 2 : e->p.width;
         int h = c ? (e->p.height + 1) / 2 : e->p.height;
         fs->psnr[c] = iqa_psnr_from_mse((double)fs->sse[c] / ((double)w * h));
     }
+    fs->metrics |= MPE_IQA_PSNR;
+    if ((ret = quality_join(e, err)) < 0)
+        return ret;
+    if (!e->check_log) {
+        queue_push(e, fs);
+        return 0;
+    }
+    e->qa_job = (QualityJob){ .checker = e->check_log, .src = src, .recon = recon, .fs = *fs };
+    mpe_task_start(e->qa_task, quality_job, &e->qa_job);
+    e->qa_running = 1;
+    return 0;
 }
 
 static int is_intra(const MpeEncoder *e, int index)
@@ -478,55 +795,131 @@ static int fetch_picture(MpeEncoder *e, MpeFrameStats *fs, MpeError *err)
     return 0;
 }
 
-/* Code frame number e->frame_index, fetched already. */
-static void code_picture(MpeEncoder *e, MpeOutput *out)
+/* Returns the bits written up to the end of the picture start code. */
+static uint64_t write_headers(MpeEncoder *e, BsWriter *bw, int intra, int vbv_delay)
 {
-    const int intra = is_intra(e, e->frame_index);
-    MpeFrameStats *fs = &out->stats;
-    double t0 = mpe_time_ms(), t1;
+    const uint64_t begin = bs_bit_count(bw);
+    uint64_t start_code_end;
 
     if (intra) {
         /* every GOP starts with the sequence header again so that a decoder
          * can start at any GOP (and all GOPs are closed) */
-        bs_write_sequence_header(&e->out, &e->seq);
-        e->gop_start = e->frame_index;
-        write_gop_header(e);
+        bs_write_sequence_header(bw, &e->seq);
+        write_gop_header(e, bw);
     }
+    bs_align(bw);
+    start_code_end = bs_bit_count(bw) - begin + 32;
     BsPictureHeader ph = {
         .mpeg2 = e->mpeg2,
-        .temporal_reference = e->frame_index - e->gop_start,
+        .temporal_reference = e->frame_index - (intra ? e->frame_index : e->gop_start),
         .coding_type = intra ? BS_PICTURE_I : BS_PICTURE_P,
         .f_code_fwd = e->f_code,
+        .vbv_delay = vbv_delay,
+        .q_scale_type = e->nonlinear,
     };
-    bs_write_picture_header(&e->out, &ph);
+    bs_write_picture_header(bw, &ph);
+    bs_align(bw);   /* the first slice start code is aligned */
+    return start_code_end;
+}
 
-    MpePicture *recon = &e->recon[e->cur_recon ^ 1];
+/* Code frame number e->frame_index, fetched already: the rate control's
+ * trials, then the chosen bank's slices into the stream. */
+static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
+{
+    const int intra = is_intra(e, e->frame_index);
+    MpeFrameStats *fs = &out->stats;
+    const MpePicture *orig = &e->orig[e->frame_index % ORIG_RING];
+    double t0 = mpe_time_ms(), t1;
+    const uint64_t start_bits = bs_bit_count(&e->out);
+    int ret, bank = 0, trials = 0;
+
+    bs_writer_reset(&e->hdr);
+    const uint64_t start_code_bits = write_headers(e, &e->hdr, intra, 0xFFFF);
+    const int vbv_delay = mpe_rc_start_frame(e->rc, intra ? 'I' : 'P', bs_bit_count(&e->hdr),
+                                             start_code_bits);
+    fs->vbv_fullness = mpe_rc_vbv_fullness(e->rc);
+    if (intra)
+        e->gop_start = e->frame_index;
+    write_headers(e, &e->out, intra, vbv_delay == 0xFFFF ? 0 : vbv_delay);
+    if (e->check_rc && (ret = mpe_checker_set_source(e->check_rc, orig, err)) < 0)
+        return ret;
+
     MpePictureCtx pc = {
         .mpeg2 = e->mpeg2,
-        .coding_type = ph.coding_type,
-        .qscale = e->p.qscale,
+        .coding_type = intra ? BS_PICTURE_I : BS_PICTURE_P,
         .f_code = e->f_code,
         .tall_picture = e->p.height > 2800,
-        .orig = &e->orig[e->frame_index % ORIG_RING],
-        .ref = &e->recon[e->cur_recon],
-        .recon = recon,
+        .orig = orig,
+        .ref = &e->pics[e->ref_pic],
         .mv = e->mv[e->frame_index % FRONTEND_SLOTS],
         .dsp = &e->dsp,
         .sad16 = e->sad16,
-        .quant = &e->quant,
     };
+    for (;;) {
+        MpeRcStep step;
+        MpeRcResult res = { e->row_bits, e->row_sse, 0 };
+        mpe_rc_next(e->rc, &step);
+        if (step.action == MPE_RC_DONE) {
+            bank = step.bank;
+            break;
+        }
+        if (step.action == MPE_RC_CODE)
+            code_bank(e, &pc, step.bank, step.row_q);
+        else
+            mix_banks(e, step.bank, step.src);
+        if (step.need_metric && (ret = score_bank(e, step.bank, &res.metric, err)) < 0)
+            return ret;
+        mpe_rc_report(e->rc, &res);
+    }
+
+    /* the chosen bank's slices, in order, from the codings that hold them */
+    double qsum = 0, mv_sum = 0;
+    for (int i = 0; i < e->n_slices; i++) {
+        const SliceJob *s = &e->slices[e->origin[bank][i]][i];
+        /* the no-residual step is logged as the coarsest quantiser plus one */
+        bs_append(&e->out, &s->bw);
+        fs->mb_intra += s->ss.intra;
+        fs->mb_inter += s->ss.inter;
+        fs->mb_skipped += s->ss.skipped;
+        mv_sum += s->ss.mv_abs_sum;
+        qsum += (double)s->q * (s->row_end - s->row_begin);
+        for (int c = 0; c < 3; c++)
+            fs->sse[c] += s->sse[c];
+    }
+    uint64_t stuffing = mpe_rc_end_frame(e->rc, bs_bit_count(&e->out) - start_bits, &trials);
+    for (uint64_t i = 0; i < stuffing; i++)
+        bs_put(&e->out, 8, 0);   /* zero stuffing before the next start code */
+
+    const MpePicture *recon = &e->pics[e->bank_pic[bank]];
+    if (e->check_rc) {
+        /* the target metric of the picture kept (coded, not yet scored, when
+         * the VBV forced a coarser coding than the search chose) */
+        if ((ret = score_bank(e, bank, NULL, err)) < 0)
+            return ret;
+        fs->mad = e->bank_fs[bank].mad;
+        fs->mad_detect = e->bank_fs[bank].mad_detect;
+        fs->mad_appear = e->bank_fs[bank].mad_appear;
+        fs->bliinds = e->bank_fs[bank].bliinds;
+        fs->metrics |= e->bank_fs[bank].metrics;
+    }
     fs->display_index = e->frame_index;
     fs->type = intra ? 'I' : 'P';
-    fs->qscale = e->p.qscale;
-    code_slices(e, &pc, fs);
+    fs->qscale_mean = qsum / orig->mb_height;
+    fs->qscale = (int)lround(fs->qscale_mean);
+    fs->mv_mean_abs = fs->mb_inter ? mv_sum / fs->mb_inter : 0;
+    fs->trials = trials;
+    fs->bits = bs_bit_count(&e->out) - start_bits;
+    /* the kept reconstruction becomes the reference; the old one a bank */
+    const int kept = e->bank_pic[bank];
+    e->bank_pic[bank] = e->ref_pic;
+    e->ref_pic = kept;
     t1 = mpe_time_ms();
-    quality_stage(e, fs);
     fs->time.code_ms = t1 - t0;
-    fs->time.quality_ms = mpe_time_ms() - t1;
-    e->cur_recon ^= 1;
+    ret = quality_stage(e, fs, orig, recon, err);
     e->frame_index++;
     out->have_picture = 1;
     out->recon = recon;
+    return ret;
 }
 
 int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeError *err)
@@ -559,8 +952,11 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
             e->submitted++;
         }
     }
-    if (have)
-        code_picture(e, out);
+    if (have && (ret = code_picture(e, out, err)) < 0) {
+        if (async)
+            mpe_task_wait(e->fe_task);
+        return ret;
+    }
     if (async) {
         double t0 = mpe_time_ms();
         mpe_task_wait(e->fe_task);
@@ -574,6 +970,9 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
         e->submitted++;
     }
     if (!frame) {
+        /* the last picture's logged measures too */
+        if ((ret = quality_join(e, err)) < 0)
+            return ret;
         if (e->frame_index > 0)
             bs_write_sequence_end(&e->out);
         e->flushed = 1;
@@ -583,6 +982,5 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
         return mpe_error(err, bs_error(&e->out), "out of memory for the bitstream");
     out->data = e->out.buf;
     out->size = e->out.pos;
-    out->stats.bits = (uint64_t)out->size * 8;
     return 0;
 }

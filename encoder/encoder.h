@@ -40,18 +40,45 @@ typedef struct MpeStageTimes {
                             main thread (else part of fe_ms) */
     double code_ms;      /* headers + slices in parallel (refinement, mode decision, DCT,
                             quantisation, VLC, reconstruction, SSE) + concatenation */
-    double quality_ms;   /* quality stage on the reconstruction (PSNR now) */
+    double quality_ms;   /* quality stage: the logged measures (SSIM, MAD, BLIINDS-II) on
+                            their own thread, overlapping the next picture's coding; a
+                            target metric's scoring of trial codings is part of code_ms */
     double write_ms;     /* caller writing the stream */
 } MpeStageTimes;
 
+/* Which quality measures a record carries (MpeFrameStats.metrics, and the
+ * --iqa option's set). */
+enum {
+    MPE_IQA_PSNR = 1 << 0,     /* psnr[0..2] (always measured: it is nearly free) */
+    MPE_IQA_SSIM = 1 << 1,     /* ssim_y */
+    MPE_IQA_MAD = 1 << 2,      /* mad, mad_detect, mad_appear */
+    MPE_IQA_BLIINDS = 1 << 3,  /* bliinds */
+};
+
+/* One coded picture: what the per-frame log, the summary and the HTML
+ * report show.  MAD and BLIINDS-II see display values: the luma of both
+ * pictures expanded from studio (16..235) to full range (0..255). */
 typedef struct MpeFrameStats {
-    int display_index;     /* frame number in input order */
+    int display_index;     /* frame number in input order (= coding order: I/P only) */
     char type;             /* 'I' or 'P' */
-    int qscale;
+    int qscale;            /* qscale_mean rounded (slice headers may vary the quantiser) */
+    double qscale_mean;    /* mean quantiser over the picture's macroblocks, in --q units
+                              (MPEG-1 steps; MPEG-2 quantiser_scale / 2); under rate control
+                              the coarsest + 1 means "no inter residual" and + 2 "skipped" */
     uint64_t bits;         /* picture bits including headers before it */
     uint64_t sse[3];       /* recon vs source, per plane, true size */
     double psnr[3];        /* dB */
+    double ssim_y;         /* SSIM of luma, 0..1 (ffmpeg's ssim filter definition) */
+    double mad;            /* MAD index, 0 = identical; higher is worse */
+    double mad_detect;     /* d_detect: near-threshold (high-quality) part */
+    double mad_appear;     /* d_appear: supra-threshold (low-quality) part */
+    double bliinds;        /* BLIINDS-II predicted DMOS of the reconstruction; lower is better */
+    unsigned metrics;      /* MPE_IQA_* bits: which of the fields above were measured */
+    double mv_mean_abs;    /* mean |mv| (Euclidean, pels) over inter macroblocks; 0 if none */
     int mb_intra, mb_inter, mb_skipped;
+    int trials;            /* reconstructions tried before this one was kept (1 = none redone) */
+    double vbv_fullness;   /* bits in the VBV buffer just before this picture is removed;
+                              negative when no VBV model is active */
     MpeStageTimes time;
 } MpeFrameStats;
 
@@ -59,7 +86,8 @@ typedef struct MpeOutput {
     const uint8_t *data;   /* stream bytes produced by this call; valid until the next */
     size_t size;
     int have_picture;      /* a picture was coded: stats and recon are valid */
-    MpeFrameStats stats;
+    MpeFrameStats stats;   /* of that picture, without the measures the quality stage adds
+                              later: complete records come from mpe_encoder_pop_stats */
     const MpePicture *recon;  /* the reconstructed picture (padded planes) */
 } MpeOutput;
 
@@ -71,6 +99,12 @@ int mpe_encoder_open(MpeEncoder **enc, const MpeParam *p, const MpeLog *log, Mpe
  * by sequence_end_code.  out->have_picture says whether a picture came out. */
 int mpe_encode_frame(MpeEncoder *enc, const MpeFrame *frame, MpeOutput *out, MpeError *err);
 void mpe_encoder_close(MpeEncoder *enc);
+
+/* Complete per-picture records (every measure --iqa asked for), in coding
+ * order: call after each mpe_encode_frame until it returns 0.  The logged
+ * measures run on their own stage, so a picture's record may come out one
+ * call after its stream bytes; after the flush call every record is out. */
+int mpe_encoder_pop_stats(MpeEncoder *enc, MpeFrameStats *fs);
 
 /* The front-end backend in use. */
 const char *mpe_encoder_backend(const MpeEncoder *enc);

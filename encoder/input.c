@@ -1,17 +1,10 @@
-/* input.c — frame sequence readers: PNG (libpng, classic API) and YUV4MPEG2.
+/* input.c — frame sequence readers: PNG files and YUV4MPEG2.
  *
- * PNG decoding uses libpng's classic API rather than png_image because the
- * simplified API composites alpha and may apply gamma when it narrows 16-bit
- * samples; here every sample is taken as stored: palette and low-bit gray are
- * expanded, alpha (including tRNS) is dropped, and 16-bit samples are rounded
- * with (v*255+32767)/65535 by our own code.
- *
- * libpng reports errors by calling our error callback, which records the
- * message in the PngDec that png_get_error_ptr() returns and longjmps back
- * into png_run().  png_run() keeps nothing in automatic variables across the
- * setjmp: everything the error path needs (the message, the row buffer to
- * free) lives in the PngDec owned by png_load(), the caller, so it is never
- * indeterminate after the longjmp.  No state is global.
+ * A PNG file is read whole into memory (capped at PNG_FILE_MAX) and decoded
+ * by png_decode.c: a fast path for 8-bit gray/GA/RGB/RGBA, libpng's classic
+ * API for every other layout.  Every sample is taken as stored: palette and
+ * low-bit gray are expanded, alpha (including tRNS) is dropped, and 16-bit
+ * samples are rounded with (v*255+32767)/65535.
  *
  * Reading ahead (mpe_input_start_ahead): reader threads fill a ring of
  * frame buffers, frame i in slot i % depth.  PNG frames are independent, so
@@ -27,9 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <png.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,12 +28,14 @@
 #include <sys/stat.h>
 
 #include "common/timer.h"
+#include "encoder/png_decode.h"
 
 #define MIN_DIM 16
 #define MAX_DIM 4095
 #define Y4M_HEADER_MAX 4096   /* longest stream header line we accept */
 #define Y4M_FRAME_LINE_MAX 4096
 #define PATTERN_WIDTH_MAX 32  /* largest field width in %0Nd */
+#define PNG_FILE_MAX (1 << 30) /* bytes; far above any 4095x4095 frame's PNG */
 
 enum SourceKind { SRC_PNG_LIST, SRC_PNG_PATTERN, SRC_Y4M };
 
@@ -95,7 +88,7 @@ struct MpeInput {
 
     /* SRC_Y4M */
     FILE *f;
-    int is_stdin;
+    int is_stdin;             /* or another stream the caller owns: not closed */
     long frame_index;         /* frames read so far */
     int y4m_done;
 
@@ -142,181 +135,68 @@ static int frame_matches(const MpeInput *in, const MpeFrame *frame)
 
 /* ------------------------------------------------------------------ PNG */
 
-typedef struct PngDec {
-    const char *path;
-    FILE *f;
-    char msg[256];      /* libpng's error message */
-    int io_errno;       /* set when fread failed */
-    int oom;            /* set when our own allocation failed */
-    uint8_t *buf;       /* row buffer, freed by png_load */
-    int width, height;  /* from IHDR */
-} PngDec;
-
-static void png_error_cb(png_structp png, png_const_charp msg)
+/* Reads a whole file into *data (freed by the caller).  The size comes from
+ * reading, not from stat, and is capped: a PNG of the largest frame we take
+ * is well under the cap, and the reader threads each hold one file. */
+static int file_slurp(uint8_t **data, size_t *size, FILE *f, const char *path, MpeError *err)
 {
-    PngDec *d = png_get_error_ptr(png);
-    snprintf(d->msg, sizeof(d->msg), "%s", msg ? msg : "unknown error");
-    png_longjmp(png, 1);
-}
+    struct stat st;
+    size_t cap, n = 0;
+    uint8_t *buf = NULL;
 
-static void png_warning_cb(png_structp png, png_const_charp msg)
-{
-    /* Warnings (bad ancillary chunks, odd ICC profiles) do not stop us. */
-    (void)png;
-    (void)msg;
-}
-
-static void png_read_cb(png_structp png, png_bytep data, size_t len)
-{
-    PngDec *d = png_get_io_ptr(png);
-    if (fread(data, 1, len, d->f) != len) {
-        if (ferror(d->f)) {
-            d->io_errno = errno ? errno : EIO;
-            png_error(png, "read error");
-        }
-        png_error(png, "unexpected end of file");
-    }
-}
-
-static uint8_t round16(unsigned v)
-{
-    return (uint8_t)((v * 255u + 32767u) / 65535u);
-}
-
-/* One decoded row (ch channels of depth bits, after palette and low-bit gray
- * expansion) to packed RGB24. */
-static void row_to_rgb(uint8_t *dst, const uint8_t *src, int w, int ch, int depth)
-{
-    if (depth == 8) {
-        if (ch == 3) {
-            memcpy(dst, src, (size_t)w * 3);
-        } else if (ch == 4) {
-            for (int x = 0; x < w; x++, src += 4, dst += 3) {
-                dst[0] = src[0];
-                dst[1] = src[1];
-                dst[2] = src[2];
+    *data = NULL;
+    *size = 0;
+    cap = fstat(fileno(f), &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < PNG_FILE_MAX
+              ? (size_t)st.st_size + 1 : 1 << 16;
+    for (;;) {
+        size_t r;
+        if (n == cap) {
+            uint8_t *nb;
+            if (cap >= PNG_FILE_MAX) {
+                free(buf);
+                return mpe_error(err, -EFBIG, "%s: file too large for a PNG frame (over %d MiB)",
+                                 path, PNG_FILE_MAX >> 20);
             }
-        } else { /* gray, gray+alpha */
-            for (int x = 0; x < w; x++, src += ch, dst += 3)
-                dst[0] = dst[1] = dst[2] = src[0];
-        }
-    } else {
-        if (ch >= 3) {
-            for (int x = 0; x < w; x++, src += 2 * ch, dst += 3) {
-                dst[0] = round16((unsigned)src[0] << 8 | src[1]);
-                dst[1] = round16((unsigned)src[2] << 8 | src[3]);
-                dst[2] = round16((unsigned)src[4] << 8 | src[5]);
+            cap = MPE_MIN(2 * cap, (size_t)PNG_FILE_MAX);
+            if (!(nb = realloc(buf, cap))) {
+                free(buf);
+                return mpe_error(err, -ENOMEM, "%s: out of memory", path);
             }
-        } else {
-            for (int x = 0; x < w; x++, src += 2 * ch, dst += 3)
-                dst[0] = dst[1] = dst[2] = round16((unsigned)src[0] << 8 | src[1]);
+            buf = nb;
+        } else if (!buf && !(buf = malloc(cap))) {
+            return mpe_error(err, -ENOMEM, "%s: out of memory", path);
+        }
+        r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) {
+            if (ferror(f)) {
+                int e = errno;
+                free(buf);
+                return errno_error(err, path, e);
+            }
+            break;
         }
     }
-}
-
-static int png_fail(const PngDec *d, MpeError *err)
-{
-    if (d->io_errno)
-        return errno_error(err, d->path, d->io_errno);
-    if (d->oom)
-        return mpe_error(err, -ENOMEM, "%s: out of memory", d->path);
-    return mpe_error(err, -EINVAL, "%s: corrupt PNG (%s)", d->path, d->msg);
-}
-
-/* Runs libpng on d->f, whose 8 signature bytes were already read.  Reads the
- * header into d->width/height; when frame is non-NULL and the size is
- * want_w x want_h, decodes the image into it.  Returns 0, 1 (the size
- * differs: nothing decoded, no message) or a negative errno with err set. */
-static int png_run(PngDec *d, png_structp png, png_infop info, MpeFrame *frame,
-                   int want_w, int want_h, MpeError *err)
-{
-    if (setjmp(png_jmpbuf(png)))
-        return png_fail(d, err);
-
-    png_set_read_fn(png, d, png_read_cb);
-    png_set_sig_bytes(png, 8);
-    png_read_info(png, info);
-    d->width = (int)png_get_image_width(png, info);
-    d->height = (int)png_get_image_height(png, info);
-    if (!frame)
-        return 0;
-    if (d->width != want_w || d->height != want_h)
-        return 1;
-
-    {
-        int color_type = png_get_color_type(png, info);
-        int bit_depth = png_get_bit_depth(png, info);
-        int passes, ch, depth;
-        size_t rowbytes;
-        int w = d->width, h = d->height;
-
-        if (color_type == PNG_COLOR_TYPE_PALETTE)
-            png_set_palette_to_rgb(png);
-        if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8)
-            png_set_expand_gray_1_2_4_to_8(png);
-        passes = png_set_interlace_handling(png);
-        png_read_update_info(png, info);
-
-        ch = png_get_channels(png, info);
-        depth = png_get_bit_depth(png, info);
-        rowbytes = png_get_rowbytes(png, info);
-        if ((depth != 8 && depth != 16) || ch < 1 || ch > 4 ||
-            rowbytes != (size_t)w * ch * (depth / 8))
-            png_error(png, "unexpected pixel layout after expansion");
-
-        if (ch == 3 && depth == 8) {
-            /* Already packed RGB24: let libpng write straight into the frame
-             * (for Adam7 it fills in each pass's pixels in place). */
-            for (int p = 0; p < passes; p++)
-                for (int y = 0; y < h; y++)
-                    png_read_row(png, frame->data[0] + (size_t)y * frame->stride[0], NULL);
-        } else if (passes > 1) {
-            /* Interlaced: later passes add pixels to the rows of earlier
-             * ones, so the whole image must be kept. */
-            if (!(d->buf = malloc(rowbytes * (size_t)h))) {
-                d->oom = 1;
-                png_error(png, "out of memory");
-            }
-            for (int p = 0; p < passes; p++)
-                for (int y = 0; y < h; y++)
-                    png_read_row(png, d->buf + rowbytes * (size_t)y, NULL);
-            for (int y = 0; y < h; y++)
-                row_to_rgb(frame->data[0] + (size_t)y * frame->stride[0],
-                           d->buf + rowbytes * (size_t)y, w, ch, depth);
-        } else {
-            if (!(d->buf = malloc(rowbytes))) {
-                d->oom = 1;
-                png_error(png, "out of memory");
-            }
-            for (int y = 0; y < h; y++) {
-                png_read_row(png, d->buf, NULL);
-                row_to_rgb(frame->data[0] + (size_t)y * frame->stride[0], d->buf, w, ch, depth);
-            }
-        }
-        /* Check the rest of the file too (IDAT/IEND CRCs, truncation). */
-        png_read_end(png, NULL);
-    }
+    *data = buf;
+    *size = n;
     return 0;
 }
 
 /* Loads one PNG: only its header when frame is NULL (its size goes to *w,
- * *h), else the whole image, which must be want_w x want_h.  When missing
+ * *h), else the whole image, which must be frame's size.  When missing
  * is non-NULL and the file does not exist, sets *missing and returns 0. */
-static int png_load(const char *path, MpeFrame *frame, int want_w, int want_h,
-                    int *w, int *h, int *missing, MpeError *err)
+static int png_load(const char *path, MpeFrame *frame, int *w, int *h, int *missing,
+                    MpeError *err)
 {
-    PngDec d;
-    png_structp png;
-    png_infop info;
-    unsigned char sig[8];
-    size_t n;
-    int ret;
+    static const uint8_t png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    uint8_t *data, sig[8];
+    size_t size;
+    int ret, pw = 0, ph = 0;
+    FILE *f;
 
-    memset(&d, 0, sizeof(d));
-    d.path = path;
     if (missing)
         *missing = 0;
-    if (!(d.f = fopen(path, "rb"))) {
+    if (!(f = fopen(path, "rb"))) {
         int e = errno;
         if (missing && e == ENOENT) {
             *missing = 1;
@@ -324,37 +204,28 @@ static int png_load(const char *path, MpeFrame *frame, int want_w, int want_h,
         }
         return errno_error(err, path, e);
     }
-    n = fread(sig, 1, sizeof(sig), d.f);
-    if (n < sizeof(sig) && ferror(d.f)) {
-        ret = errno_error(err, path, errno);
-        fclose(d.f);
+    /* a file that is not a PNG is refused before it is read whole */
+    if (fread(sig, 1, sizeof(sig), f) != sizeof(sig) || memcmp(sig, png_sig, sizeof(sig)) != 0) {
+        int e = ferror(f) ? errno : 0;
+        fclose(f);
+        return e ? errno_error(err, path, e) : mpe_error(err, -EINVAL, "%s: not a PNG file", path);
+    }
+    rewind(f);
+    ret = file_slurp(&data, &size, f, path, err);
+    fclose(f);
+    if (ret < 0)
         return ret;
-    }
-    if (n < sizeof(sig) || png_sig_cmp(sig, 0, sizeof(sig)) != 0) {
-        fclose(d.f);
-        return mpe_error(err, -EINVAL, "%s: not a PNG file", path);
-    }
-
-    png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &d, png_error_cb, png_warning_cb);
-    info = png ? png_create_info_struct(png) : NULL;
-    if (!info) {
-        png_destroy_read_struct(&png, NULL, NULL);
-        fclose(d.f);
-        return mpe_error(err, -ENOMEM, "%s: out of memory (libpng)", path);
-    }
-    ret = png_run(&d, png, info, frame, want_w, want_h, err);
-    png_destroy_read_struct(&png, &info, NULL);
-    free(d.buf);
-    fclose(d.f);
+    ret = mpe_png_decode(frame, &pw, &ph, data, size, path, 0, err);
+    free(data);
     if (ret < 0)
         return ret;
     if (w)
-        *w = d.width;
+        *w = pw;
     if (h)
-        *h = d.height;
+        *h = ph;
     if (ret == 1)
         return mpe_error(err, -EINVAL, "%s: frame size %dx%d differs from the first frame's %dx%d",
-                         path, d.width, d.height, want_w, want_h);
+                         path, pw, ph, frame->width, frame->height);
     return 0;
 }
 
@@ -363,7 +234,7 @@ static int png_first(MpeInput *in, const char *path, int *missing, MpeError *err
 {
     int w = 0, h = 0, ret;
 
-    ret = png_load(path, NULL, 0, 0, &w, &h, missing, err);
+    ret = png_load(path, NULL, &w, &h, missing, err);
     if (ret < 0 || (missing && *missing))
         return ret;
     if (!size_ok(w, h))
@@ -694,9 +565,19 @@ static int y4m_header(MpeInput *in, MpeError *err)
                 goto out;
             }
             break;
+        case 'A': {
+            /* not used, but a malformed one means a damaged header */
+            long an, ad;
+            if (parse_ratio(tok + 1, &an, &ad) < 0 || an > INT_MAX || ad > INT_MAX ||
+                (an == 0) != (ad == 0)) {
+                ret = mpe_error(err, -EINVAL, "%s: bad Y4M aspect tag '%s'", name, shown);
+                goto out;
+            }
+            break;
+        }
         default:
-            /* I (interlacing), A (aspect), X (extensions) and anything
-             * unknown: ignored. */
+            /* I (interlacing), X (extensions) and anything unknown:
+             * ignored. */
             break;
         }
     }
@@ -924,6 +805,30 @@ int mpe_input_open(MpeInput **out, const char *spec, int start_number, MpeError 
     return 0;
 }
 
+int mpe_input_open_y4m_stream(MpeInput **out, FILE *f, const char *name, MpeError *err)
+{
+    MpeInput *in;
+    int ret;
+
+    *out = NULL;
+    if (!f || !name)
+        return mpe_error(err, -EINVAL, "%s: no stream", name ? name : "(no input)");
+    if (!(in = calloc(1, sizeof(*in))) || !(in->spec = strdup(name))) {
+        free(in);
+        return mpe_error(err, -ENOMEM, "%s: out of memory", name);
+    }
+    in->kind = SRC_Y4M;
+    in->f = f;
+    in->is_stdin = 1;
+    in->cur = in->spec;
+    if ((ret = y4m_header(in, err)) < 0) {
+        mpe_input_close(in);
+        return ret;
+    }
+    *out = in;
+    return 0;
+}
+
 const MpeInputInfo *mpe_input_info(const MpeInput *in)
 {
     return &in->info;
@@ -941,13 +846,13 @@ static int read_sync(MpeInput *in, MpeFrame *frame, MpeError *err)
         if (in->next_file >= in->nfiles)
             return 0;
         in->cur = in->files[in->next_file++];
-        ret = png_load(in->cur, frame, in->info.width, in->info.height, NULL, NULL, NULL, err);
+        ret = png_load(in->cur, frame, NULL, NULL, NULL, err);
         return ret < 0 ? ret : 1;
     case SRC_PNG_PATTERN:
         if (in->pattern_done)
             return 0;
         pattern_name(in, in->probe, in->next_number);
-        ret = png_load(in->probe, frame, in->info.width, in->info.height, NULL, NULL, &missing, err);
+        ret = png_load(in->probe, frame, NULL, NULL, &missing, err);
         if (missing) {
             /* the end: the current name stays the last frame's */
             in->pattern_done = 1;
@@ -979,7 +884,6 @@ static int read_sync(MpeInput *in, MpeFrame *frame, MpeError *err)
  * only their number; Y4M has one reader thread, so frames come in order. */
 static int ahead_produce(MpeInput *in, long i, AheadSlot *s)
 {
-    const int w = in->info.width, h = in->info.height;
     int missing = 0, ret;
 
     switch (in->kind) {
@@ -989,14 +893,14 @@ static int ahead_produce(MpeInput *in, long i, AheadSlot *s)
         if ((size_t)i >= in->nfiles)
             return 0;
         s->name = in->files[i];
-        ret = png_load(s->name, &s->frame, w, h, NULL, NULL, NULL, &s->err);
+        ret = png_load(s->name, &s->frame, NULL, NULL, NULL, &s->err);
         return ret < 0 ? ret : 1;
     case SRC_PNG_PATTERN:
         /* the synchronous reader stops after number INT_MAX */
         if (i > (long)INT_MAX - in->start_number)
             return 0;
         pattern_name(in, s->name, (int)(in->start_number + i));
-        ret = png_load(s->name, &s->frame, w, h, NULL, NULL, &missing, &s->err);
+        ret = png_load(s->name, &s->frame, NULL, NULL, &missing, &s->err);
         if (missing)
             return i == 0 ? mpe_error(&s->err, -ENOENT, "%s: no frame found (looked for %s)",
                                       in->spec, s->name)

@@ -17,6 +17,8 @@
 #ifndef MPE_INPUT_H
 #define MPE_INPUT_H
 
+#include <stdio.h>
+
 #include "common/common.h"
 #include "common/picture.h"
 
@@ -31,6 +33,11 @@ typedef struct MpeInputInfo {
 /* Opens the source and reads enough to know the frame size (the first PNG's
  * header, or the Y4M stream header).  Sizes outside 16..4095 are an error. */
 int mpe_input_open(MpeInput **in, const char *spec, int start_number, MpeError *err);
+
+/* A YUV4MPEG2 stream already open (a pipe, fmemopen'ed bytes: the fuzz
+ * target uses this); `name` is used in messages.  The caller keeps f and
+ * closes it after mpe_input_close. */
+int mpe_input_open_y4m_stream(MpeInput **in, FILE *f, const char *name, MpeError *err);
 
 const MpeInputInfo *mpe_input_info(const MpeInput *in);
 

@@ -1,5 +1,6 @@
 /* main.c — the mpegenc command line: a thin layer over the library.
- * Exit status: 0 success, 1 runtime error (bad input, I/O), 2 usage error. */
+ * Exit status: 0 success, 1 runtime error (bad input, I/O), 2 usage error,
+ * 130 interrupted by Ctrl-C (the stream and log hold every finished picture). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,19 +14,29 @@
 #include "common/timer.h"
 #include "encoder/encoder.h"
 #include "encoder/input.h"
+#include "encoder/qlog.h"
 #include "encoder/recon.h"
+#include "encoder/report.h"
 #include "gpu/frontend.h"
 #include "iqa/iqa.h"
 
-enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
-/* Temporary output names, removed if a signal ends the run early.  The only
- * global state in the program, because a signal handler cannot be handed a
- * context. */
+/* Temporary output names, removed if a signal ends the run early, and the
+ * first Ctrl-C's request to stop.  The only global state in the program,
+ * because a signal handler cannot be handed a context. */
 static char tmp_paths[2][4096];
+static volatile sig_atomic_t stop_requested;
 
+/* The first Ctrl-C asks the loop to finish the picture in hand and close
+ * the stream properly; a second one, or any other terminating signal, ends
+ * the run at once and takes the temporary outputs away. */
 static void on_signal(int sig)
 {
+    if (sig == SIGINT && !stop_requested) {
+        stop_requested = 1;
+        return;
+    }
     for (int i = 0; i < 2; i++)
         if (tmp_paths[i][0])
             unlink(tmp_paths[i]);
@@ -33,11 +44,36 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;   /* a read in progress completes; the loop checks the flag */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 typedef struct Cli {
-    const char *input, *output, *recon;
+    const char *input, *output, *recon, *log, *report;
     int verbose, quiet, stats;
     MpeParam param;
 } Cli;
+
+/* Per-picture records for the log, the summary and the report.  The caller's
+ * own stage times (read, write) are kept by display index until the record
+ * of that picture comes out of the encoder, which may be a call later. */
+#define CALLER_RING 8
+typedef struct Records {
+    MpeQlog *qlog;
+    MpeSummary summary;
+    MpeFrameStats *all;    /* for --report */
+    int n, cap;
+    MpeStageTimes caller[CALLER_RING];
+    uint64_t sse_y;
+} Records;
 
 /* Stage times summed over the run, for --stats. */
 typedef struct StageTotals {
@@ -64,7 +100,10 @@ static void print_help(void)
            "OUTPUT: .m1v (MPEG-1), .m2v (MPEG-2), or - for stdout\n\n"
            "  -i, --input FILE       input (required)\n"
            "  -o, --output FILE      output elementary stream (required)\n"
-           "      --recon FILE.y4m   also write the encoder's reconstructed pictures\n",
+           "      --recon FILE.y4m   also write the encoder's reconstructed pictures\n"
+           "      --log FILE         per-frame log: FILE.csv (CSV) or FILE.jsonl (JSON Lines),\n"
+           "                         one record per picture, flushed as it is written\n"
+           "      --report FILE.html self-contained page plotting bits, quantiser and quality\n",
            MPE_VERSION);
     for (int i = 0; mpe_param_info(i); i++) {
         const MpeParamInfo *o = mpe_param_info(i);
@@ -161,6 +200,10 @@ static int parse_args(Cli *cli, int argc, char **argv)
             cli->output = value;
         } else if (!strcmp(name, "recon")) {
             cli->recon = value;
+        } else if (!strcmp(name, "log")) {
+            cli->log = value;
+        } else if (!strcmp(name, "report")) {
+            cli->report = value;
         } else {
             MpeError err;
             if (mpe_param_parse(&cli->param, name, value, &err) < 0) {
@@ -300,6 +343,115 @@ static void print_stats(const StageTotals *st, const MpeEncoder *enc, int read_t
             wall_ms > 0 ? 1000.0 * st->frames / wall_ms : 0.0);
 }
 
+/* One complete record: log it, count it, keep it for the report. */
+static int take_record(Records *r, const Cli *cli, MpeFrameStats *fs)
+{
+    MpeError err;
+    const MpeStageTimes *c = &r->caller[fs->display_index % CALLER_RING];
+
+    fs->time.read_ms = c->read_ms;
+    fs->time.decode_ms = c->decode_ms;
+    fs->time.write_ms = c->write_ms;
+    mpe_summary_add(&r->summary, fs);
+    r->sse_y += fs->sse[0];
+    if (r->qlog && mpe_qlog_write(r->qlog, fs, &err) < 0) {
+        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        return -1;
+    }
+    if (cli->report) {
+        if (r->n == r->cap) {
+            int cap = r->cap ? 2 * r->cap : 256;
+            MpeFrameStats *all = realloc(r->all, (size_t)cap * sizeof(*all));
+            if (!all) {
+                fprintf(stderr, "mpegenc: %s: out of memory for the report\n", cli->report);
+                return -1;
+            }
+            r->all = all;
+            r->cap = cap;
+        }
+        r->all[r->n++] = *fs;
+    }
+    if (cli->verbose) {
+        fprintf(stderr, "frame %5d %c q %5.2f %9llu bits  PSNR Y %.2f Cb %.2f Cr %.2f", fs->display_index,
+                fs->type, fs->qscale_mean, (unsigned long long)fs->bits, fs->psnr[0], fs->psnr[1],
+                fs->psnr[2]);
+        if (fs->metrics & MPE_IQA_SSIM)
+            fprintf(stderr, "  SSIM %.4f", fs->ssim_y);
+        if (fs->metrics & MPE_IQA_MAD)
+            fprintf(stderr, "  MAD %.3f", fs->mad);
+        if (fs->metrics & MPE_IQA_BLIINDS)
+            fprintf(stderr, "  BLIINDS %.1f", fs->bliinds);
+        fprintf(stderr, "  mb intra %d inter %d skip %d", fs->mb_intra, fs->mb_inter, fs->mb_skipped);
+        if (fs->trials > 1)
+            fprintf(stderr, "  trials %d", fs->trials);
+        fprintf(stderr, "\n");
+        if (cli->stats)
+            fprintf(stderr,
+                    "      ms: read %.2f decode %.2f  front end %.2f + device %.2f, waited "
+                    "%.2f  download %.2f  code %.2f  quality %.2f  write %.2f\n",
+                    fs->time.read_ms, fs->time.decode_ms, fs->time.fe_ms, fs->time.fe_gpu_ms,
+                    fs->time.fe_wait_ms, fs->time.download_ms, fs->time.code_ms,
+                    fs->time.quality_ms, fs->time.write_ms);
+    }
+    return 0;
+}
+
+static unsigned target_of(const MpeParam *p, double *value)
+{
+    *value = p->target_psnr > 0 ? p->target_psnr : p->target_mad > 0 ? p->target_mad : p->target_bliinds;
+    return p->target_psnr > 0 ? MPE_IQA_PSNR : p->target_mad > 0 ? MPE_IQA_MAD
+                                         : p->target_bliinds > 0 ? MPE_IQA_BLIINDS : 0;
+}
+
+static void rate_mode_text(const MpeParam *p, char *buf, size_t size)
+{
+    double t;
+    unsigned m = target_of(p, &t);
+    if (m)
+        snprintf(buf, size, "target %s %g%s", m == MPE_IQA_PSNR ? "PSNR-Y" : m == MPE_IQA_MAD ? "MAD" : "BLIINDS-II",
+                 t, p->bitrate > 0 ? ", bit-rate cap" : "");
+    else if (p->bitrate > 0)
+        snprintf(buf, size, "%.0f kbit/s %s", p->bitrate / 1000,
+                 p->maxrate > p->bitrate ? "variable" : "constant");
+    else
+        snprintf(buf, size, "q %d", p->qscale);
+}
+
+static int write_report(const Cli *cli, const Records *r, const MpeEncoder *enc, const MpeInputInfo *info,
+                        int argc, char **argv)
+{
+    char cmd[2048] = "", mode[96];
+    size_t pos = 0;
+    int rn, rd;
+    MpeError err;
+    double target;
+
+    for (int i = 0; i < argc && pos < sizeof(cmd); i++)
+        pos += (size_t)snprintf(cmd + pos, sizeof(cmd) - pos, "%s%s", i ? " " : "", argv[i]);
+    mpe_encoder_stream_rate(enc, &rn, &rd);
+    rate_mode_text(&cli->param, mode, sizeof(mode));
+    MpeReportInfo ri = {
+        .title = cli->output,
+        .input = cli->input,
+        .output = cli->output,
+        .command_line = cmd,
+        .format = cli->param.format == MPE_FORMAT_MPEG1 ? "MPEG-1" : "MPEG-2",
+        .backend = mpe_encoder_backend(enc),
+        .width = info->width,
+        .height = info->height,
+        .fps = (double)rn / rd,
+        .metrics = r->summary.metrics,
+        .target_metric = target_of(&cli->param, &target),
+        .target = target,
+        .bitrate = cli->param.bitrate,
+    };
+    if (mpe_report_write(cli->report, &ri, r->all, r->n, &err) < 0) {
+        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     Cli cli = { 0 };
@@ -310,11 +462,12 @@ int main(int argc, char **argv)
     MpeFrame frame = { 0 };
     OutFile out = { 0 }, rec = { 0 };
     const MpeInputInfo *info;
-    uint64_t bytes = 0, sse_y = 0;
-    int frames = 0, ok = 0, ret, read_threads;
-    double t0;
+    uint64_t bytes = 0;
+    int frames = 0, ok = 0, ret, read_threads, interrupted = 0;
+    double t0, target;
     StageTotals st = { 0 };
     MpeStageTimes caller = { 0 };   /* the caller's stages since the last picture */
+    Records rs = { 0 };
 
     mpe_param_default(&cli.param);
     if ((ret = parse_args(&cli, argc, argv)) >= 0)
@@ -327,6 +480,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpegenc: --recon and --output cannot both be stdout\n");
         return EXIT_USAGE;
     }
+    if (cli.report && !has_ext(cli.report, ".html") && !has_ext(cli.report, ".htm")) {
+        fprintf(stderr, "mpegenc: %s: the report is an HTML page: name it FILE.html\n", cli.report);
+        return EXIT_USAGE;
+    }
+    if (cli.log && !has_ext(cli.log, ".csv") && !has_ext(cli.log, ".jsonl")) {
+        fprintf(stderr, "mpegenc: %s: the log is CSV or JSON Lines: name it FILE.csv or FILE.jsonl\n",
+                cli.log);
+        return EXIT_USAGE;
+    }
+    /* a quality target is measured, so it is logged too */
+    cli.param.iqa |= target_of(&cli.param, &target);
+    mpe_summary_init(&rs.summary, target_of(&cli.param, &target), target);
 
     t0 = mpe_time_ms();
     if (mpe_input_open(&in, cli.input, cli.param.start_number, &err) < 0) {
@@ -354,9 +519,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpegenc: %s\n", err.msg);
         goto end;
     }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    signal(SIGHUP, on_signal);
+    install_signals();
     if (out_open(&out, cli.output, tmp_paths[0]) < 0)
         goto end;
     if (cli.recon) {
@@ -366,11 +529,22 @@ int main(int argc, char **argv)
             mpe_y4m_write_header(rec.f, info->width, info->height, rn, rd) < 0)
             goto end;
     }
+    /* the log goes straight to its name: an interrupted run keeps its records */
+    if (cli.log && mpe_qlog_open(&rs.qlog, cli.log, &err) < 0) {
+        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        goto end;
+    }
 
     for (int read = 0;; read++) {
         MpeOutput o;
+        MpeFrameStats fs;
         double ta = mpe_time_ms(), tb;
-        int got = mpe_input_read(in, &frame, &err);
+        int got = 0;
+        if (stop_requested) {
+            interrupted = 1;   /* flush: the picture in hand is coded, the stream closed */
+        } else {
+            got = mpe_input_read(in, &frame, &err);
+        }
         tb = mpe_time_ms();
         caller.read_ms += tb - ta;
         if (got > 0)
@@ -380,6 +554,8 @@ int main(int argc, char **argv)
             goto end;
         }
         if (got == 0 && read == 0) {
+            if (interrupted)
+                goto end;
             fprintf(stderr, "mpegenc: %s: no frames\n", !strcmp(cli.input, "-") ? "<stdin>" : cli.input);
             goto end;
         }
@@ -401,31 +577,17 @@ int main(int argc, char **argv)
             }
             /* the caller's stages go with the picture that came out */
             caller.write_ms += mpe_time_ms() - ta;
-            o.stats.time.read_ms = caller.read_ms;
-            o.stats.time.decode_ms = caller.decode_ms;
-            o.stats.time.write_ms = caller.write_ms;
+            rs.caller[o.stats.display_index % CALLER_RING] = caller;
             memset(&caller, 0, sizeof(caller));
-            add_times(&st.t, &o.stats.time);
-            st.frames++;
-            sse_y += o.stats.sse[0];
             frames++;
-            if (cli.verbose)
-                fprintf(stderr,
-                        "frame %5d %c q %2d %9llu bits  PSNR Y %.2f Cb %.2f Cr %.2f  mb intra %d "
-                        "inter %d skip %d\n",
-                        o.stats.display_index, o.stats.type, o.stats.qscale,
-                        (unsigned long long)o.stats.bits, o.stats.psnr[0], o.stats.psnr[1],
-                        o.stats.psnr[2], o.stats.mb_intra, o.stats.mb_inter, o.stats.mb_skipped);
-            if (cli.verbose && cli.stats)
-                fprintf(stderr,
-                        "      ms: read %.2f decode %.2f  front end %.2f + device %.2f, waited "
-                        "%.2f  download %.2f  code %.2f  quality %.2f  write %.2f\n",
-                        o.stats.time.read_ms, o.stats.time.decode_ms, o.stats.time.fe_ms,
-                        o.stats.time.fe_gpu_ms, o.stats.time.fe_wait_ms,
-                        o.stats.time.download_ms, o.stats.time.code_ms, o.stats.time.quality_ms,
-                        o.stats.time.write_ms);
         } else {
             caller.write_ms += mpe_time_ms() - ta;
+        }
+        while (mpe_encoder_pop_stats(enc, &fs)) {
+            if (take_record(&rs, &cli, &fs) < 0)
+                goto end;
+            add_times(&st.t, &fs.time);
+            st.frames++;
         }
         if (!got)
             break;
@@ -440,23 +602,39 @@ end:
         if (strcmp(cli.output, "-"))
             unlink(cli.output);
     }
+    if (rs.qlog && mpe_qlog_close(rs.qlog, &err) < 0) {
+        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        ok = 0;
+    }
+    if (ok && cli.report && write_report(&cli, &rs, enc, info, argc, argv) < 0)
+        ok = 0;
     if (ok && !cli.quiet) {
         int rn, rd;
+        char mode[96], text[2048];
         double secs = (mpe_time_ms() - t0) / 1000.0;
-        double mse = (double)sse_y / ((double)frames * info->width * info->height);
+        double mse = (double)rs.sse_y / ((double)frames * info->width * info->height);
         mpe_encoder_stream_rate(enc, &rn, &rd);
+        rate_mode_text(&cli.param, mode, sizeof(mode));
         fprintf(stderr,
                 "mpegenc: %d frames, %llu bytes, %.1f kbit/s, PSNR-Y %.2f dB, %.2f fps "
-                "(%s, %s, q %d, backend %s)\n",
+                "(%s, %s, %s, backend %s)\n",
                 frames, (unsigned long long)bytes, bytes * 8.0 * rn / ((double)frames * rd) / 1000.0,
                 iqa_psnr_from_mse(mse), frames / (secs > 0 ? secs : 1e-9),
-                cli.param.format == MPE_FORMAT_MPEG1 ? "MPEG-1" : "MPEG-2", cli.output,
-                cli.param.qscale, mpe_encoder_backend(enc));
+                cli.param.format == MPE_FORMAT_MPEG1 ? "MPEG-1" : "MPEG-2", cli.output, mode,
+                mpe_encoder_backend(enc));
+        if (cli.verbose || rs.summary.target_metric || (rs.summary.metrics & ~(unsigned)MPE_IQA_PSNR)) {
+            mpe_summary_format(&rs.summary, (double)rn / rd, text, sizeof(text));
+            fprintf(stderr, "%s", text);
+        }
         if (cli.stats)
             print_stats(&st, enc, read_threads, secs * 1000.0);
     }
+    if (ok && interrupted)
+        fprintf(stderr, "mpegenc: interrupted: %s holds the %d frames encoded so far\n", cli.output,
+                frames);
     mpe_encoder_close(enc);
     mpe_frame_free(&frame);
     mpe_input_close(in);
-    return ok ? 0 : EXIT_RUNTIME;
+    free(rs.all);
+    return interrupted ? EXIT_INTERRUPTED : !ok ? EXIT_RUNTIME : 0;
 }

@@ -7,13 +7,16 @@
 #include <strings.h>
 
 /* OPT_AUTO_INT: an integer in min..max or "auto", stored as auto_value. */
-typedef enum { OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING, OPT_DEVICE, OPT_AUTO_INT, OPT_DSP } OptType;
+typedef enum {
+    OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING, OPT_DEVICE, OPT_AUTO_INT, OPT_DSP, OPT_IQA,
+    OPT_BITRATE, OPT_DOUBLE, OPT_IQA_BACKEND,
+} OptType;
 
 typedef struct OptDesc {
     MpeParamInfo info;
     OptType type;
     size_t offset;      /* of the (first) int / char[] field */
-    int min, max;       /* OPT_INT, OPT_AUTO_INT */
+    int min, max;       /* OPT_INT, OPT_AUTO_INT, OPT_DOUBLE (exclusive bounds) */
     int auto_value;     /* OPT_AUTO_INT */
 } OptDesc;
 
@@ -45,6 +48,26 @@ static const OptDesc options[] = {
     { { "dsp", "KIND", "primitives: auto (fastest on this CPU) or c (the C references: "
                        "slower, identical stream)" },
       OPT_DSP, OFF(dsp), 0, 0, 0 },
+    { { "iqa", "LIST", "quality measures scored on every reconstructed picture, comma-separated: "
+                       "psnr, ssim, mad, bliinds, all (psnr is always measured)" },
+      OPT_IQA, OFF(iqa), 0, 0, 0 },
+    { { "iqa-backend", "NAME", "where MAD and BLIINDS-II run: auto (the GPU when there is one), "
+                               "cpu, cuda" },
+      OPT_IQA_BACKEND, OFF(iqa_backend), 0, 0, 0 },
+    { { "bitrate", "RATE", "target bit rate, e.g. 20M, 1500k (bit/s); with a quality target, a cap" },
+      OPT_BITRATE, OFF(bitrate), 0, 0, 0 },
+    { { "maxrate", "RATE", "peak bit rate of a variable-rate stream (default: --bitrate, constant rate)" },
+      OPT_BITRATE, OFF(maxrate), 0, 0, 0 },
+    { { "vbv-size", "KBIT", "VBV buffer size in kbit (default: the level's maximum)" },
+      OPT_INT, OFF(vbv_size), 1, 1000000, 0 },
+    { { "target-psnr", "DB", "per-picture quality target: PSNR-Y in dB (fewest bits that meet it)" },
+      OPT_DOUBLE, OFF(target_psnr), 0, 100, 0 },
+    { { "target-mad", "X", "per-picture quality target: MAD index (lower is better)" },
+      OPT_DOUBLE, OFF(target_mad), 0, 1000, 0 },
+    { { "target-bliinds", "X", "per-picture quality target: BLIINDS-II score (lower is better)" },
+      OPT_DOUBLE, OFF(target_bliinds), 0, 100, 0 },
+    { { "max-trials", "N", "codings of one picture a quality or bitrate target may try" },
+      OPT_INT, OFF(max_trials), 1, 16, 0 },
 };
 
 #define N_OPTIONS ((int)(sizeof(options) / sizeof(options[0])))
@@ -63,6 +86,76 @@ void mpe_param_default(MpeParam *p)
     p->device = -1;
     p->threads = 0;
     p->read_threads = -1;
+    p->iqa = 1u << 0;   /* MPE_IQA_PSNR */
+    snprintf(p->iqa_backend, sizeof(p->iqa_backend), "auto");
+    p->max_trials = 4;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || v != v)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* "20M", "1500k", "2.5m", "800000": bit/s, 1 kbit/s .. 1 Gbit/s */
+static int parse_bitrate(const char *s, double *out)
+{
+    char buf[64], *end;
+    size_t len = strlen(s);
+    double mul = 1, v;
+
+    if (!len || len >= sizeof(buf))
+        return -1;
+    memcpy(buf, s, len + 1);
+    if (buf[len - 1] == 'k' || buf[len - 1] == 'K')
+        mul = 1e3;
+    else if (buf[len - 1] == 'm' || buf[len - 1] == 'M')
+        mul = 1e6;
+    if (mul != 1)
+        buf[--len] = '\0';
+    errno = 0;
+    v = strtod(buf, &end);
+    if (!len || *end || errno || !(v > 0))
+        return -1;
+    v *= mul;
+    if (v < 1e3 || v > 1e9)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* "psnr,ssim", "all", "mad" ...: a set of MPE_IQA_* bits; psnr is always in */
+static int parse_iqa(const char *s, unsigned *out)
+{
+    static const struct { const char *name; unsigned bits; } names[] = {
+        { "psnr", 1u << 0 }, { "ssim", 1u << 1 }, { "mad", 1u << 2 }, { "bliinds", 1u << 3 },
+        { "all", 15u },
+    };
+    unsigned bits = 1u << 0;
+    const char *p = s;
+
+    if (!*s)
+        return -1;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        size_t i;
+        for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            if (strlen(names[i].name) == len && !strncasecmp(p, names[i].name, len))
+                break;
+        if (i == sizeof(names) / sizeof(names[0]))
+            return -1;
+        bits |= names[i].bits;
+        p += len;
+        if (*p == ',' && *++p == '\0')
+            return -1;
+    }
+    *out = bits;
+    return 0;
 }
 
 static int name_equal(const char *a, const char *b)
@@ -218,6 +311,32 @@ int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *
         *(int *)(base + o->offset) = (int)v;
         return 0;
     }
+    case OPT_IQA:
+        if (parse_iqa(value, &p->iqa) < 0)
+            return mpe_error(err, MPE_PARAM_BAD_VALUE,
+                             "--iqa: '%s' is not a comma-separated list of psnr, ssim, mad, "
+                             "bliinds, all", value);
+        return 0;
+    case OPT_IQA_BACKEND:
+        if (strcasecmp(value, "auto") && strcasecmp(value, "cpu") && strcasecmp(value, "cuda"))
+            return mpe_error(err, MPE_PARAM_BAD_VALUE,
+                             "--iqa-backend: '%s' is not one of auto, cpu, cuda", value);
+        snprintf(p->iqa_backend, sizeof(p->iqa_backend), "%s", value);
+        return 0;
+    case OPT_BITRATE:
+        if (parse_bitrate(value, (double *)(base + o->offset)) < 0)
+            return mpe_error(err, MPE_PARAM_BAD_VALUE,
+                             "--%s: '%s' is not a bit rate from 1k to 1000M (e.g. 20M, 1500k)",
+                             o->info.name, value);
+        return 0;
+    case OPT_DOUBLE: {
+        double v;
+        if (parse_double(value, &v) < 0 || !(v > o->min) || !(v < o->max))
+            return mpe_error(err, MPE_PARAM_BAD_VALUE, "--%s: '%s' is not a number above %d and below %d",
+                             o->info.name, value, o->min, o->max);
+        *(double *)(base + o->offset) = v;
+        return 0;
+    }
     case OPT_STRING: {
         size_t len = strlen(value);
         if (!len || len >= sizeof(p->backend))
@@ -267,6 +386,34 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
     case OPT_DSP:
         snprintf(buf, size, "%s", p->dsp == MPE_DSP_C ? "c" : "auto");
         break;
+    case OPT_IQA: {
+        static const char *const names[] = { "psnr", "ssim", "mad", "bliinds" };
+        size_t pos = 0;
+        buf[0] = '\0';
+        for (int b = 0; b < 4; b++)
+            if ((p->iqa >> b) & 1u && pos < size)
+                pos += (size_t)snprintf(buf + pos, size - pos, "%s%s", pos ? "," : "", names[b]);
+        break;
+    }
+    case OPT_IQA_BACKEND:
+        snprintf(buf, size, "%s", p->iqa_backend);
+        break;
+    case OPT_BITRATE:
+    case OPT_DOUBLE: {
+        double v = *(const double *)(base + o->offset);
+        if (v > 0) {
+            /* the shortest text that reads back as v: plain %g rounds
+             * 99.9999999 to "100", which --target-psnr then rejects (found
+             * by tests/fuzz/fuzz_param.c) */
+            for (int digits = 6; digits <= 17; digits++) {
+                snprintf(buf, size, "%.*g", digits, v);
+                if (strtod(buf, NULL) == v)
+                    break;
+            }
+        } else
+            snprintf(buf, size, "none");
+        break;
+    }
     case OPT_AUTO_INT:
         if (*(const int *)(base + o->offset) == o->auto_value)
             snprintf(buf, size, "auto");

@@ -34,6 +34,16 @@ typedef struct MpeParam {
     int dsp;             /* --dsp: MpeDspChoice */
     int read_threads;    /* --read-threads: PNG decoding threads ahead of the encoder,
                             -1 = auto (min(4, cores)), 0 = read on the calling thread */
+    unsigned iqa;        /* --iqa: MPE_IQA_* bits (encoder.h) scored on every picture */
+    char iqa_backend[16];/* --iqa-backend: auto | cpu | cuda, for MAD and BLIINDS-II */
+    /* rate control (ratecontrol.h): constant quantiser unless one of these is set */
+    double bitrate;      /* --bitrate: bit/s, 0 = none (with a quality target: a cap) */
+    double maxrate;      /* --maxrate: bit/s peak (variable rate), 0 = bitrate (constant rate) */
+    int vbv_size;        /* --vbv-size: VBV buffer in kbit (1000 bits), 0 = the level's maximum */
+    double target_psnr;  /* --target-psnr: dB (PSNR-Y), 0 = none */
+    double target_mad;   /* --target-mad: MAD index, 0 = none */
+    double target_bliinds; /* --target-bliinds: BLIINDS-II score, 0 = none */
+    int max_trials;      /* --max-trials: codings of one picture a quality/bitrate target may try */
     /* set by the caller from the input, not options: */
     int width, height;
 } MpeParam;

@@ -1,6 +1,7 @@
 #include "slice.h"
 
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "bitstream/mpeg12.h"
@@ -215,7 +216,7 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
     reset_dc(&st);
     st.pmv[0] = st.pmv[1] = 0;
     st.prev_addr = first - 1;
-    bs_write_slice_header(bw, pc->mpeg2, pc->tall_picture, row_begin, pc->qscale);
+    bs_write_slice_header(bw, pc->mpeg2, pc->tall_picture, row_begin, pc->qscale_code);
 
     for (int addr = first; addr <= last; addr++) {
         const int mbx = addr % mbw, mby = addr / mbw;
@@ -224,7 +225,9 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
         uint8_t pred_y[256], pred_c[2][64];
         int16_t level[6][64];
 
-        if (is_p) {
+        if (is_p && pc->skip_all) {
+            /* the copy of the reference: zero vector, nothing coded */
+        } else if (is_p) {
             const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
             uint8_t zero_pred[256];
             uint32_t bsad = refine_vector(pc, mbx, mby, &pc->mv[addr], &vx, &vy);
@@ -250,7 +253,8 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
         }
 
         predict_macroblock(pc, mbx, mby, vx, vy, pred_y, pred_c);
-        cbp = quantise_inter_mb(pc, mbx, mby, pred_y, pred_c, level);
+        cbp = pc->drop_residual || pc->skip_all ? 0
+                                                : quantise_inter_mb(pc, mbx, mby, pred_y, pred_c, level);
         reconstruct_inter_mb(pc, mbx, mby, pred_y, pred_c, level, cbp);
         reset_dc(&st);   /* any non-intra macroblock, skipped or not, resets DC prediction */
 
@@ -288,5 +292,6 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
         }
         st.prev_addr = addr;
         stats->inter++;
+        stats->mv_abs_sum += 0.5 * sqrt((double)(vx * vx + vy * vy));   /* half-pels */
     }
 }

@@ -18,7 +18,12 @@
 typedef struct MpePictureCtx {
     int mpeg2;
     int coding_type;           /* BS_PICTURE_I or BS_PICTURE_P */
-    int qscale;
+    int qscale;                /* quantiser in MPEG-1 units (MPEG-2 quantiser_scale / 2) */
+    int qscale_code;           /* quantiser_scale_code for the slice header */
+    int drop_residual;         /* P: code no inter residual (prediction only): the rate
+                                  control's step beyond the coarsest quantiser */
+    int skip_all;              /* P: every macroblock a copy of the reference (skipped
+                                  where the syntax allows): the step beyond that */
     int f_code;                /* forward f_code (P pictures) */
     int tall_picture;          /* MPEG-2 vertical_size > 2800 */
     const MpePicture *orig;    /* the picture being coded */
@@ -32,6 +37,7 @@ typedef struct MpePictureCtx {
 
 typedef struct MpeSliceStats {
     int intra, inter, skipped;
+    double mv_abs_sum;   /* sum of |mv| in pels over the inter (coded) macroblocks */
 } MpeSliceStats;
 
 /* Code macroblock rows [row_begin, row_end) as one slice into bw (appended). */

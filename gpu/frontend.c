@@ -2,6 +2,8 @@
 #include "frontend.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const GpuBackend *const backend_list[] = {
@@ -60,6 +62,120 @@ void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf, con
     }
 }
 
+/* ---- the MPE_GPU_FAIL test hook (see frontend.h) ---- */
+
+static const char *const fail_where_name[GPU_FAIL_WHERE_COUNT] = {
+    "probe", "build", "alloc", "submit", "search", "download",
+};
+
+/* Parses one "<backend>:<where>[@N]" entry of length len; 0 if it is not
+ * for `backend` or malformed (a typo then fails nothing, which the test
+ * that set it notices). */
+static int fail_parse_entry(const char *e, size_t len, const char *backend, GpuFailWhere *where,
+                            long *at)
+{
+    char buf[64], *colon, *atsign;
+
+    if (len >= sizeof(buf))
+        return 0;
+    memcpy(buf, e, len);
+    buf[len] = '\0';
+    if (!(colon = strchr(buf, ':')))
+        return 0;
+    *colon = '\0';
+    if (strcmp(buf, backend))
+        return 0;
+    if ((atsign = strchr(colon + 1, '@')))
+        *atsign = '\0';
+    for (int w = 0; w < GPU_FAIL_WHERE_COUNT; w++) {
+        if (strcmp(colon + 1, fail_where_name[w]))
+            continue;
+        if ((w >= GPU_FAIL_SUBMIT) != (atsign != NULL))
+            return 0;   /* frame number required exactly for the per-frame ones */
+        *at = 0;
+        if (atsign) {
+            char *end;
+            *at = strtol(atsign + 1, &end, 10);
+            if (end == atsign + 1 || *end || *at < 0)
+                return 0;
+        }
+        *where = (GpuFailWhere)w;
+        return 1;
+    }
+    return 0;
+}
+
+void gpu_fail_init(GpuFailHook *h, const char *backend)
+{
+    const char *spec = getenv("MPE_GPU_FAIL");
+
+    memset(h, 0, sizeof(*h));
+    h->backend = backend;
+    for (int i = 0; i < GPU_FAIL_MAX_SLOTS; i++)
+        h->slot_frame[i] = -1;
+    while (spec && *spec) {
+        size_t len = strcspn(spec, ",");
+        GpuFailWhere w;
+        long at;
+        if (fail_parse_entry(spec, len, backend, &w, &at)) {
+            h->armed[w] = 1;
+            h->at[w] = at;
+        }
+        spec += len + (spec[len] == ',');
+    }
+}
+
+int gpu_fail_names(const char *backend)
+{
+    GpuFailHook h;
+    gpu_fail_init(&h, backend);
+    for (int w = 0; w < GPU_FAIL_WHERE_COUNT; w++)
+        if (h.armed[w])
+            return 1;
+    return 0;
+}
+
+int gpu_fail_probe(const char *backend, char *why, size_t why_size)
+{
+    GpuFailHook h;
+    gpu_fail_init(&h, backend);
+    if (!h.armed[GPU_FAIL_PROBE])
+        return 0;
+    snprintf(why, why_size, "%s: device probe failed (MPE_GPU_FAIL test hook)", backend);
+    return -ENODEV;
+}
+
+int gpu_fail_open(const GpuFailHook *h, GpuFailWhere where, MpeError *err)
+{
+    if (!h->armed[where])
+        return 0;
+    if (where == GPU_FAIL_ALLOC)
+        return mpe_error(err, -ENOMEM, "%s: out of device memory (MPE_GPU_FAIL test hook)",
+                         h->backend);
+    return mpe_error(err, -EIO, "%s: kernel build failed (MPE_GPU_FAIL test hook)", h->backend);
+}
+
+int gpu_fail_frame(GpuFailHook *h, GpuFailWhere where, int slot, MpeError *err)
+{
+    long frame = -1;
+
+    if (slot >= 0 && slot < GPU_FAIL_MAX_SLOTS) {
+        if (where == GPU_FAIL_SUBMIT)
+            h->slot_frame[slot] = h->submitted;
+        frame = h->slot_frame[slot];
+    }
+    if (where == GPU_FAIL_SUBMIT)
+        h->submitted++;
+    if (h->lost)
+        return mpe_error(err, -EIO, "%s: device was lost earlier in the run (MPE_GPU_FAIL test hook)",
+                         h->backend);
+    if (!h->armed[where] || frame != h->at[where])
+        return 0;
+    h->lost = 1;
+    return mpe_error(err, -EIO, "%s: device lost during %s of frame %ld (MPE_GPU_FAIL test hook)",
+                     h->backend, fail_where_name[where], frame);
+}
+
 const GpuBackend *const *gpu_backend_list(void)
 {
     return backend_list;
@@ -89,5 +205,51 @@ int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *l
     }
     if (is_auto)
         return mpe_error(err, -ENODEV, "no usable front-end backend");
+    return mpe_error(err, -EINVAL, "unknown backend '%s' (see --list-backends)", name);
+}
+
+int gpu_frontend_open(const GpuBackend **be, GpuContext **ctx, const char *name,
+                      const GpuConfig *cfg, const MpeLog *log, MpeError *err)
+{
+    char why[256];
+    MpeError oerr = { "" };   /* open's own message, wrapped below */
+    const char *last = NULL, *last_why = "";
+    int is_auto = !strcmp(name, "auto"), ret;
+
+    *be = NULL;
+    *ctx = NULL;
+    for (const GpuBackend *const *b = backend_list; *b; b++) {
+        if (!is_auto && strcmp((*b)->name, name))
+            continue;
+        why[0] = '\0';
+        if ((ret = (*b)->probe(is_auto, why, sizeof(why))) < 0) {
+            if (!is_auto)
+                return mpe_error(err, ret, "backend '%s' cannot run here: %s", name, why);
+            mpe_log(log, MPE_LOG_INFO, "front end: backend '%s' unavailable (%s); trying the next",
+                    (*b)->name, why);
+            last = (*b)->name;
+            last_why = why;
+            continue;
+        }
+        if ((ret = (*b)->open(ctx, cfg, &oerr)) < 0) {
+            *ctx = NULL;
+            if (!is_auto)
+                return mpe_error(err, ret, "backend '%s' failed to open: %s", name, oerr.msg);
+            if (b[1])   /* the last one's reason goes into the error below */
+                mpe_log(log, MPE_LOG_WARNING,
+                        "front end: backend '%s' failed to open (%s); falling back to the next",
+                        (*b)->name, oerr.msg);
+            last = (*b)->name;
+            last_why = oerr.msg;
+            continue;
+        }
+        *be = *b;
+        mpe_log(log, MPE_LOG_INFO, "front end: using backend '%s'%s%s", (*b)->name,
+                why[0] ? ": " : "", why);
+        return 0;
+    }
+    if (is_auto)
+        return mpe_error(err, -ENODEV, "no usable front-end backend (the last, '%s': %s)",
+                         last ? last : "none", last_why);
     return mpe_error(err, -EINVAL, "unknown backend '%s' (see --list-backends)", name);
 }

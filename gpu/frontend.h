@@ -97,6 +97,72 @@ const GpuBackend *const *gpu_backend_list(void);
 int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *log,
                        MpeError *err);
 
+/* Select and open in one step: a named backend that cannot run or fails to
+ * open is an error naming it; "auto" takes the backends in preference order
+ * and falls back to the next one when a probe fails (logged as info: a
+ * missing GPU is normal) or when open fails, say on a kernel build error or
+ * an out-of-memory device (logged as a warning with the reason).  Fallback
+ * happens only here, before the first frame: a failure later in the run is
+ * the caller's error, never a silent switch of backend mid-stream. */
+int gpu_frontend_open(const GpuBackend **be, GpuContext **ctx, const char *name,
+                      const GpuConfig *cfg, const MpeLog *log, MpeError *err);
+
+/* --- test hook: making a backend fail on purpose ---
+ *
+ * MPE_GPU_FAIL=<backend>:<where>[,<backend>:<where>...] in the environment
+ * makes the named backend (cpu, opencl, cuda) fail where a real device
+ * could, through the same return and cleanup paths as a real failure, so
+ * that those paths run in tests on machines without a GPU.  <where> is
+ *   probe        the backend reports it cannot run here
+ *   build        open fails as on a kernel/program build error
+ *   alloc        open fails as on device out-of-memory (after part of its
+ *                buffers exist, so the partial cleanup runs too)
+ *   submit@N     submit_frame of frame N fails (frames count from 0 in
+ *   search@N     submission order) as on a lost device; motion_search with
+ *   download@N   frame N as current, or its wait/download, likewise
+ * A device lost mid-run stays lost: every later call on that context fails.
+ * A backend named in MPE_GPU_FAIL is also accepted by --backend auto on a
+ * device that auto would normally decline (PoCL's CPU device), so the
+ * fallback can be exercised without a GPU.  Messages end in "(MPE_GPU_FAIL
+ * test hook)" so an injected failure is never mistaken for a real one.
+ * Nothing here runs unless the variable is set. */
+typedef enum GpuFailWhere {
+    GPU_FAIL_PROBE,
+    GPU_FAIL_BUILD,
+    GPU_FAIL_ALLOC,
+    GPU_FAIL_SUBMIT,
+    GPU_FAIL_SEARCH,
+    GPU_FAIL_DOWNLOAD,
+    GPU_FAIL_WHERE_COUNT
+} GpuFailWhere;
+
+#define GPU_FAIL_MAX_SLOTS 64   /* frame numbers are tracked for this many slots */
+
+/* One backend context's view of the hook (lives in the context). */
+typedef struct GpuFailHook {
+    const char *backend;
+    int armed[GPU_FAIL_WHERE_COUNT];
+    long at[GPU_FAIL_WHERE_COUNT];          /* frame number for submit/search/download */
+    long submitted;                         /* frames submitted so far */
+    long slot_frame[GPU_FAIL_MAX_SLOTS];    /* frame number held by each slot, -1: none */
+    int lost;
+} GpuFailHook;
+
+/* Reads MPE_GPU_FAIL for `backend`; a hook with nothing armed if unset. */
+void gpu_fail_init(GpuFailHook *h, const char *backend);
+/* Does MPE_GPU_FAIL name this backend at all? */
+int gpu_fail_names(const char *backend);
+/* For probe(): -ENODEV with why[] filled if "probe" is armed, else 0. */
+int gpu_fail_probe(const char *backend, char *why, size_t why_size);
+/* For open(): where is GPU_FAIL_BUILD or GPU_FAIL_ALLOC; negative errno and
+ * err filled if armed, else 0. */
+int gpu_fail_open(const GpuFailHook *h, GpuFailWhere where, MpeError *err);
+/* For the per-frame calls: where is GPU_FAIL_SUBMIT (records which frame
+ * now occupies slot), GPU_FAIL_SEARCH or GPU_FAIL_DOWNLOAD (slot: the
+ * current picture's).  Negative errno and err filled if armed for the
+ * slot's frame or the device was lost before, else 0. */
+int gpu_fail_frame(GpuFailHook *h, GpuFailWhere where, int slot, MpeError *err);
+
 /* --- what the GPU backends share on the host --- */
 
 /* A GPU backend's read-back buffer: the padded Y, Cb, Cr planes packed

@@ -158,6 +158,7 @@ struct GpuContext {
     int *has_mv;
     MpePool *pool;
     const GpuCpuKernels *k;
+    GpuFailHook fail;
 };
 
 /* One pool job over a picture's macroblock rows. */
@@ -201,7 +202,7 @@ static int cpu_probe(int for_auto, char *why, size_t why_size)
     (void)for_auto;
     if (why && why_size)
         why[0] = '\0';
-    return 0;
+    return gpu_fail_probe("cpu", why, why_size);
 }
 
 static void cpu_close(GpuContext *ctx)
@@ -236,6 +237,10 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
         goto nomem;
     ctx->slots = n;
     ctx->k = gpu_cpu_kernels(0);
+    /* nothing to build here, but the test hook can pretend there was */
+    gpu_fail_init(&ctx->fail, "cpu");
+    if ((ret = gpu_fail_open(&ctx->fail, GPU_FAIL_BUILD, err)) < 0)
+        goto fail;
     ctx->pic = calloc((size_t)n, sizeof(*ctx->pic));
     ctx->sums = calloc((size_t)n, sizeof(*ctx->sums));
     ctx->mv = calloc((size_t)n, sizeof(*ctx->mv));
@@ -243,6 +248,9 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
     if (!ctx->pic || !ctx->sums || !ctx->mv || !ctx->has_mv)
         goto nomem;
     for (int i = 0; i < n; i++) {
+        /* the hook fails after the first slot, so the partial cleanup runs */
+        if (i == 1 && (ret = gpu_fail_open(&ctx->fail, GPU_FAIL_ALLOC, err)) < 0)
+            goto fail;
         if (mpe_picture_alloc(&ctx->pic[i], cfg->width, cfg->height) < 0 ||
             gpu_block_sums_alloc(&ctx->sums[i], &ctx->pic[i]) < 0)
             goto nomem;
@@ -253,17 +261,17 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
     /* the pool splits macroblock rows: more threads than rows would idle */
     threads = cfg->threads > 0 ? cfg->threads : mpe_cpu_count();
     threads = MPE_MIN(threads, ctx->pic[0].mb_height);
-    if ((ret = mpe_pool_open(&ctx->pool, threads, err)) < 0) {
-        cpu_close(ctx);
-        return ret;
-    }
+    if ((ret = mpe_pool_open(&ctx->pool, threads, err)) < 0)
+        goto fail;
     mpe_log(cfg->log, MPE_LOG_INFO, "front end cpu: %s kernels on %d threads", ctx->k->name, threads);
     *out = ctx;
     return 0;
 nomem:
+    ret = mpe_error(err, -ENOMEM, "front end: out of memory for %dx%d frames", cfg->width,
+                    cfg->height);
+fail:
     cpu_close(ctx);
-    return mpe_error(err, -ENOMEM, "front end: out of memory for %dx%d frames", cfg->width,
-                     cfg->height);
+    return ret;
 }
 
 static int cpu_submit_frame(GpuContext *ctx, int slot, const MpeFrame *frame, MpeError *err)
@@ -271,7 +279,8 @@ static int cpu_submit_frame(GpuContext *ctx, int slot, const MpeFrame *frame, Mp
     MpePicture *pic;
     int ret;
 
-    if ((ret = gpu_check_slot(ctx->slots, slot, err)) < 0)
+    if ((ret = gpu_check_slot(ctx->slots, slot, err)) < 0 ||
+        (ret = gpu_fail_frame(&ctx->fail, GPU_FAIL_SUBMIT, slot, err)) < 0)
         return ret;
     pic = &ctx->pic[slot];
     if ((ret = gpu_check_frame(frame, pic->width, pic->height, err)) < 0)
@@ -292,7 +301,8 @@ static int cpu_motion_search(GpuContext *ctx, int cur, int ref, int range, MpeEr
 {
     int ret;
     if ((ret = gpu_check_slot(ctx->slots, cur, err)) < 0 ||
-        (ret = gpu_check_slot(ctx->slots, ref, err)) < 0 || (ret = gpu_check_range(range, err)) < 0)
+        (ret = gpu_check_slot(ctx->slots, ref, err)) < 0 || (ret = gpu_check_range(range, err)) < 0 ||
+        (ret = gpu_fail_frame(&ctx->fail, GPU_FAIL_SEARCH, cur, err)) < 0)
         return ret;
     /* the reference picture's own vectors are likely good here too (smooth
      * motion); they only order the search, never change its answer */
@@ -306,7 +316,8 @@ static int cpu_motion_search(GpuContext *ctx, int cur, int ref, int range, MpeEr
 
 static int cpu_wait(GpuContext *ctx, int slot, MpeError *err)
 {
-    return gpu_check_slot(ctx->slots, slot, err);
+    int ret = gpu_check_slot(ctx->slots, slot, err);
+    return ret < 0 ? ret : gpu_fail_frame(&ctx->fail, GPU_FAIL_DOWNLOAD, slot, err);
 }
 
 static int cpu_download(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err)
@@ -314,7 +325,7 @@ static int cpu_download(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *m
     const MpePicture *src;
     int ret = gpu_check_slot(ctx->slots, slot, err);
 
-    if (ret < 0)
+    if (ret < 0 || (ret = gpu_fail_frame(&ctx->fail, GPU_FAIL_DOWNLOAD, slot, err)) < 0)
         return ret;
     src = &ctx->pic[slot];
     for (int c = 0; c < 3; c++)

@@ -335,7 +335,8 @@ static SearchPlan plan_search(int range, int mb_w)
     do {                                                                                      \
         cudaError_t e_ = (call);                                                              \
         if (e_ != cudaSuccess)                                                                \
-            return mpe_error(err, -EIO, "CUDA: %s failed: %s (%s)", what,                     \
+            return mpe_error(err, e_ == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,           \
+                             "CUDA: %s failed: %s (%s)", what,                                \
                              cudaGetErrorString(e_), cudaGetErrorName(e_));                   \
     } while (0)
 
@@ -361,6 +362,7 @@ struct GpuContext {
     size_t smem_optin;
     CudaSlot *slot;
     const MpeLog *log;
+    GpuFailHook fail;
 };
 
 static int cuda_pick(int index, int *dev, char *why, size_t why_size)
@@ -394,9 +396,9 @@ static int cuda_pick(int index, int *dev, char *why, size_t why_size)
 
 static int cuda_probe(int for_auto, char *why, size_t why_size)
 {
-    int dev;
+    int dev, ret = gpu_fail_probe("cuda", why, why_size);
     (void)for_auto;
-    return cuda_pick(-1, &dev, why, why_size);
+    return ret < 0 ? ret : cuda_pick(-1, &dev, why, why_size);
 }
 
 static void destroy_event(cudaEvent_t *e)
@@ -447,6 +449,10 @@ static int alloc_slot(GpuContext *g, CudaSlot *s, MpeError *err)
     CU_TRY(cudaMalloc((void **)&s->d_rgb, rgb_size), "cudaMalloc(rgb)");
     CU_TRY(cudaMalloc((void **)&s->d_planes, g->plane_off[3]), "cudaMalloc(planes)");
     CU_TRY(cudaMalloc((void **)&s->d_mv, mv_size), "cudaMalloc(vectors)");
+    /* the test hook fails the second slot, after real buffers exist */
+    int ret;
+    if (s != g->slot && (ret = gpu_fail_open(&g->fail, GPU_FAIL_ALLOC, err)) < 0)
+        return ret;
     CU_TRY(cudaHostAlloc((void **)&s->h_in, in_size, cudaHostAllocWriteCombined), "cudaHostAlloc(input)");
     CU_TRY(cudaHostAlloc((void **)&s->h_out, g->plane_off[3] + mv_size, cudaHostAllocDefault),
            "cudaHostAlloc(output)");
@@ -473,6 +479,7 @@ static int cuda_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
     g->height = cfg->height;
     g->slots = cfg->slots;
     g->log = cfg->log;
+    gpu_fail_init(&g->fail, "cuda");
     g->mb_w = (cfg->width + 15) / 16;
     g->mb_h = (cfg->height + 15) / 16;
     for (int c = 0; c < 3; c++) {
@@ -506,6 +513,10 @@ static int cuda_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
             goto fail;
         }
     }
+    /* the kernels are loaded (and PTX JIT-compiled) around here: where a
+     * build failure would show */
+    if ((ret = gpu_fail_open(&g->fail, GPU_FAIL_BUILD, err)) < 0)
+        goto fail;
     for (int v = 0; v < N_VARIANTS; v++) {
         cudaError_t e = cudaFuncSetAttribute(search_variants[v].fn,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -533,7 +544,8 @@ static int cuda_submit_frame(GpuContext *g, int slot, const MpeFrame *frame, Mpe
 {
     int ret;
     if ((ret = gpu_check_slot(g->slots, slot, err)) < 0 ||
-        (ret = gpu_check_frame(frame, g->width, g->height, err)) < 0)
+        (ret = gpu_check_frame(frame, g->width, g->height, err)) < 0 ||
+        (ret = gpu_fail_frame(&g->fail, GPU_FAIL_SUBMIT, slot, err)) < 0)
         return ret;
     CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
     CudaSlot *s = &g->slot[slot];
@@ -600,7 +612,8 @@ static int cuda_motion_search(GpuContext *g, int cur, int ref, int range, MpeErr
 {
     int ret;
     if ((ret = gpu_check_slot(g->slots, cur, err)) < 0 ||
-        (ret = gpu_check_slot(g->slots, ref, err)) < 0 || (ret = gpu_check_range(range, err)) < 0)
+        (ret = gpu_check_slot(g->slots, ref, err)) < 0 || (ret = gpu_check_range(range, err)) < 0 ||
+        (ret = gpu_fail_frame(&g->fail, GPU_FAIL_SEARCH, cur, err)) < 0)
         return ret;
     CudaSlot *s = &g->slot[cur], *r = &g->slot[ref];
     if (!s->submitted || !r->submitted)
@@ -632,7 +645,7 @@ static int cuda_motion_search(GpuContext *g, int cur, int ref, int range, MpeErr
 static int cuda_wait(GpuContext *g, int slot, MpeError *err)
 {
     int ret = gpu_check_slot(g->slots, slot, err);
-    if (ret < 0)
+    if (ret < 0 || (ret = gpu_fail_frame(&g->fail, GPU_FAIL_DOWNLOAD, slot, err)) < 0)
         return ret;
     CudaSlot *s = &g->slot[slot];
     if (!s->submitted)

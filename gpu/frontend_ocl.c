@@ -44,6 +44,7 @@ struct GpuContext {
     size_t plane_off[4];         /* offsets of Y, Cb, Cr (and the end) in h_out */
     OclSlot *slot;
     const MpeLog *log;
+    GpuFailHook fail;
 };
 
 static const char *cl_error_name(cl_int e)
@@ -52,8 +53,9 @@ static const char *cl_error_name(cl_int e)
     case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
     case CL_DEVICE_NOT_AVAILABLE: return "CL_DEVICE_NOT_AVAILABLE";
     case CL_COMPILER_NOT_AVAILABLE: return "CL_COMPILER_NOT_AVAILABLE";
-    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+        return "CL_MEM_OBJECT_ALLOCATION_FAILURE (out of device memory)";
+    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES (out of device memory or device lost)";
     case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
     case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
     case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
@@ -144,10 +146,11 @@ static int ocl_probe(int for_auto, char *why, size_t why_size)
 {
     cl_device_id dev;
     int is_gpu = 0;
-    int ret = pick_device(-1, &dev, &is_gpu, why, why_size);
-    if (ret < 0)
+    int ret = gpu_fail_probe("opencl", why, why_size);
+    if (ret < 0 || (ret = pick_device(-1, &dev, &is_gpu, why, why_size)) < 0)
         return ret;
-    if (for_auto && !is_gpu) {
+    /* the test hook wants its failure paths reachable through auto on PoCL */
+    if (for_auto && !is_gpu && !gpu_fail_names("opencl")) {
         char name[160];
         snprintf(name, sizeof(name), "%s", why);
         snprintf(why, why_size, "%s; --backend auto wants a GPU (use --backend opencl)", name);
@@ -222,6 +225,8 @@ static int build_program(GpuContext *g, MpeError *err)
 
     g->prog = clCreateProgramWithSource(g->ctx, 1, &src, NULL, &e);
     CL_TRY(e, "clCreateProgramWithSource");
+    if ((e = gpu_fail_open(&g->fail, GPU_FAIL_BUILD, err)) < 0)
+        return e;
     e = clBuildProgram(g->prog, 1, &g->dev, "-cl-std=CL1.2", NULL, NULL);
     if (e != CL_SUCCESS) {
         char log[2048] = "";
@@ -254,6 +259,9 @@ static int alloc_slot(GpuContext *g, OclSlot *s, MpeError *err)
     }
     s->d_mv = clCreateBuffer(g->ctx, CL_MEM_WRITE_ONLY, mv_size, NULL, &e);
     CL_TRY(e, "clCreateBuffer(vectors)");
+    /* the test hook fails the second slot, after real buffers exist */
+    if (s != g->slot && (e = gpu_fail_open(&g->fail, GPU_FAIL_ALLOC, err)) < 0)
+        return e;
     s->h_in = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, in_size, NULL, &e);
     CL_TRY(e, "clCreateBuffer(pinned input)");
     s->h_out = clCreateBuffer(g->ctx, CL_MEM_WRITE_ONLY | CL_MEM_ALLOC_HOST_PTR,
@@ -283,6 +291,7 @@ static int ocl_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
     g->height = cfg->height;
     g->slots = cfg->slots;
     g->log = cfg->log;
+    gpu_fail_init(&g->fail, "opencl");
     g->mb_w = (cfg->width + 15) / 16;
     g->mb_h = (cfg->height + 15) / 16;
     for (int c = 0; c < 3; c++) {
@@ -337,6 +346,8 @@ static int ocl_submit_frame(GpuContext *g, int slot, const MpeFrame *frame, MpeE
 
     if ((ret = gpu_check_slot(g->slots, slot, err)) < 0 ||
         (ret = gpu_check_frame(frame, g->width, g->height, err)) < 0)
+        return ret;
+    if ((ret = gpu_fail_frame(&g->fail, GPU_FAIL_SUBMIT, slot, err)) < 0)
         return ret;
     s = &g->slot[slot];
     /* the pinned input buffer may still feed this slot's previous upload */
@@ -398,6 +409,8 @@ static int ocl_motion_search(GpuContext *g, int cur, int ref, int range, MpeErro
     if ((ret = gpu_check_slot(g->slots, cur, err)) < 0 ||
         (ret = gpu_check_slot(g->slots, ref, err)) < 0 || (ret = gpu_check_range(range, err)) < 0)
         return ret;
+    if ((ret = gpu_fail_frame(&g->fail, GPU_FAIL_SEARCH, cur, err)) < 0)
+        return ret;
     OclSlot *s = &g->slot[cur];
     cl_kernel k = g->k_search;
     cl_int pw = g->plane_w[0], ph = g->plane_h[0], mbw = g->mb_w, r = range;
@@ -429,6 +442,8 @@ static int ocl_wait(GpuContext *g, int slot, MpeError *err)
 {
     int ret = gpu_check_slot(g->slots, slot, err);
     if (ret < 0)
+        return ret;
+    if ((ret = gpu_fail_frame(&g->fail, GPU_FAIL_DOWNLOAD, slot, err)) < 0)
         return ret;
     OclSlot *s = &g->slot[slot];
     cl_event ev[2];

@@ -22,7 +22,7 @@ static const char *const feature_names[8] = {
     "subband_mean", "subband_top10", "orient_mean", "orient_top10",
 };
 
-static const char *shared_bliinds_dir(char *buf, size_t size)
+static inline const char *shared_bliinds_dir(char *buf, size_t size)
 {
     const char *root = getenv("MPE_SHARED_DIR");
     struct stat st;
@@ -30,7 +30,7 @@ static const char *shared_bliinds_dir(char *buf, size_t size)
     return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? buf : NULL;
 }
 
-static int file_exists(const char *path)
+static inline int file_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
@@ -38,7 +38,7 @@ static int file_exists(const char *path)
 
 /* First channel of a PNG (the reference images are 8-bit gray, which the
  * reader replicates into R = G = B), as the original's I(:,:,1). */
-static uint8_t *load_png(const char *path, int *w, int *h, MpeError *err)
+static inline uint8_t *load_png(const char *path, int *w, int *h, MpeError *err)
 {
     MpeInput *in = NULL;
     MpeFrame fr = { 0 };
@@ -60,7 +60,7 @@ done:
     return img;
 }
 
-static char *read_text(const char *path)
+static inline char *read_text(const char *path)
 {
     FILE *f = fopen(path, "rb");
     char *buf = NULL;
@@ -88,7 +88,7 @@ typedef struct RefRow {
 } RefRow;
 
 /* reference.csv: file,rows,cols,24 features,score,... (header first). */
-static int read_reference(const char *path, RefRow *out, int max)
+static inline int read_reference(const char *path, RefRow *out, int max)
 {
     char *text = read_text(path), *line, *save = NULL;
     int n = 0;

@@ -20,7 +20,7 @@ static const char *const map_files[] = { "mad_visibility", "mad_lmse", "mad_dete
                                          "mad_appearance" };
 #define NMAPS (sizeof(map_files) / sizeof(map_files[0]))
 
-static const char *shared_mad_dir(char *buf, size_t size)
+static inline const char *shared_mad_dir(char *buf, size_t size)
 {
     const char *root = getenv("MPE_SHARED_DIR");
     struct stat st;
@@ -30,7 +30,7 @@ static const char *shared_mad_dir(char *buf, size_t size)
 
 /* 8-bit gray from a PNG: channel 1 of a gray file (the reader replicates
  * gray into R = G = B), or the original's rgb2gray of an RGB one. */
-static uint8_t *load_gray(const char *path, int channels, int *w, int *h, MpeError *err)
+static inline uint8_t *load_gray(const char *path, int channels, int *w, int *h, MpeError *err)
 {
     MpeInput *in = NULL;
     MpeFrame fr = { 0 };
@@ -57,7 +57,7 @@ done:
 }
 
 /* Raw little-endian float64 file of exactly n values, or NULL. */
-static double *read_f64(const char *path, size_t n)
+static inline double *read_f64(const char *path, size_t n)
 {
     FILE *f = fopen(path, "rb");
     unsigned char *raw = malloc(n * 8);
@@ -81,7 +81,7 @@ static double *read_f64(const char *path, size_t n)
     return v;
 }
 
-static void remove_tmpdir(const char *dir)
+static inline void remove_tmpdir(const char *dir)
 {
     char path[4200];
     for (size_t i = 0; i < NMAPS; i++) {
@@ -95,7 +95,7 @@ static void remove_tmpdir(const char *dir)
 
 /* 0 when equal within tol relative; where the reference is exactly 0 the
  * result must be exactly 0 too. */
-static double rel_err(double got, double want)
+static inline double rel_err(double got, double want)
 {
     if (want == 0.0)
         return got == 0.0 ? 0.0 : INFINITY;
@@ -105,7 +105,7 @@ static double rel_err(double got, double want)
 /* Dark at the top (blocks there fall below the visibility threshold
  * G = 0.5, about gray 49), textured on the left (noise is masked there),
  * smooth on the right (noise is visible). */
-static void make_picture(uint8_t *p, int w, int h, TestRng *rng)
+static inline void make_picture(uint8_t *p, int w, int h, TestRng *rng)
 {
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
@@ -116,7 +116,7 @@ static void make_picture(uint8_t *p, int w, int h, TestRng *rng)
 }
 
 /* A fresh directory $TMPDIR/PREFIX_XXXXXX for map dumps. */
-static int make_tmpdir_named(char *dir, size_t size, const char *prefix)
+static inline int make_tmpdir_named(char *dir, size_t size, const char *prefix)
 {
     const char *base = getenv("TMPDIR");
     snprintf(dir, size, "%s/%s_XXXXXX", base && *base ? base : "/tmp", prefix);
@@ -130,7 +130,7 @@ typedef struct RefRow {
     MadScore want;
 } RefRow;
 
-static int parse_row(RefRow *r, char *line)
+static inline int parse_row(RefRow *r, char *line)
 {
     char *f[12];
     int n = 0;

@@ -474,7 +474,7 @@ static void check_reference(TestCtx *t, const char *csv, const char *img_dir, in
         char path[4096];
         MpeError err = { "" };
         BliindsScore sc;
-        int w, h;
+        int w = 0, h = 0;
         if (snprintf(path, sizeof(path), "%s/%s", img_dir, rows[i].file) >= (int)sizeof(path) ||
             !file_exists(path))
             continue;

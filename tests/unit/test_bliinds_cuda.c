@@ -385,7 +385,7 @@ static void check_reference(TestCtx *t, const char *csv, const char *img_dir, in
         char path[4096];
         MpeError err = { "" };
         BliindsScore g, ref;
-        int w, h;
+        int w = 0, h = 0;
         if (snprintf(path, sizeof(path), "%s/%s", img_dir, rows[i].file) >= (int)sizeof(path) ||
             !file_exists(path))
             continue;
@@ -472,7 +472,7 @@ static void t_maps_vs_cpu(TestCtx *t)
         BliindsContext *gctx = NULL, *cctx = NULL;
         BliindsScore g, c;
         char label[96];
-        int w, h;
+        int w = 0, h = 0;
         uint8_t *img;
         if (i < sizeof(cases) / sizeof(cases[0])) {
             w = cases[i].w;

@@ -1175,6 +1175,44 @@ static void y4m_size_range(TestCtx *t)
     CHECK_MSG(t, err, p, "bad Y4M width tag");
 }
 
+/* Headers a damaged or hostile file may carry: refused before any frame
+ * buffer is sized from them. */
+static void y4m_absurd_tags(TestCtx *t)
+{
+    static const struct {
+        const char *header, *msg;
+    } cases[] = {
+        {"YUV4MPEG2 W0 H16\n", "0x16"},
+        {"YUV4MPEG2 W16 H0\n", "16x0"},
+        {"YUV4MPEG2 W-16 H16\n", "bad Y4M width tag 'W-16'"},
+        {"YUV4MPEG2 W16 H+16\n", "bad Y4M height tag 'H+16'"},
+        {"YUV4MPEG2 W4294967312 H16\n", "4294967312x16"},
+        {"YUV4MPEG2 W16 H99999999999\n", "16x99999999999"},
+        {"YUV4MPEG2 W16 H92233720368547758070\n", "bad Y4M height tag"},
+        {"YUV4MPEG2 W16 H16 F25:0\n", "bad Y4M frame rate tag 'F25:0'"},
+        {"YUV4MPEG2 W16 H16 F0:1\n", "bad Y4M frame rate tag 'F0:1'"},
+        {"YUV4MPEG2 W16 H16 F2147483648:1\n", "bad Y4M frame rate tag"},
+        {"YUV4MPEG2 W16 H16 F-25:1\n", "bad Y4M frame rate tag"},
+        {"YUV4MPEG2 W16 H16 A1:0\n", "bad Y4M aspect tag 'A1:0'"},
+        {"YUV4MPEG2 W16 H16 A-1:1\n", "bad Y4M aspect tag"},
+        {"YUV4MPEG2 W16 H16 A99999999999:1\n", "bad Y4M aspect tag"},
+        {"YUV4MPEG2 W16 H16 Ax\n", "bad Y4M aspect tag 'Ax'"},
+        {"YUV4MPEG2 W16 H16 C444\n", "unsupported Y4M colourspace 'C444'"},
+        {"YUV4MPEG2 W16 H16 C420p10\n", "unsupported Y4M colourspace"},
+    };
+    MpeError err;
+    const char *p = tpath("absurd.y4m");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        y4m_expect_open_error(t, "absurd.y4m", cases[i].header, &err);
+        CHECK_MSG(t, err, p, cases[i].msg);
+    }
+    /* the limits and the usual tags still open */
+    y4m_file_case(t, "fine.y4m", "YUV4MPEG2 W16 H16 F30000:1001 A0:0 Ip C420jpeg\n", 16, 16, 1,
+                  "FRAME\n", 30000, 1001);
+    y4m_file_case(t, "fine2.y4m", "YUV4MPEG2 W4095 H16 F1:1 A128:117\n", 4095, 16, 1, "FRAME\n",
+                  1, 1);
+}
+
 static void y4m_not_y4m(TestCtx *t)
 {
     MpeError err;
@@ -1723,6 +1761,7 @@ int main(void)
     test_run(&t, "y4m_rejected_colourspace", y4m_rejected_colourspace);
     test_run(&t, "y4m_missing_size", y4m_missing_size);
     test_run(&t, "y4m_size_range", y4m_size_range);
+    test_run(&t, "y4m_absurd_tags", y4m_absurd_tags);
     test_run(&t, "y4m_not_y4m", y4m_not_y4m);
     test_run(&t, "y4m_truncated", y4m_truncated);
     test_run(&t, "y4m_bad_marker", y4m_bad_marker);

@@ -65,7 +65,7 @@ static int check_reference_csv(TestCtx *t, const char *csv, const char *img_dir,
         line[0] = '\0';
     while (fgets(line, sizeof(line), f)) {
         RefRow r;
-        int w, h;
+        int w = 0, h = 0;
         line[strcspn(line, "\r\n")] = '\0';
         if (!line[0])
             continue;
@@ -162,7 +162,7 @@ static void check_maps(TestCtx *t, const char *img_dir, const char *map_dir, con
     MpeError err;
     MadContext *ctx = NULL;
     MadScore s;
-    int w, h, w2, h2;
+    int w = 0, h = 0, w2 = 0, h2 = 0;
     uint8_t *ref = NULL, *dst = NULL;
 
     if (make_tmpdir_named(tmp, sizeof(tmp), "test_mad") < 0) {

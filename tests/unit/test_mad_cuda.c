@@ -601,7 +601,7 @@ static int check_reference_csv(TestCtx *t, const char *csv, const char *img_dir,
         line[0] = '\0';
     while (fgets(line, sizeof(line), f)) {
         RefRow r;
-        int w, h;
+        int w = 0, h = 0;
         line[strcspn(line, "\r\n")] = '\0';
         if (!line[0])
             continue;

