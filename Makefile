@@ -5,6 +5,9 @@
 #   make bench    encode the solar clip and time it (needs ../shared/solar)
 #   make bench-gpu   time the front-end kernels on the solar frames
 #   make bench-iqa   time the MAD and BLIINDS-II implementations
+#   make test SANITIZE=address,undefined   the suite with sanitizers (own build dir)
+#   make fuzz FUZZ_SECONDS=N   each fuzz target for N seconds (clang, libFuzzer)
+#   make ci       the plain suite, the sanitized one, the fuzz targets; one tally
 
 .DEFAULT_GOAL := all
 comma := ,
@@ -50,7 +53,7 @@ export BUILD
 export MPEGENC      := $(abspath $(BIN))
 export MPEGENC_IQA  := $(abspath $(BUILD)/mpegenc-iqa)
 export MPE_TEST_SMALL := 1
-export ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1
+export ASAN_OPTIONS ?= detect_leaks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 endif
 
@@ -177,8 +180,8 @@ demo: deps
 	$(MAKE) $(BIN)
 	./tools/demo.sh
 
-bench: $(BIN)
-	./tools/bench.sh
+bench: $(BIN) $(IQA_BIN)
+	./tools/bench.sh $(BENCH_ARGS)
 
 # front-end kernels on the solar frames: BACKEND=opencl (default: every
 # backend that can run here), checked against cpu before timing
@@ -203,7 +206,7 @@ fuzz:
 CI_SANITIZE     ?= address,undefined
 CI_FUZZ_SECONDS ?= 20
 ci: deps
-	@./tools/sanitize.sh ci "$(CI_SANITIZE)" "$(CI_FUZZ_SECONDS)"
+	@MAKE="$(MAKE)" ./tools/sanitize.sh ci "$(CI_SANITIZE)" "$(CI_FUZZ_SECONDS)"
 
 clean:
 	rm -rf $(BUILD) $(BIN) $(IQA_BIN)
