@@ -102,7 +102,7 @@ struct MpeEncoder {
     MpeDsp dsp;
     MpeQuantizer quant[MAX_Q + 3];   /* for each quantiser 1..MAX_Q (MPEG-1 units) */
     int nonlinear;                /* MPEG-2 pictures use q_scale_type 1 (Table 7-6) */
-    uint8_t ladder[32];           /* quantisers the rate control may give a row */
+    uint8_t ladder[31 + 2];       /* quantisers the rate control may give a row: up to 31, two extra steps */
     int n_ladder;
     int drop_q;                   /* the ladder's last steps: coarsest quantiser without inter
                                      residual (drop_q), then every macroblock skipped (+1) */

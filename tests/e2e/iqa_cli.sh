@@ -7,7 +7,7 @@
 # usage, nothing on stdout.
 . "$(dirname "$0")/lib.bash"
 
-IQA="$ROOT/mpegenc-iqa"
+IQA="${MPEGENC_IQA:-$ROOT/mpegenc-iqa}"
 DATA="$ROOT/tests/data/bliinds"
 SHARED="${MPE_SHARED_DIR:-$ROOT/../shared}/reference/bliinds"
 

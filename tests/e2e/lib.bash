@@ -3,7 +3,7 @@
 set -u
 E2E_NAME=$(basename "$0" .sh)
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-MPEGENC="$ROOT/mpegenc"
+MPEGENC="${MPEGENC:-$ROOT/mpegenc}"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
