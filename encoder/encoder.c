@@ -297,11 +297,9 @@ static int plan_slices(MpeEncoder *e)
 static void plan_quantisers(MpeEncoder *e)
 {
     const MpeParam *p = &e->p;
-    e->nonlinear = e->mpeg2 && (p->bitrate > 0 || p->target_psnr > 0 || p->target_mad > 0 ||
-                                p->target_bliinds > 0);
-
-    const int rate_control = p->bitrate > 0 || p->target_psnr > 0 || p->target_mad > 0 ||
-                             p->target_bliinds > 0;
+    double target;
+    const int rate_control = p->bitrate > 0 || mpe_param_target(p, &target);
+    e->nonlinear = e->mpeg2 && rate_control;
     e->n_ladder = 0;
     e->drop_q = 0;
     if (!e->nonlinear) {
@@ -330,12 +328,6 @@ static void plan_quantisers(MpeEncoder *e)
     }
 }
 
-static unsigned target_metric(const MpeParam *p)
-{
-    return p->target_psnr > 0 ? MPE_IQA_PSNR : p->target_mad > 0 ? MPE_IQA_MAD
-                                           : p->target_bliinds > 0 ? MPE_IQA_BLIINDS : 0;
-}
-
 static int check_rate_params(const MpeParam *p, MpeError *err)
 {
     int targets = (p->target_psnr > 0) + (p->target_mad > 0) + (p->target_bliinds > 0);
@@ -357,8 +349,10 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
 {
     const MpeParam *p = &e->p;
     const double fps = (double)e->rate_num / e->rate_den;
+    double target;
+    const unsigned metric = mpe_param_target(p, &target);
     MpeRcConfig rc = {
-        .mode = target_metric(p) ? MPE_RC_QUALITY : p->bitrate > 0 ? MPE_RC_BITRATE : MPE_RC_CQ,
+        .mode = metric ? MPE_RC_QUALITY : p->bitrate > 0 ? MPE_RC_BITRATE : MPE_RC_CQ,
         .mpeg2 = e->mpeg2,
         .qscale = p->qscale,
         .ladder = e->ladder,
@@ -368,9 +362,8 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         .fps = fps,
         .bitrate = p->bitrate,
         .maxrate = p->maxrate,
-        .target_metric = target_metric(p),
-        .target = p->target_psnr > 0 ? p->target_psnr : p->target_mad > 0 ? p->target_mad
-                                                                            : p->target_bliinds,
+        .target_metric = metric,
+        .target = target,
         .max_trials = p->max_trials,
     };
     const double max_units = e->mpeg2 ? (double)((1 << 18) - 1) : 1023.0;
@@ -411,7 +404,8 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
  * thread; every other measure on the quality task. */
 static int open_checkers(MpeEncoder *e, MpeError *err)
 {
-    const unsigned target = target_metric(&e->p);
+    double target_value;
+    const unsigned target = mpe_param_target(&e->p, &target_value);
     const unsigned heavy = MPE_IQA_SSIM | MPE_IQA_MAD | MPE_IQA_BLIINDS;
     const unsigned rc_metrics = target & (MPE_IQA_MAD | MPE_IQA_BLIINDS);
     const unsigned log_metrics = (e->p.iqa & heavy) & ~rc_metrics;

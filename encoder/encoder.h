@@ -46,14 +46,6 @@ typedef struct MpeStageTimes {
     double write_ms;     /* caller writing the stream */
 } MpeStageTimes;
 
-/* Which quality measures a record carries (MpeFrameStats.metrics, and the
- * --iqa option's set). */
-enum {
-    MPE_IQA_PSNR = 1 << 0,     /* psnr[0..2] (always measured: it is nearly free) */
-    MPE_IQA_SSIM = 1 << 1,     /* ssim_y */
-    MPE_IQA_MAD = 1 << 2,      /* mad, mad_detect, mad_appear */
-    MPE_IQA_BLIINDS = 1 << 3,  /* bliinds */
-};
 
 /* One coded picture: what the per-frame log, the summary and the HTML
  * report show.  MAD and BLIINDS-II see display values: the luma of both

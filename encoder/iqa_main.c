@@ -37,6 +37,7 @@
 #include "common/common.h"
 #include "common/picture.h"
 #include "encoder/encoder.h"
+#include "encoder/checker.h"
 #include "encoder/input.h"
 #include "iqa/bliinds.h"
 #include "iqa/mad.h"
@@ -229,14 +230,12 @@ static int load_y4m(Plane *out, const char *path, int frame, int expand, MpeErro
     }
     out->width = fr.width;
     out->height = fr.height;
-    for (int y = 0; y < fr.height; y++) {
-        const uint8_t *src = fr.data[0] + (size_t)y * fr.stride[0];
-        uint8_t *dst = out->data + (size_t)y * fr.width;
-        for (int x = 0; x < fr.width; x++)
-            /* studio range: 16 -> 0, 235 -> 255, rounded, clamped */
-            dst[x] = expand ? (uint8_t)MPE_CLAMP(((src[x] - 16) * 255 + 109) / 219, 0, 255)
-                            : src[x];
-    }
+    if (expand)   /* the encoder's checker does the same */
+        mpe_luma_to_full_range(out->data, fr.width, fr.data[0], fr.stride[0], fr.width, fr.height);
+    else
+        for (int y = 0; y < fr.height; y++)
+            memcpy(out->data + (size_t)y * fr.width, fr.data[0] + (size_t)y * fr.stride[0],
+                   (size_t)fr.width);
     ret = 0;
 done:
     mpe_frame_free(&fr);

@@ -396,17 +396,10 @@ static int take_record(Records *r, const Cli *cli, MpeFrameStats *fs)
     return 0;
 }
 
-static unsigned target_of(const MpeParam *p, double *value)
-{
-    *value = p->target_psnr > 0 ? p->target_psnr : p->target_mad > 0 ? p->target_mad : p->target_bliinds;
-    return p->target_psnr > 0 ? MPE_IQA_PSNR : p->target_mad > 0 ? MPE_IQA_MAD
-                                         : p->target_bliinds > 0 ? MPE_IQA_BLIINDS : 0;
-}
-
 static void rate_mode_text(const MpeParam *p, char *buf, size_t size)
 {
     double t;
-    unsigned m = target_of(p, &t);
+    unsigned m = mpe_param_target(p, &t);
     if (m)
         snprintf(buf, size, "target %s %g%s", m == MPE_IQA_PSNR ? "PSNR-Y" : m == MPE_IQA_MAD ? "MAD" : "BLIINDS-II",
                  t, p->bitrate > 0 ? ", bit-rate cap" : "");
@@ -441,7 +434,7 @@ static int write_report(const Cli *cli, const Records *r, const MpeEncoder *enc,
         .height = info->height,
         .fps = (double)rn / rd,
         .metrics = r->summary.metrics,
-        .target_metric = target_of(&cli->param, &target),
+        .target_metric = mpe_param_target(&cli->param, &target),
         .target = target,
         .bitrate = cli->param.bitrate,
     };
@@ -490,8 +483,8 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     /* a quality target is measured, so it is logged too */
-    cli.param.iqa |= target_of(&cli.param, &target);
-    mpe_summary_init(&rs.summary, target_of(&cli.param, &target), target);
+    cli.param.iqa |= mpe_param_target(&cli.param, &target);
+    mpe_summary_init(&rs.summary, mpe_param_target(&cli.param, &target), target);
 
     t0 = mpe_time_ms();
     if (mpe_input_open(&in, cli.input, cli.param.start_number, &err) < 0) {

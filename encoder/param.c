@@ -86,9 +86,17 @@ void mpe_param_default(MpeParam *p)
     p->device = -1;
     p->threads = 0;
     p->read_threads = -1;
-    p->iqa = 1u << 0;   /* MPE_IQA_PSNR */
+    p->iqa = MPE_IQA_PSNR;
     snprintf(p->iqa_backend, sizeof(p->iqa_backend), "auto");
     p->max_trials = 4;
+}
+
+unsigned mpe_param_target(const MpeParam *p, double *value)
+{
+    *value = p->target_psnr > 0 ? p->target_psnr : p->target_mad > 0 ? p->target_mad
+                                                                       : p->target_bliinds;
+    return p->target_psnr > 0 ? MPE_IQA_PSNR : p->target_mad > 0 ? MPE_IQA_MAD
+                                             : p->target_bliinds > 0 ? MPE_IQA_BLIINDS : 0;
 }
 
 static int parse_double(const char *s, double *out)
@@ -133,10 +141,11 @@ static int parse_bitrate(const char *s, double *out)
 static int parse_iqa(const char *s, unsigned *out)
 {
     static const struct { const char *name; unsigned bits; } names[] = {
-        { "psnr", 1u << 0 }, { "ssim", 1u << 1 }, { "mad", 1u << 2 }, { "bliinds", 1u << 3 },
-        { "all", 15u },
+        { "psnr", MPE_IQA_PSNR }, { "ssim", MPE_IQA_SSIM }, { "mad", MPE_IQA_MAD },
+        { "bliinds", MPE_IQA_BLIINDS },
+        { "all", MPE_IQA_PSNR | MPE_IQA_SSIM | MPE_IQA_MAD | MPE_IQA_BLIINDS },
     };
-    unsigned bits = 1u << 0;
+    unsigned bits = MPE_IQA_PSNR;
     const char *p = s;
 
     if (!*s)

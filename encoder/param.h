@@ -20,6 +20,15 @@ typedef enum MpeDspChoice {
     MPE_DSP_C = 1,         /* the C references (same stream, slower) */
 } MpeDspChoice;
 
+/* Which quality measures a record carries (MpeFrameStats.metrics, and the
+ * --iqa option's set). */
+enum {
+    MPE_IQA_PSNR = 1 << 0,     /* psnr[0..2] (always measured: it is nearly free) */
+    MPE_IQA_SSIM = 1 << 1,     /* ssim_y */
+    MPE_IQA_MAD = 1 << 2,      /* mad, mad_detect, mad_appear */
+    MPE_IQA_BLIINDS = 1 << 3,  /* bliinds */
+};
+
 typedef struct MpeParam {
     int format;          /* --format: MpeFormat */
     int qscale;          /* --q: quantiser_scale 1..31 (MPEG-2: quantiser_scale_code, linear) */
@@ -52,6 +61,10 @@ typedef struct MpeParam {
 #define MPE_PARAM_BAD_VALUE (-22) /* -EINVAL: option exists, value rejected */
 
 void mpe_param_default(MpeParam *p);
+
+/* The quality target set in p (MPE_IQA_PSNR, _MAD or _BLIINDS) and its
+ * value, or 0 when none is. */
+unsigned mpe_param_target(const MpeParam *p, double *value);
 
 /* Set option `name` (without leading dashes) from its text value. */
 int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *err);

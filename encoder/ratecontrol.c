@@ -23,7 +23,6 @@
 #include "encoder/encoder.h"
 
 typedef struct Trial {
-    int valid;
     int q;                 /* uniform quantiser: its index in the ladder; 0 for a mix */
     double q_mean;
     uint64_t bits;         /* slices only */
@@ -51,7 +50,6 @@ struct MpeRc {
     double complexity[2];  /* X = bits * mean q, I and P */
     double gop_left;       /* bits left for the current GOP */
     int left_i, left_p;    /* pictures of each type left in it */
-    int frames_done;
 
     /* quality model per picture type: last (ln q, y) and slope dy/dlnq */
     int have_last[2];
@@ -260,7 +258,6 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
     rc->cur = -1;
     rc->emergency = 0;
     for (int b = 0; b < MPE_RC_BANKS; b++)
-        rc->bank[b].valid = 0;
 
     if (rc->cfg.mode == MPE_RC_BITRATE) {
         if (rc->t == 0) {
@@ -433,7 +430,6 @@ static void set_mix_result(MpeRc *rc, int b)
 {
     Trial *m = &rc->bank[b];
     double qsum = 0;
-    m->valid = 1;
     m->q = -1;
     m->bits = m->sse = 0;
     for (int r = 0; r < rc->n; r++) {
@@ -592,7 +588,6 @@ void mpe_rc_report(MpeRc *rc, const MpeRcResult *res)
     }
     if (rc->phase == PH_DONE)
         return;
-    tr->valid = 1;
     tr->bits = tr->sse = 0;
     double qsum = 0;
     for (int r = 0; r < rc->n; r++) {
@@ -663,6 +658,5 @@ uint64_t mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials)
         rc->last_x[t] = log(tr->q_mean);
         rc->last_y[t] = model_y(rc, tr->metric);
     }
-    rc->frames_done++;
     return stuffing;
 }
