@@ -533,7 +533,7 @@ static void check_blockmaps(TestCtx *t, const char *img_path, const char *map_di
     MpeError err = { "" };
     BliindsContext *ctx = NULL;
     BliindsScore sc;
-    int w, h, files = 0;
+    int w = 0, h = 0, files = 0;
     double worst = 0;
     uint8_t *img = load_png(img_path, &w, &h, &err);
     if (!img) {

@@ -705,7 +705,7 @@ static void t_maps_vs_reference(TestCtx *t)
     char tmp[4096], path[4200];
     MpeError err;
     MadScore s;
-    int w, h, w2, h2;
+    int w = 0, h = 0, w2 = 0, h2 = 0;
     if (!cuda_ready(t))
         return;
     uint8_t *ref = load_gray(DATA_DIR "/g256x384_ref.png", 1, &w, &h, &err);
