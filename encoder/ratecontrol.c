@@ -257,8 +257,6 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
     rc->ok_bank = rc->fail_bank = rc->mix_bank = rc->done_bank = -1;
     rc->cur = -1;
     rc->emergency = 0;
-    for (int b = 0; b < MPE_RC_BANKS; b++)
-
     if (rc->cfg.mode == MPE_RC_BITRATE) {
         if (rc->t == 0) {
             /* a new GOP: its budget joins what the last one left over */
