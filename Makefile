@@ -20,7 +20,7 @@ WARN    += -Werror
 endif
 CPPFLAGS_ALL := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. $(CPPFLAGS)
 PNG_CFLAGS := $(shell pkg-config --cflags libpng 2>/dev/null)
-PNG_LIBS   := $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng -lz)
+PNG_LIBS   := $(shell pkg-config --libs libpng zlib 2>/dev/null || echo -lpng -lz)
 FFTW_LIBS  := $(shell pkg-config --libs fftw3 2>/dev/null || echo -lfftw3)
 LDLIBS_ALL := $(PNG_LIBS) $(FFTW_LIBS) -lm -lpthread $(LDLIBS)
 

@@ -816,6 +816,24 @@ static uint64_t write_headers(MpeEncoder *e, BsWriter *bw, int intra, int vbv_de
     return start_code_end;
 }
 
+/* -vv: one line per rate-control trial (what a quality target costs) */
+static void trace_trial(MpeEncoder *e, const MpeRcStep *step, int intra, int trial, double metric)
+{
+    uint64_t bits = 0, sse = 0;
+    double q = 0;
+    for (int i = 0; i < e->n_slices; i++) {
+        const SliceJob *s = &e->slices[e->origin[step->bank][i]][i];
+        bits += (uint64_t)s->bw.pos * 8;
+        sse += s->sse[0];
+        q += (double)s->q * (s->row_end - s->row_begin);
+    }
+    mpe_log(&e->log, MPE_LOG_DEBUG, "frame %d %c trial %d: %s mean q %.2f, %llu bits, PSNR-Y %.3f dB%s%.4g",
+            e->frame_index, intra ? 'I' : 'P', trial, step->action == MPE_RC_CODE ? "code" : "mix",
+            q / e->orig[0].mb_height, (unsigned long long)bits,
+            iqa_psnr_from_mse((double)sse / ((double)e->p.width * e->p.height)),
+            step->need_metric ? ", metric " : "", step->need_metric ? metric : 0.0);
+}
+
 /* Code frame number e->frame_index, fetched already: the rate control's
  * trials, then the chosen bank's slices into the stream. */
 static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
@@ -864,6 +882,8 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
         if (step.need_metric && (ret = score_bank(e, step.bank, &res.metric, err)) < 0)
             return ret;
         mpe_rc_report(e->rc, &res);
+        if (e->log.level >= MPE_LOG_DEBUG)
+            trace_trial(e, &step, intra, ++trials, res.metric);
     }
 
     /* the chosen bank's slices, in order, from the codings that hold them */

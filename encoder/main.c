@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,6 +114,7 @@ static void print_help(void)
         printf("      %-19s%s (default: %s)\n", left, o->help, val);
     }
     printf("  -v, --verbose          one line per frame on stderr\n"
+           "  -vv                    also each rate-control trial\n"
            "      --quiet            no summary line\n"
            "      --stats            time per pipeline stage in the summary (and per frame with -v)\n"
            "      --list-backends    list front-end backends and whether they can run here\n"
@@ -153,7 +155,11 @@ static int parse_args(Cli *cli, int argc, char **argv)
         if (!strcmp(a, "--list-backends"))
             return list_backends();
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-            cli->verbose = 1;
+            cli->verbose = cli->verbose > 1 ? cli->verbose : 1;
+            continue;
+        }
+        if (!strcmp(a, "-vv")) {
+            cli->verbose = 2;
             continue;
         }
         if (!strcmp(a, "--quiet")) {
@@ -235,7 +241,7 @@ typedef struct OutFile {
     char *tmp;     /* NULL for stdout */
 } OutFile;
 
-static int out_open(OutFile *o, const char *path, char *tmp_slot)
+static int out_open(OutFile *o, const char *path, char *tmp_slot, mode_t umask_bits)
 {
     o->path = path;
     o->tmp = NULL;
@@ -248,7 +254,9 @@ static int out_open(OutFile *o, const char *path, char *tmp_slot)
         return -1;
     }
     int fd = mkstemp(tmp_slot);
-    if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
+    /* mkstemp makes the file private (0600); the finished stream gets the
+     * mode a plain fopen would have given it (0666 less the umask) */
+    if (fd < 0 || fchmod(fd, 0666 & ~umask_bits) != 0 || !(o->f = fdopen(fd, "wb"))) {
         fprintf(stderr, "mpegenc: %s: cannot create: %s\n", path, strerror(errno));
         if (fd >= 0) {
             close(fd);
@@ -461,12 +469,15 @@ int main(int argc, char **argv)
     StageTotals st = { 0 };
     MpeStageTimes caller = { 0 };   /* the caller's stages since the last picture */
     Records rs = { 0 };
+    /* read (and restore) the umask before any thread exists */
+    const mode_t umask_bits = umask(022);
+    umask(umask_bits);
 
     mpe_param_default(&cli.param);
     if ((ret = parse_args(&cli, argc, argv)) >= 0)
         return ret;
     if (cli.verbose)
-        log.level = MPE_LOG_INFO;
+        log.level = cli.verbose > 1 ? MPE_LOG_DEBUG : MPE_LOG_INFO;
     if (cli.param.format == MPE_FORMAT_AUTO)
         cli.param.format = has_ext(cli.output, ".m1v") ? MPE_FORMAT_MPEG1 : MPE_FORMAT_MPEG2;
     if (cli.recon && !strcmp(cli.recon, "-") && !strcmp(cli.output, "-")) {
@@ -513,12 +524,12 @@ int main(int argc, char **argv)
         goto end;
     }
     install_signals();
-    if (out_open(&out, cli.output, tmp_paths[0]) < 0)
+    if (out_open(&out, cli.output, tmp_paths[0], umask_bits) < 0)
         goto end;
     if (cli.recon) {
         int rn, rd;
         mpe_encoder_stream_rate(enc, &rn, &rd);
-        if (out_open(&rec, cli.recon, tmp_paths[1]) < 0 ||
+        if (out_open(&rec, cli.recon, tmp_paths[1], umask_bits) < 0 ||
             mpe_y4m_write_header(rec.f, info->width, info->height, rn, rd) < 0)
             goto end;
     }

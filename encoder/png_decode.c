@@ -24,10 +24,8 @@
  * setjmp: everything the error path needs (the message, the row buffer to
  * free) lives in the PngDec owned by the caller, so it is never
  * indeterminate after the longjmp.  No state is global. */
-#define _GNU_SOURCE 1 /* RTLD_DEFAULT */
 #include "encoder/png_decode.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <png.h>
 #include <setjmp.h>
@@ -367,27 +365,19 @@ static void dsp_init(MpePngDsp *dsp, unsigned cpu_flags)
 
 /* ----------------------------------------------------------------- zlib */
 
-/* zlib is reached through the symbols already in the process: libpng
- * depends on it, but `pkg-config --libs libpng` does not list -lz, and a
- * direct call from here would then not link.  Looked up per decode (a few
- * microseconds): no global state.  Missing symbols (a static build) mean
- * libpng decodes everything. */
-typedef struct ZlibApi {
-    int (*inflate_init2)(z_streamp, int, const char *, int);
-    int (*inflate)(z_streamp, int);
-    int (*inflate_end)(z_streamp);
-    int (*inflate_validate)(z_streamp, int); /* zlib >= 1.2.9; may be NULL */
-    uLong (*crc32)(uLong, const Bytef *, uInt);
-} ZlibApi;
-
-static int zlib_api(ZlibApi *z)
+/* zlib is linked directly (the Makefile adds `pkg-config --libs zlib`,
+ * which libpng's own flags leave out).  inflateValidate (zlib >= 1.2.9)
+ * turns off the Adler-32 check, as libpng does for speed; chunk CRCs are
+ * still verified. */
+static int z_inflate_init(z_stream *z)
 {
-    *(void **)&z->inflate_init2 = dlsym(RTLD_DEFAULT, "inflateInit2_");
-    *(void **)&z->inflate = dlsym(RTLD_DEFAULT, "inflate");
-    *(void **)&z->inflate_end = dlsym(RTLD_DEFAULT, "inflateEnd");
-    *(void **)&z->inflate_validate = dlsym(RTLD_DEFAULT, "inflateValidate");
-    *(void **)&z->crc32 = dlsym(RTLD_DEFAULT, "crc32");
-    return z->inflate_init2 && z->inflate && z->inflate_end && z->crc32 ? 0 : -1;
+    /* windowBits 0: the window the zlib header asks for, as libpng does */
+    if (inflateInit2(z, 0) != Z_OK)
+        return -1;
+#if ZLIB_VERNUM >= 0x1290
+    inflateValidate(z, 0);
+#endif
+    return 0;
 }
 
 /* --------------------------------------------------------------- libpng */
@@ -652,7 +642,7 @@ static int fast_rows(FastRows *r, const uint8_t *src, int two)
 
 /* Decodes the image data from d->pos (the first IDAT's data, its chunk
  * header just before) to IEND into frame. */
-static int fast_decode(PngDec *d, MpeFrame *frame, const ZlibApi *zl, unsigned flags,
+static int fast_decode(PngDec *d, MpeFrame *frame, unsigned flags,
                        MpeError *err)
 {
     MpePngDsp dsp;
@@ -686,14 +676,11 @@ static int fast_decode(PngDec *d, MpeFrame *frame, const ZlibApi *zl, unsigned f
     r.rows[1] = r.rows[0] + r.rowbytes + ROW_SLACK;
     r.rows[2] = r.rows[1] + r.rowbytes + ROW_SLACK;
 
-    /* windowBits 0: the window the zlib header asks for, as libpng does */
-    if (zl->inflate_init2(&z, 0, ZLIB_VERSION, (int)sizeof(z)) != Z_OK) {
+    if (z_inflate_init(&z) < 0) {
         ret = mpe_error(err, -ENOMEM, "%s: out of memory (zlib)", d->name);
         goto out;
     }
     z_open = 1;
-    if (zl->inflate_validate)
-        zl->inflate_validate(&z, 0);
 
     for (pos = d->pos - 8;;) {
         const uint8_t *t, *body;
@@ -721,7 +708,7 @@ static int fast_decode(PngDec *d, MpeFrame *frame, const ZlibApi *zl, unsigned f
         /* Critical chunks must be intact; ancillary ones are skipped
          * unread (libpng would only warn about their CRC). */
         if (!(t[0] & 0x20) && !(flags & MPE_PNG_NO_CRC) &&
-            zl->crc32(0, t, len + 4) != be32(body + len)) {
+            crc32(0, t, len + 4) != be32(body + len)) {
             ret = fast_fail(d, err, "%.4s: CRC error", (const char *)t);
             goto out;
         }
@@ -739,7 +726,7 @@ static int fast_decode(PngDec *d, MpeFrame *frame, const ZlibApi *zl, unsigned f
                      * holds is dropped, a zlib error there only ends it */
                     z.next_out = scratch;
                     z.avail_out = (uInt)cap;
-                    z_end = zl->inflate(&z, Z_NO_FLUSH) != Z_OK;
+                    z_end = inflate(&z, Z_NO_FLUSH) != Z_OK;
                     continue;
                 }
                 /* Never ask for output past the image's last byte: then
@@ -749,7 +736,7 @@ static int fast_decode(PngDec *d, MpeFrame *frame, const ZlibApi *zl, unsigned f
                 z.next_out = scratch + filled;
                 z.avail_out = (uInt)MPE_MIN(cap - filled,
                                             (size_t)(r.h - r.y) * (r.rowbytes + 1) - filled);
-                zr = zl->inflate(&z, Z_NO_FLUSH);
+                zr = inflate(&z, Z_NO_FLUSH);
                 filled = (size_t)(z.next_out - scratch);
                 while (filled - off >= r.rowbytes + 1 && r.y < r.h) {
                     int two = filled - off >= 2 * (r.rowbytes + 1) && r.y + 1 < r.h;
@@ -794,7 +781,7 @@ static int fast_decode(PngDec *d, MpeFrame *frame, const ZlibApi *zl, unsigned f
     }
 out:
     if (z_open)
-        zl->inflate_end(&z);
+        inflateEnd(&z);
     free(scratch);
     return ret;
 }
@@ -830,7 +817,6 @@ int mpe_png_decode(MpeFrame *frame, int *width, int *height, const uint8_t *data
                    const char *name, unsigned flags, MpeError *err)
 {
     PngDec d;
-    ZlibApi zl;
     png_structp png;
     png_infop info;
     int ret;
@@ -843,11 +829,6 @@ int mpe_png_decode(MpeFrame *frame, int *width, int *height, const uint8_t *data
 
     if (chunks_truncated(data, size, !frame))
         return mpe_error(err, -EINVAL, "%s: corrupt PNG (unexpected end of file)", name);
-    if (zlib_api(&zl) < 0) {
-        if (flags & MPE_PNG_FAST_ONLY)
-            return -ENOTSUP;
-        flags |= MPE_PNG_LIBPNG_ONLY;
-    }
     memset(&d, 0, sizeof(d));
     d.name = name;
     d.data = data;
@@ -863,7 +844,7 @@ int mpe_png_decode(MpeFrame *frame, int *width, int *height, const uint8_t *data
     png_destroy_read_struct(&png, &info, NULL);
     free(d.buf);
     if (ret == 0 && d.fast)
-        ret = fast_decode(&d, frame, &zl, flags, err);
+        ret = fast_decode(&d, frame, flags, err);
     if (ret < 0)
         return ret;
     if (width)
