@@ -364,7 +364,11 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         .maxrate = p->maxrate,
         .target_metric = metric,
         .target = target,
-        .max_trials = p->max_trials,
+        /* a MAD or BLIINDS-II curve is no straight line (a P picture's score is
+         * mostly its reference's until fine quantisers refresh it): bisection
+         * needs about five codings to close the bracket, and mixing two more */
+        .max_trials = p->max_trials > 0 ? p->max_trials
+                      : metric == MPE_IQA_MAD || metric == MPE_IQA_BLIINDS ? 8 : 4,
     };
     const double max_units = e->mpeg2 ? (double)((1 << 18) - 1) : 1023.0;
     int ret;
@@ -431,7 +435,7 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
         return mpe_error(err, -EINVAL, "frame size %dx%d outside 16x16..4095x4095", p->width,
                          p->height);
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < 0 ||
-        p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 1)
+        p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
     if ((ret = check_rate_params(p, err)) < 0)
         return ret;

@@ -66,8 +66,9 @@ static const OptDesc options[] = {
       OPT_DOUBLE, OFF(target_mad), 0, 1000, 0 },
     { { "target-bliinds", "X", "per-picture quality target: BLIINDS-II score (lower is better)" },
       OPT_DOUBLE, OFF(target_bliinds), 0, 100, 0 },
-    { { "max-trials", "N", "codings of one picture a quality or bitrate target may try" },
-      OPT_INT, OFF(max_trials), 1, 16, 0 },
+    { { "max-trials", "N", "codings (and mix evaluations) of one picture a quality or bitrate "
+                           "target may try; auto: 8 for MAD and BLIINDS-II targets, else 4" },
+      OPT_AUTO_INT, OFF(max_trials), 1, 16, 0 },
 };
 
 #define N_OPTIONS ((int)(sizeof(options) / sizeof(options[0])))
@@ -88,7 +89,7 @@ void mpe_param_default(MpeParam *p)
     p->read_threads = -1;
     p->iqa = MPE_IQA_PSNR;
     snprintf(p->iqa_backend, sizeof(p->iqa_backend), "auto");
-    p->max_trials = 4;
+    p->max_trials = 0;   /* auto */
 }
 
 unsigned mpe_param_target(const MpeParam *p, double *value)

@@ -52,7 +52,7 @@ typedef struct MpeParam {
     double target_psnr;  /* --target-psnr: dB (PSNR-Y), 0 = none */
     double target_mad;   /* --target-mad: MAD index, 0 = none */
     double target_bliinds; /* --target-bliinds: BLIINDS-II score, 0 = none */
-    int max_trials;      /* --max-trials: codings of one picture a quality/bitrate target may try */
+    int max_trials;      /* --max-trials: codings of one picture a quality/bitrate target may try; 0: auto */
     /* set by the caller from the input, not options: */
     int width, height;
 } MpeParam;

@@ -64,6 +64,7 @@ struct MpeRc {
     int trials;
     double px[2], py[2];   /* (ln q, y) of the picture's last two uniform trials */
     int np;
+    int run_ok, run_len;   /* the side (ok or not) of the last codings in a row, and how many */
     int phase;             /* see mpe_rc_next */
     int cur;               /* bank the last step was about */
     int ok_bank, fail_bank;
@@ -89,8 +90,8 @@ static double model_y(const MpeRc *rc, double v)
 {
     if (rc->cfg.mode == MPE_RC_BITRATE)
         return log(v > 1 ? v : 1);
-    if (rc->cfg.target_metric == MPE_IQA_MAD)
-        return log(v > 1e-6 ? v : 1e-6);
+    if (rc->cfg.target_metric == MPE_IQA_MAD)   /* MAD reaches 0 (nothing visible): offset the log */
+        return log((v > 0 ? v : 0) + 0.05 * rc->cfg.target);
     return v;
 }
 
@@ -253,6 +254,7 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
     rc->header_bits = header_bits;
     rc->trials = 0;
     rc->np = 0;
+    rc->run_len = 0;
     rc->phase = PH_SEARCH;
     rc->ok_bank = rc->fail_bank = rc->mix_bank = rc->done_bank = -1;
     rc->cur = -1;
@@ -314,7 +316,11 @@ static int first_q(MpeRc *rc)
     if (src < 0)
         return clamp_q(rc, rc->cfg.qscale);
     double slope = rc->slope[src] != 0 ? rc->slope[src] : default_slope(rc);
-    return clamp_q(rc, exp(rc->last_x[src] + (model_y(rc, goal_value(rc)) - rc->last_y[src]) / slope));
+    int k = clamp_q(rc, exp(rc->last_x[src] + (model_y(rc, goal_value(rc)) - rc->last_y[src]) / slope));
+    /* a metric target starts short of "copy the reference" (see next_q) */
+    if (rc->cfg.target_metric != MPE_IQA_PSNR && k > rc->nl - 2)
+        k = rc->nl - 2;
+    return k;
 }
 
 /* Next uniform quantiser, strictly between the ok and failing ones when both exist. */
@@ -323,7 +329,11 @@ static int next_q(MpeRc *rc)
     const Trial *a = &rc->bank[rc->cur];
     const int qok = rc->ok_bank >= 0 ? rc->bank[rc->ok_bank].q : -1;
     const int qfail = rc->fail_bank >= 0 ? rc->bank[rc->fail_bank].q : -1;
-    const int kmax = rc->nl - 1;
+    const int metric = rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric != MPE_IQA_PSNR;
+    /* a metric target tries "copy the reference" (the last step) only once
+     * dropping the residual (the one before) is known to meet it: where
+     * things move, a copy scores far off, and the trial would be wasted */
+    const int kmax = metric && qok != rc->nl - 2 ? rc->nl - 2 : rc->nl - 1;
     double slope = rc->slope[rc->t] != 0 ? rc->slope[rc->t] : default_slope(rc);
     int lo, hi, q;
 
@@ -347,10 +357,30 @@ static int next_q(MpeRc *rc)
     }
     /* MAD and BLIINDS-II are far from linear in ln q (a P picture's score
      * is mostly its reference's until the residual refreshes it at fine
-     * quantisers): inside a bracket, bisect */
-    if (qok >= 0 && qfail >= 0 && rc->cfg.mode == MPE_RC_QUALITY &&
-        rc->cfg.target_metric != MPE_IQA_PSNR)
-        q = (lo + hi + 1) / 2;
+     * quantisers): inside a bracket, interpolate between its ends but stay
+     * in the bracket's middle half, so every trial at least quarters it */
+    /* no bracket yet, and two codings in a row on one side: the metric
+     * may be on a flat stretch (a P picture's curve at coarse quantisers),
+     * where the model creeps; go at least halfway to the end of the range */
+    if ((qok < 0 || qfail < 0) && metric && rc->run_len >= 2) {
+        if (qok < 0 && q > qfail / 2)
+            q = qfail / 2;
+        if (qfail < 0 && q < (qok + kmax + 1) / 2)
+            q = (qok + kmax + 1) / 2;
+    }
+    if (qok >= 0 && qfail >= 0 && metric) {
+        const Trial *o = &rc->bank[rc->ok_bank], *f = &rc->bank[rc->fail_bank];
+        const double yo = model_y(rc, o->metric), yf = model_y(rc, f->metric);
+        const double xo = log(qval(rc, qok)), xf = log(qval(rc, qfail));
+        const double x = yf != yo ? xo + (model_y(rc, goal_value(rc)) - yo) * (xf - xo) / (yf - yo)
+                                  : 0.5 * (xo + xf);
+        const int w = hi - lo;
+        q = clamp_q(rc, exp(x));
+        if (q < lo + w / 4)
+            q = lo + w / 4;
+        if (q > hi - w / 4)
+            q = hi - w / 4;
+    }
     return q < lo ? lo : q > hi ? hi : q;
 }
 
@@ -442,18 +472,28 @@ static void set_mix_result(MpeRc *rc, int b)
     m->q_mean = qsum / rc->n;
 }
 
-/* Out of trials: the ok coding, unless it overshoots the target by more
- * than 10 % while the failing one misses it by less (a metric target's
- * tolerance: both are off, and the failing one is nearer and cheaper). */
+/* Out of trials: the ok coding, unless it beats the target by more than
+ * 10 % while a failing coding (or the last mix) misses it by less: for a
+ * metric target both are off, and the nearer one is also cheaper.  Among
+ * those within 10 %, the one that misses least. */
 static int closest_bank(const MpeRc *rc)
 {
     if (rc->ok_bank < 0 || rc->fail_bank < 0)
         return rc->ok_bank >= 0 ? rc->ok_bank : rc->fail_bank;
     if (rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric != MPE_IQA_PSNR) {
         const double t = rc->cfg.target;
-        double over = fabs(rc->bank[rc->ok_bank].metric - t), under = fabs(rc->bank[rc->fail_bank].metric - t);
-        if (over > 0.1 * t && under <= 0.1 * t)
-            return rc->fail_bank;
+        int best = -1;
+        if (fabs(rc->bank[rc->ok_bank].metric - t) <= 0.1 * t)
+            return rc->ok_bank;
+        const int cand[2] = { rc->fail_bank, rc->phase == PH_MIX_EVAL ? rc->mix_bank : -1 };
+        for (int i = 0; i < 2; i++) {
+            const int b = cand[i];
+            if (b >= 0 && fabs(rc->bank[b].metric - t) <= 0.1 * t &&
+                (best < 0 || fabs(rc->bank[b].metric - t) < fabs(rc->bank[best].metric - t)))
+                best = b;
+        }
+        if (best >= 0)
+            return best;
     }
     return rc->ok_bank;
 }
@@ -513,7 +553,7 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
         }
         rc->mix_frac *= 0.5;
         if (!metric_needed || rc->trials >= rc->cfg.max_trials || rc->mix_frac < 0.05) {
-            finish(rc, step, rc->ok_bank);
+            finish(rc, step, closest_bank(rc));
             return;
         }
         goto mix;
@@ -546,7 +586,7 @@ start_mix:
         rc->mix_frac = span != 0 ? (model_y(rc, rc->cfg.target) - model_y(rc, o->metric)) / span : 0;
         rc->mix_frac = fmin(fmax(rc->mix_frac, 0), 1);
         if (rc->trials >= rc->cfg.max_trials || rc->mix_frac < 0.05) {
-            finish(rc, step, rc->ok_bank);
+            finish(rc, step, closest_bank(rc));
             return;
         }
     }
@@ -559,7 +599,7 @@ mix:
         else
             sse_budget = (double)o->sse + rc->mix_frac * ((double)f->sse - (double)o->sse);
         if (plan_mix(rc, sse_budget) == 0) {
-            finish(rc, step, rc->ok_bank);
+            finish(rc, step, closest_bank(rc));
             return;
         }
         rc->mix_bank = free_bank(rc);
@@ -601,6 +641,8 @@ void mpe_rc_report(MpeRc *rc, const MpeRcResult *res)
     if (rc->cfg.mode == MPE_RC_CQ || rc->emergency)
         return;
     tr->ok = trial_ok(rc, tr);
+    rc->run_len = rc->run_len && rc->run_ok == tr->ok ? rc->run_len + 1 : 1;
+    rc->run_ok = tr->ok;
     rc->px[0] = rc->px[1];
     rc->py[0] = rc->py[1];
     rc->px[1] = log(qval(rc, tr->q));

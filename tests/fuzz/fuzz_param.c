@@ -115,8 +115,8 @@ static void check_ranges(const MpeParam *p, const char *name, const char *value)
     if (!finite_nonneg(p->target_psnr) || !finite_nonneg(p->target_mad) ||
         !finite_nonneg(p->target_bliinds))
         die("quality target negative or not finite", name, value);
-    if (p->max_trials < 1)
-        die("max trials below 1", name, value);
+    if (p->max_trials < 0 || p->max_trials > 16)
+        die("max trials outside auto (0) and 1..16", name, value);
     if (p->width || p->height)
         die("an option changed the frame size (not an option)", name, value);
 }

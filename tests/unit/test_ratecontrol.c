@@ -5,7 +5,11 @@
  * quantiser codes once; a PSNR target is met with the fewest bits the
  * model allows within one ladder step, by row mixing; a bit budget is never
  * exceeded; the VBV never underflows and a constant-rate stream is stuffed
- * up to what keeps it from overflowing; decisions are deterministic. */
+ * up to what keeps it from overflowing; decisions are deterministic.  A
+ * second model stands in for MAD on a P picture: flat at its reference's
+ * score for coarse quantisers, falling to 0 at q 1, "copy the reference"
+ * far off, and a mix of rows scored by a power mean that, like MAD, lets a
+ * few bad rows dominate. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +175,96 @@ static void t_bit_budget(TestCtx *t)
     mpe_rc_free(rc);
 }
 
+/* MAD-like score of a bank: row r at quantiser q scores m(q); the picture a
+ * power mean of its rows.  m rises linearly from 0 at q 1 to the plateau at
+ * q knee, stays there to q 31, is 5 % higher without residual (32) and 100
+ * for a copy of the reference (33). */
+typedef struct MadModel {
+    double plateau;
+    int knee;
+} MadModel;
+
+static double mad_row(const MadModel *m, int q)
+{
+    if (q >= 33)
+        return 100;
+    if (q == 32)
+        return 1.05 * m->plateau;
+    return q >= m->knee ? m->plateau : m->plateau * (q - 1) / (m->knee - 1);
+}
+
+static double mad_of(const MadModel *m, const uint8_t *row_q)
+{
+    double s = 0;
+    for (int r = 0; r < ROWS; r++)
+        s += pow(mad_row(m, row_q[r]), 4);
+    return pow(s / ROWS, 0.25);
+}
+
+static void t_mad_target(TestCtx *t)
+{
+    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
+    TestRng rng = { 5 };
+    int pictures = 0, within = 0, worse25 = 0, trials_over = 0;
+    for (int k = 0; k < 30; k++) {
+        MpeRcConfig c = base_config(MPE_RC_QUALITY);
+        MpeRc *rc;
+        MpeError err;
+        Picture p;
+        c.ladder = ladder33;
+        c.n_ladder = 33;
+        c.max_trials = 8;
+        c.target_metric = MPE_IQA_MAD;
+        c.target = 3 + (test_rand(&rng) % 1700) / 100.0;
+        CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+        for (int n = 0; n < 8; n++) {
+            MadModel m = { 5 + (test_rand(&rng) % 2500) / 100.0, 6 + (int)(test_rand(&rng) % 19) };
+            uint64_t rb[ROWS], rs[ROWS];
+            double got = 0;
+            int trials;
+            make_picture(&p, &rng);
+            mpe_rc_start_frame(rc, n ? 'P' : 'I', 400, 100);
+            for (;;) {
+                MpeRcStep st;
+                mpe_rc_next(rc, &st);
+                if (st.action == MPE_RC_DONE) {
+                    got = mad_of(&m, p.q[st.bank]);
+                    break;
+                }
+                if (st.action == MPE_RC_CODE)
+                    memcpy(p.q[st.bank], st.row_q, ROWS);
+                else
+                    for (int r = 0; r < ROWS; r++)
+                        p.q[st.bank][r] = p.q[st.src[r]][r];
+                for (int r = 0; r < ROWS; r++) {
+                    rb[r] = row_bits(&p, r, p.q[st.bank][r] > 31 ? 31 : p.q[st.bank][r]);
+                    rs[r] = row_sse(&p, r, p.q[st.bank][r]);
+                }
+                MpeRcResult res = { rb, rs, mad_of(&m, p.q[st.bank]) };
+                mpe_rc_report(rc, &res);
+            }
+            mpe_rc_end_frame(rc, 1000, &trials);
+            trials_over += trials > c.max_trials + 2;
+            /* reachable: some uniform quantiser short of a copy lands within 10 % */
+            int reachable = 0;
+            for (int q = 1; q <= 32; q++)
+                reachable |= fabs(mad_row(&m, q) - c.target) <= 0.1 * c.target;
+            if (!reachable)
+                continue;
+            pictures++;
+            within += fabs(got - c.target) <= 0.1 * c.target;
+            worse25 += got > 1.25 * c.target;
+        }
+        mpe_rc_free(rc);
+    }
+    CHECK(t, trials_over == 0, "%d pictures over the trial limit", trials_over);
+    CHECK(t, pictures >= 100, "only %d reachable pictures", pictures);
+    CHECK(t, within >= 0.9 * pictures, "%d of %d pictures within 10 %% of the target", within, pictures);
+    CHECK(t, worse25 == 0, "%d pictures more than 25 %% worse than the target", worse25);
+}
+
 static void t_deterministic(TestCtx *t)
 {
     uint64_t bits[2] = { 0, 0 };
@@ -199,6 +293,7 @@ int main(void)
     test_run(&t, "constant_quantiser_codes_once", t_constant);
     test_run(&t, "psnr_target_met_with_fewest_bits", t_psnr_target);
     test_run(&t, "bit_budget_and_vbv", t_bit_budget);
+    test_run(&t, "mad_target_within_tolerance", t_mad_target);
     test_run(&t, "deterministic", t_deterministic);
     return test_finish(&t);
 }

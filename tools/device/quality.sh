@@ -10,10 +10,14 @@ O=${OUT:-/tmp}
 export LD_LIBRARY_PATH="$PWD/$D/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 E="$D/bin/mpegenc"
 PNG="$D/solar/solar_%d.png"
-run() { # name args...: encode with a log, print the summary
+run() { # name args...: encode with a log, print the summary (and -vv trials in $O/name.trials)
     local name=$1; shift
     echo "== $name: $*"
-    "$E" -i "$PNG" -o "$O/$name.m2v" --log "$O/$name.csv" "$@" 2>&1 | grep -v '^mpegenc: warning\|exceeds Main@High'
+    local t0; t0=$(date +%s.%N)
+    "$E" -vv -i "$PNG" -o "$O/$name.m2v" --log "$O/$name.csv" --report "$O/$name.html" "$@" 2>"$O/$name.err"
+    echo "($(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }') s)"
+    grep ' trial ' "$O/$name.err" > "$O/$name.trials"
+    grep -v ' trial \|^mpegenc: frame \|^frame \|exceeds Main@High' "$O/$name.err"
 }
 col_mean() { awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { s += $k; n++ } END { printf "%.3f", s / n }' "$1"; }
 
@@ -24,6 +28,25 @@ run mad_q5level --target-mad "$mad5" --iqa all
 run mad_double --target-mad "$(awk -v m="$mad5" 'BEGIN { printf "%.3f", 2 * m }')" --iqa all
 run psnr40 --target-psnr 40 --iqa all
 
+# fewer bits than constant q? the largest --q whose worst frame is no worse
+# than the target run's worst frame, and its bits
+cq_compare() { # run name
+    local worst q best=""
+    worst=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "mad") k = i; next } $k > m { m = $k } END { print m }' "$O/$1.csv")
+    for q in 1 2 3 4 5 6 7 8 9 10 12 14 16; do
+        [ -f "$O/cq$q.csv" ] || "$E" --quiet -i "$PNG" -o "$O/cq$q.m2v" --log "$O/cq$q.csv" --q $q --iqa mad || return
+        w=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "mad") k = i; next } $k > m { m = $k } END { print m }' "$O/cq$q.csv")
+        awk -v w="$w" -v t="$worst" 'BEGIN { exit !(w <= t) }' && best=$q
+    done
+    bits() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "bits") k = i; next } { s += $k } END { print s }' "$1"; }
+    within=$(awk -F, -v t="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "mad") k = i; next }
+        { n++; if ($k >= 0.9 * t && $k <= 1.1 * t) w++; if ($k > 1.25 * t) bad++ } END { printf "%d of %d within 10 %%, %d more than 25 %% worse", w, n, bad }' "$O/$1.csv")
+    echo "$1 (target $2): $within; worst MAD $worst, $(bits "$O/$1.csv") bits; constant q meeting that worst frame: q ${best:-none} $( [ -n "$best" ] && echo "with $(bits "$O/cq$best.csv") bits")"
+}
+cq_compare mad_q5level "$mad5"
+cq_compare mad_double "$(awk -v m="$mad5" 'BEGIN { printf "%.3f", 2 * m }')"
+
+[ "${COST:-1}" = 0 ] && { rm -f "$O"/*.m2v; exit 0; }
 echo "== checker cost (--q 5, best of 3 wall seconds, 10 frames)"
 best() {
     local b=""
