@@ -60,6 +60,8 @@ void bs_write_mb_addr_inc(BsWriter *bw, int increment);
 /* motion_code + motion_residual of one vector component; `delta` is the
  * difference to the predictor already wrapped into [-16f, 16f-1]. */
 void bs_write_motion_delta(BsWriter *bw, int delta, int f_code);
+/* Bits bs_write_motion_delta spends on `delta`. */
+int bs_motion_delta_bits(int delta, int f_code);
 
 /* One block's coefficients, `scan` in zigzag order.  Intra: dc_diff is the DC
  * level minus its predictor (dct_dc_differential), scan[0] is ignored and the

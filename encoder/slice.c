@@ -156,47 +156,74 @@ static void reconstruct_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
     }
 }
 
-/* Motion vector with the predictor, wrapped into the f_code range (§7.6.3.1). */
-static void write_vector(const MpePictureCtx *pc, SliceState *st, int vx, int vy, BsWriter *bw)
+/* The difference to the predictor, wrapped into the f_code range (§7.6.3.1). */
+static int wrap_delta(const MpePictureCtx *pc, int v, int pred)
 {
     const int f = 1 << (pc->f_code - 1);
-    const int v[2] = { vx, vy };
+    int delta = v - pred;
+    if (delta < -16 * f)
+        delta += 32 * f;
+    else if (delta > 16 * f - 1)
+        delta -= 32 * f;
+    return delta;
+}
 
+static void write_vector(const MpePictureCtx *pc, SliceState *st, int vx, int vy, BsWriter *bw)
+{
+    const int v[2] = { vx, vy };
     for (int i = 0; i < 2; i++) {
-        int delta = v[i] - st->pmv[i];
-        if (delta < -16 * f)
-            delta += 32 * f;
-        else if (delta > 16 * f - 1)
-            delta -= 32 * f;
-        bs_write_motion_delta(bw, delta, pc->f_code);
+        bs_write_motion_delta(bw, wrap_delta(pc, v[i], st->pmv[i]), pc->f_code);
         st->pmv[i] = v[i];
     }
 }
 
-/* Half-pel refinement of the front end's full-pel vector against the
- * RECONSTRUCTED reference: the 9 positions around it. */
-static uint32_t refine_vector(const MpePictureCtx *pc, int mbx, int mby, const GpuMotion *m,
-                              int *out_vx, int *out_vy)
+/* Bits of a vector against the predictor. */
+static int vector_bits(const MpePictureCtx *pc, const SliceState *st, int vx, int vy)
+{
+    return bs_motion_delta_bits(wrap_delta(pc, vx, st->pmv[0]), pc->f_code) +
+           bs_motion_delta_bits(wrap_delta(pc, vy, st->pmv[1]), pc->f_code);
+}
+
+/* Rate-constrained choice of the vector, against the RECONSTRUCTED
+ * reference: the 9 half-pel positions around the front end's full-pel
+ * vector and the predictor itself, each costing SAD + lambda * bits of its
+ * difference to the predictor.  lambda = the quantiser (MPEG-1 units): a
+ * bit is worth about that much SAD at the rate the residual is coded
+ * (x264's SAD lambda, 2^((QP-12)/6), is 0.8 q for H.264's QP of the same
+ * step size).  Without it the search spends most of a P picture's bits on
+ * vectors that win by a SAD of a few units; with a coarse quantiser it
+ * smooths the field further, which the rate control uses as a step. */
+static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int mbx, int mby,
+                              const GpuMotion *m, int *out_vx, int *out_vy)
 {
     const MpePicture *ref = pc->ref;
     const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
-    uint32_t bsad = UINT32_MAX;
+    const uint32_t lambda = (uint32_t)pc->qscale;
+    uint32_t bsad = UINT32_MAX, bcost = UINT32_MAX;
     int bvx = 0, bvy = 0;
 
-    for (int hy = -1; hy <= 1; hy++) {
-        for (int hx = -1; hx <= 1; hx++) {
-            int vx = 2 * m->dx + hx, vy = 2 * m->dy + hy;
-            uint8_t pred[256];
-            if (!vector_valid(pc, 16 * mbx, 16 * mby, vx, vy))
-                continue;
-            pc->dsp->predict(pred, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy,
-                          16, 16);
-            uint32_t sad = pc->sad16(src, pc->orig->stride[0], pred, 16);
-            if (gpu_mv_better(sad, vx, vy, bsad, bvx, bvy)) {
-                bsad = sad;
-                bvx = vx;
-                bvy = vy;
-            }
+    for (int i = 0; i < 10; i++) {
+        int vx, vy;
+        if (i < 9) {
+            vx = 2 * m->dx + i % 3 - 1;
+            vy = 2 * m->dy + i / 3 - 1;
+        } else {
+            vx = st->pmv[0];
+            vy = st->pmv[1];
+            if (abs(vx - 2 * m->dx) <= 1 && abs(vy - 2 * m->dy) <= 1)
+                continue;   /* among the nine already */
+        }
+        uint8_t pred[256];
+        if (!vector_valid(pc, 16 * mbx, 16 * mby, vx, vy))
+            continue;
+        pc->dsp->predict(pred, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy, 16, 16);
+        uint32_t sad = pc->sad16(src, pc->orig->stride[0], pred, 16);
+        uint32_t cost = sad + lambda * (uint32_t)vector_bits(pc, st, vx, vy);
+        if (cost < bcost || (cost == bcost && gpu_mv_better(sad, vx, vy, bsad, bvx, bvy))) {
+            bcost = cost;
+            bsad = sad;
+            bvx = vx;
+            bvy = vy;
         }
     }
     *out_vx = bvx;
@@ -230,11 +257,12 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
         } else if (is_p) {
             const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
             uint8_t zero_pred[256];
-            uint32_t bsad = refine_vector(pc, mbx, mby, &pc->mv[addr], &vx, &vy);
+            uint32_t bsad = choose_vector(pc, &st, mbx, mby, &pc->mv[addr], &vx, &vy);
             pc->dsp->predict(zero_pred, 16, pc->ref->plane[0], pc->ref->stride[0], 32 * mbx,
                           32 * mby, 16, 16);
             uint32_t sad0 = pc->sad16(src, pc->orig->stride[0], zero_pred, 16);
-            if (sad0 <= bsad + ZERO_MV_BIAS) {
+            /* the zero vector sends no vector at all (and may skip) */
+            if (sad0 <= bsad + (uint32_t)pc->qscale * (uint32_t)vector_bits(pc, &st, vx, vy) + ZERO_MV_BIAS) {
                 vx = vy = 0;
                 bsad = sad0;
             }
