@@ -41,8 +41,17 @@ static void test_motion_delta_all(TestCtx *t)
         const int f = 1 << (f_code - 1);
         BsWriter bw;
         bs_writer_init(&bw, 0);
-        for (int d = -16 * f; d <= 16 * f - 1; d++)
+        int bits_ok = 1;
+        for (int d = -16 * f; d <= 16 * f - 1; d++) {
+            const uint64_t before = bs_bit_count(&bw);
             bs_write_motion_delta(&bw, d, f_code);
+            /* the motion search prices vectors with bs_motion_delta_bits */
+            if (bits_ok && (uint64_t)bs_motion_delta_bits(d, f_code) != bs_bit_count(&bw) - before) {
+                CHECK(t, 0, "f_code %d delta %d: priced %d bits, wrote %llu", f_code, d,
+                      bs_motion_delta_bits(d, f_code), (unsigned long long)(bs_bit_count(&bw) - before));
+                bits_ok = 0;
+            }
+        }
         bs_flush(&bw);
         BsReader br;
         bs_reader_init(&br, bw.buf, bw.pos);
