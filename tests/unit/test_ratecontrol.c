@@ -38,13 +38,42 @@ static void make_picture(Picture *p, TestRng *rng)
     }
 }
 
+/* MAD-like score of a bank: row r at quantiser q scores m(q); the picture a
+ * power mean of its rows.  m rises linearly from 0 at q 1 to the plateau at
+ * q knee, stays there to q 31, is 5 % higher without residual (32) and 100
+ * for a copy of the reference (33). */
+typedef struct MadModel {
+    double plateau;
+    int knee;
+} MadModel;
+
+static double mad_row(const MadModel *m, int q)
+{
+    if (q >= 33)
+        return 100;
+    if (q == 32)
+        return 1.05 * m->plateau;
+    return q >= m->knee ? m->plateau : m->plateau * (q - 1) / (m->knee - 1);
+}
+
+static double mad_of(const MadModel *m, const uint8_t *row_q)
+{
+    double s = 0;
+    for (int r = 0; r < ROWS; r++)
+        s += pow(mad_row(m, row_q[r]), 4);
+    return pow(s / ROWS, 0.25);
+}
+
 typedef struct Outcome {
     uint64_t bits, sse;
+    double metric;         /* with a MadModel: the score of the coding kept */
     int trials, codes;
 } Outcome;
 
-/* The encoder's side of the loop, with the model standing in for coding. */
-static Outcome run_picture(MpeRc *rc, Picture *p, char type)
+/* The encoder's side of the loop, with the model standing in for coding
+ * (rows beyond q 31, the extra steps, cost what q 31 costs); with a
+ * MadModel, every coding and mix is scored by it. */
+static Outcome run_picture(MpeRc *rc, Picture *p, char type, const MadModel *m)
 {
     Outcome o = { 0 };
     uint64_t rb[ROWS], rs[ROWS];
@@ -54,9 +83,10 @@ static Outcome run_picture(MpeRc *rc, Picture *p, char type)
         mpe_rc_next(rc, &st);
         if (st.action == MPE_RC_DONE) {
             for (int r = 0; r < ROWS; r++) {
-                o.bits += row_bits(p, r, p->q[st.bank][r]);
+                o.bits += row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]);
                 o.sse += row_sse(p, r, p->q[st.bank][r]);
             }
+            o.metric = m ? mad_of(m, p->q[st.bank]) : 0;
             break;
         }
         if (st.action == MPE_RC_CODE) {
@@ -67,10 +97,10 @@ static Outcome run_picture(MpeRc *rc, Picture *p, char type)
                 p->q[st.bank][r] = p->q[st.src[r]][r];
         }
         for (int r = 0; r < ROWS; r++) {
-            rb[r] = row_bits(p, r, p->q[st.bank][r]);
+            rb[r] = row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]);
             rs[r] = row_sse(p, r, p->q[st.bank][r]);
         }
-        MpeRcResult res = { rb, rs, 0 };
+        MpeRcResult res = { rb, rs, m ? mad_of(m, p->q[st.bank]) : 0 };
         mpe_rc_report(rc, &res);
     }
     mpe_rc_end_frame(rc, o.bits + 400, &o.trials);
@@ -100,7 +130,7 @@ static void t_constant(TestCtx *t)
     TestRng rng = { 7 };
     CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
     make_picture(&p, &rng);
-    Outcome o = run_picture(rc, &p, 'I');
+    Outcome o = run_picture(rc, &p, 'I', NULL);
     CHECK(t, o.codes == 1 && o.trials == 1, "constant q coded %d times", o.codes);
     for (int r = 0; r < ROWS; r++)
         CHECK(t, p.q[0][r] == 5, "row %d q %d", r, p.q[0][r]);
@@ -120,7 +150,7 @@ static void t_psnr_target(TestCtx *t)
         CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
         for (int n = 0; n < 6; n++) {
             make_picture(&p, &rng);
-            Outcome o = run_picture(rc, &p, n ? 'P' : 'I');
+            Outcome o = run_picture(rc, &p, n ? 'P' : 'I', NULL);
             double got = psnr(o.sse);
             /* the best uniform quantiser that meets the target, by the model */
             int qbest = 0;
@@ -162,7 +192,7 @@ static void t_bit_budget(TestCtx *t)
     for (int n = 0; n < 48; n++) {
         make_picture(&p, &rng);
         double before = mpe_rc_vbv_fullness(rc);
-        Outcome o = run_picture(rc, &p, n % 12 ? 'P' : 'I');
+        Outcome o = run_picture(rc, &p, n % 12 ? 'P' : 'I', NULL);
         CHECK(t, (double)(o.bits + 400) <= before, "picture %d: %llu bits with %.0f in the VBV", n,
               (unsigned long long)o.bits, before);
         total += o.bits + 400;
@@ -173,32 +203,6 @@ static void t_bit_budget(TestCtx *t)
     double rate = total * 25 / 48;
     CHECK(t, rate > 0.85 * c.bitrate && rate < 1.15 * c.bitrate, "rate %.0f", rate);
     mpe_rc_free(rc);
-}
-
-/* MAD-like score of a bank: row r at quantiser q scores m(q); the picture a
- * power mean of its rows.  m rises linearly from 0 at q 1 to the plateau at
- * q knee, stays there to q 31, is 5 % higher without residual (32) and 100
- * for a copy of the reference (33). */
-typedef struct MadModel {
-    double plateau;
-    int knee;
-} MadModel;
-
-static double mad_row(const MadModel *m, int q)
-{
-    if (q >= 33)
-        return 100;
-    if (q == 32)
-        return 1.05 * m->plateau;
-    return q >= m->knee ? m->plateau : m->plateau * (q - 1) / (m->knee - 1);
-}
-
-static double mad_of(const MadModel *m, const uint8_t *row_q)
-{
-    double s = 0;
-    for (int r = 0; r < ROWS; r++)
-        s += pow(mad_row(m, row_q[r]), 4);
-    return pow(s / ROWS, 0.25);
 }
 
 static void t_mad_target(TestCtx *t)
@@ -221,31 +225,10 @@ static void t_mad_target(TestCtx *t)
         CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
         for (int n = 0; n < 8; n++) {
             MadModel m = { 5 + (test_rand(&rng) % 2500) / 100.0, 6 + (int)(test_rand(&rng) % 19) };
-            uint64_t rb[ROWS], rs[ROWS];
-            double got = 0;
-            int trials;
             make_picture(&p, &rng);
-            mpe_rc_start_frame(rc, n ? 'P' : 'I', 400, 100);
-            for (;;) {
-                MpeRcStep st;
-                mpe_rc_next(rc, &st);
-                if (st.action == MPE_RC_DONE) {
-                    got = mad_of(&m, p.q[st.bank]);
-                    break;
-                }
-                if (st.action == MPE_RC_CODE)
-                    memcpy(p.q[st.bank], st.row_q, ROWS);
-                else
-                    for (int r = 0; r < ROWS; r++)
-                        p.q[st.bank][r] = p.q[st.src[r]][r];
-                for (int r = 0; r < ROWS; r++) {
-                    rb[r] = row_bits(&p, r, p.q[st.bank][r] > 31 ? 31 : p.q[st.bank][r]);
-                    rs[r] = row_sse(&p, r, p.q[st.bank][r]);
-                }
-                MpeRcResult res = { rb, rs, mad_of(&m, p.q[st.bank]) };
-                mpe_rc_report(rc, &res);
-            }
-            mpe_rc_end_frame(rc, 1000, &trials);
+            Outcome o = run_picture(rc, &p, n ? 'P' : 'I', &m);
+            const double got = o.metric;
+            const int trials = o.trials;
             trials_over += trials > c.max_trials + 2;
             /* reachable: some uniform quantiser short of a copy lands within 10 % */
             int reachable = 0;
@@ -279,7 +262,7 @@ static void t_deterministic(TestCtx *t)
         CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
         for (int n = 0; n < 10; n++) {
             make_picture(&p, &rng);
-            bits[run] = bits[run] * 31 + run_picture(rc, &p, n ? 'P' : 'I').bits;
+            bits[run] = bits[run] * 31 + run_picture(rc, &p, n ? 'P' : 'I', NULL).bits;
         }
         mpe_rc_free(rc);
     }
