@@ -154,4 +154,81 @@ static inline int parse_row(RefRow *r, char *line)
     return 0;
 }
 
+/* What a test does with one scored pair of reference.csv. */
+typedef void (*MadPairCheck)(TestCtx *t, void *opaque, const RefRow *r, const MadScore *s,
+                             const uint8_t *ref, const uint8_t *dst, int w, int h);
+
+/* Scores every pair of csv (images in img_dir) with impl and hands each
+ * score to check; one context per size and set_reference once per
+ * reference file, as the encoder uses them.  Returns the pairs scored. */
+static inline int mad_score_reference_csv(TestCtx *t, const MadImpl *impl, const char *csv,
+                                          const char *img_dir, MadPairCheck check, void *opaque)
+{
+    FILE *f = fopen(csv, "r");
+    char line[1024], path[4200], cur_ref[128] = "";
+    MadContext *ctx = NULL;
+    uint8_t *ref = NULL;
+    int cw = 0, ch = 0, cchan = 0, pairs = 0;
+    MpeError err;
+
+    CHECK(t, f != NULL, "cannot open %s", csv);
+    if (!f)
+        return 0;
+    if (!fgets(line, sizeof(line), f)) /* header */
+        line[0] = '\0';
+    while (fgets(line, sizeof(line), f)) {
+        RefRow r;
+        int w = 0, h = 0;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0])
+            continue;
+        if (parse_row(&r, line) < 0) {
+            CHECK(t, 0, "%s: bad row '%s'", csv, line);
+            continue;
+        }
+        if (!ctx || r.w != cw || r.h != ch) {
+            impl->close(ctx);
+            ctx = NULL;
+            cur_ref[0] = '\0';
+            int ret = impl->open(&ctx, r.w, r.h, NULL, &err);
+            CHECK(t, ret == 0, "open %dx%d: %s", r.w, r.h, err.msg);
+            if (ret < 0)
+                continue;
+            cw = r.w;
+            ch = r.h;
+        }
+        if (strcmp(cur_ref, r.ref) != 0 || cchan != r.channels) {
+            free(ref);
+            snprintf(path, sizeof(path), "%s/%s", img_dir, r.ref);
+            ref = load_gray(path, r.channels, &w, &h, &err);
+            CHECK(t, ref && w == r.w && h == r.h, "%s: %s", path, ref ? "size" : err.msg);
+            if (!ref || w != r.w || h != r.h) {
+                cur_ref[0] = '\0';
+                continue;
+            }
+            int ret = impl->set_reference(ctx, ref, w, &err);
+            CHECK(t, ret == 0, "set_reference %s: %s", r.ref, err.msg);
+            strcpy(cur_ref, r.ref);
+            cchan = r.channels;
+        }
+        snprintf(path, sizeof(path), "%s/%s", img_dir, r.dst);
+        uint8_t *dst = load_gray(path, r.channels, &w, &h, &err);
+        CHECK(t, dst && w == r.w && h == r.h, "%s: %s", path, dst ? "size" : err.msg);
+        if (dst && w == r.w && h == r.h) {
+            MadScore s;
+            int ret = impl->score(ctx, dst, w, &s, &err);
+            CHECK(t, ret == 0, "score %s: %s", r.dst, err.msg);
+            if (ret == 0) {
+                check(t, opaque, &r, &s, ref, dst, w, h);
+                pairs++;
+            }
+        }
+        free(dst);
+    }
+    fclose(f);
+    free(ref);
+    impl->close(ctx);
+    return pairs;
+}
+
 #endif

@@ -46,82 +46,26 @@
 
 /* ---- reference.csv -------------------------------------------------------- */
 
-/* Scores every pair of csv (images in img_dir) and checks them; one context
- * per size and set_reference once per reference file, as the encoder will
- * use it.  Returns the number of pairs checked. */
+/* One pair against the original's scores: each within SCORE_REL_TOL. */
+static void check_pair(TestCtx *t, void *opaque, const RefRow *r, const MadScore *s,
+                       const uint8_t *ref, const uint8_t *dst, int w, int h)
+{
+    double *maxerr = opaque;
+    double e[3] = { rel_err(s->d_detect, r->want.d_detect), rel_err(s->d_appear, r->want.d_appear),
+                    rel_err(s->mad, r->want.mad) };
+    (void)ref, (void)dst, (void)w, (void)h;
+    CHECK(t, e[0] <= SCORE_REL_TOL && e[1] <= SCORE_REL_TOL && e[2] <= SCORE_REL_TOL,
+          "%s: d_detect %.17g (want %.17g), d_appear %.17g (want %.17g), "
+          "mad %.17g (want %.17g)",
+          r->dst, s->d_detect, r->want.d_detect, s->d_appear, r->want.d_appear, s->mad, r->want.mad);
+    for (int k = 0; k < 3; k++)
+        if (e[k] > maxerr[k])
+            maxerr[k] = e[k];
+}
+
 static int check_reference_csv(TestCtx *t, const char *csv, const char *img_dir, double maxerr[3])
 {
-    FILE *f = fopen(csv, "r");
-    char line[1024], path[4200], cur_ref[128] = "";
-    MadContext *ctx = NULL;
-    uint8_t *ref = NULL;
-    int cw = 0, ch = 0, cchan = 0, pairs = 0;
-    MpeError err;
-
-    CHECK(t, f != NULL, "cannot open %s", csv);
-    if (!f)
-        return 0;
-    if (!fgets(line, sizeof(line), f)) /* header */
-        line[0] = '\0';
-    while (fgets(line, sizeof(line), f)) {
-        RefRow r;
-        int w = 0, h = 0;
-        line[strcspn(line, "\r\n")] = '\0';
-        if (!line[0])
-            continue;
-        if (parse_row(&r, line) < 0) {
-            CHECK(t, 0, "%s: bad row '%s'", csv, line);
-            continue;
-        }
-        if (!ctx || r.w != cw || r.h != ch) {
-            mad_cpu.close(ctx);
-            ctx = NULL;
-            cur_ref[0] = '\0';
-            int ret = mad_cpu.open(&ctx, r.w, r.h, NULL, &err);
-            CHECK(t, ret == 0, "open %dx%d: %s", r.w, r.h, err.msg);
-            if (ret < 0)
-                continue;
-            cw = r.w;
-            ch = r.h;
-        }
-        if (strcmp(cur_ref, r.ref) != 0 || cchan != r.channels) {
-            free(ref);
-            snprintf(path, sizeof(path), "%s/%s", img_dir, r.ref);
-            ref = load_gray(path, r.channels, &w, &h, &err);
-            CHECK(t, ref && w == r.w && h == r.h, "%s: %s", path, ref ? "size" : err.msg);
-            if (!ref || w != r.w || h != r.h) {
-                cur_ref[0] = '\0';
-                continue;
-            }
-            int ret = mad_cpu.set_reference(ctx, ref, w, &err);
-            CHECK(t, ret == 0, "set_reference %s: %s", r.ref, err.msg);
-            strcpy(cur_ref, r.ref);
-            cchan = r.channels;
-        }
-        snprintf(path, sizeof(path), "%s/%s", img_dir, r.dst);
-        uint8_t *dst = load_gray(path, r.channels, &w, &h, &err);
-        CHECK(t, dst && w == r.w && h == r.h, "%s: %s", path, dst ? "size" : err.msg);
-        if (dst && w == r.w && h == r.h) {
-            MadScore s;
-            int ret = mad_cpu.score(ctx, dst, w, &s, &err);
-            CHECK(t, ret == 0, "score %s: %s", r.dst, err.msg);
-            double e[3] = { rel_err(s.d_detect, r.want.d_detect), rel_err(s.d_appear, r.want.d_appear),
-                            rel_err(s.mad, r.want.mad) };
-            CHECK(t, e[0] <= SCORE_REL_TOL && e[1] <= SCORE_REL_TOL && e[2] <= SCORE_REL_TOL,
-                  "%s: d_detect %.17g (want %.17g), d_appear %.17g (want %.17g), "
-                  "mad %.17g (want %.17g)",
-                  r.dst, s.d_detect, r.want.d_detect, s.d_appear, r.want.d_appear, s.mad, r.want.mad);
-            for (int k = 0; k < 3; k++)
-                if (e[k] > maxerr[k])
-                    maxerr[k] = e[k];
-            pairs++;
-        }
-        free(dst);
-    }
-    fclose(f);
-    free(ref);
-    mad_cpu.close(ctx);
-    return pairs;
+    return mad_score_reference_csv(t, &mad_cpu, csv, img_dir, check_pair, maxerr);
 }
 
 static void report_max(TestCtx *t, const char *what, int pairs, const double e[3])

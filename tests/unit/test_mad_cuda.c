@@ -583,91 +583,38 @@ static double compare_dumps(TestCtx *t, const char *tag, const uint8_t *ref, con
     return worst;
 }
 
-/* Every pair of csv: mad_cuda vs the original (and, reported, vs mad_cpu);
- * one context per size and set_reference once per reference file. */
+/* One pair: mad_cuda vs the original within CUDA_REL_TOL (and, reported,
+ * vs mad_cpu); worst[0] and worst[1] keep the largest of each. */
+static void check_pair(TestCtx *t, void *opaque, const RefRow *r, const MadScore *s,
+                       const uint8_t *ref, const uint8_t *dst, int w, int h)
+{
+    double *worst = opaque;
+    MadScore c;
+    MpeError err;
+    double e = score_err(s, &r->want);
+    CHECK(t, e <= CUDA_REL_TOL,
+          "%s: d_detect %.17g (want %.17g, rel %.2e), d_appear %.17g (want %.17g, rel "
+          "%.2e), mad %.17g (want %.17g, rel %.2e)",
+          r->dst, s->d_detect, r->want.d_detect, rel_err(s->d_detect, r->want.d_detect),
+          s->d_appear, r->want.d_appear, rel_err(s->d_appear, r->want.d_appear), s->mad,
+          r->want.mad, rel_err(s->mad, r->want.mad));
+    worst[0] = fmax(worst[0], e);
+    if (cpu_score(&c, ref, dst, w, h, NULL, &err) == 0) {
+        double ec = score_err(s, &c);
+        worst[1] = fmax(worst[1], ec);
+        if (debug_on())
+            printf("INFO %s/%s: %s: vs reference %.2e, vs mad_cpu %.2e (d_detect %.2e "
+                   "d_appear %.2e mad %.2e)\n",
+                   t->prog, t->case_name, r->dst, e, ec, rel_err(s->d_detect, c.d_detect),
+                   rel_err(s->d_appear, c.d_appear), rel_err(s->mad, c.mad));
+    }
+    if (debug_on() || e > CUDA_REL_TOL)
+        compare_dumps(t, r->dst, ref, dst, w, h);
+}
+
 static int check_reference_csv(TestCtx *t, const char *csv, const char *img_dir, double worst[2])
 {
-    FILE *f = fopen(csv, "r");
-    char line[1024], path[4200], cur_ref[128] = "";
-    MadContext *ctx = NULL;
-    uint8_t *ref = NULL;
-    int cw = 0, ch = 0, cchan = 0, pairs = 0;
-    MpeError err;
-
-    CHECK(t, f != NULL, "cannot open %s", csv);
-    if (!f)
-        return 0;
-    if (!fgets(line, sizeof(line), f))
-        line[0] = '\0';
-    while (fgets(line, sizeof(line), f)) {
-        RefRow r;
-        int w = 0, h = 0;
-        line[strcspn(line, "\r\n")] = '\0';
-        if (!line[0])
-            continue;
-        if (parse_row(&r, line) < 0) {
-            CHECK(t, 0, "%s: bad row '%s'", csv, line);
-            continue;
-        }
-        if (!ctx || r.w != cw || r.h != ch) {
-            mad_cuda.close(ctx);
-            ctx = NULL;
-            cur_ref[0] = '\0';
-            int ret = mad_cuda.open(&ctx, r.w, r.h, NULL, &err);
-            CHECK(t, ret == 0, "open %dx%d: %s", r.w, r.h, err.msg);
-            if (ret < 0)
-                continue;
-            cw = r.w;
-            ch = r.h;
-        }
-        if (strcmp(cur_ref, r.ref) != 0 || cchan != r.channels) {
-            free(ref);
-            snprintf(path, sizeof(path), "%s/%s", img_dir, r.ref);
-            ref = load_gray(path, r.channels, &w, &h, &err);
-            CHECK(t, ref && w == r.w && h == r.h, "%s: %s", path, ref ? "size" : err.msg);
-            if (!ref || w != r.w || h != r.h) {
-                cur_ref[0] = '\0';
-                continue;
-            }
-            int ret = mad_cuda.set_reference(ctx, ref, w, &err);
-            CHECK(t, ret == 0, "set_reference %s: %s", r.ref, err.msg);
-            strcpy(cur_ref, r.ref);
-            cchan = r.channels;
-        }
-        snprintf(path, sizeof(path), "%s/%s", img_dir, r.dst);
-        uint8_t *dst = load_gray(path, r.channels, &w, &h, &err);
-        CHECK(t, dst && w == r.w && h == r.h, "%s: %s", path, dst ? "size" : err.msg);
-        if (dst && w == r.w && h == r.h) {
-            MadScore s, c;
-            int ret = mad_cuda.score(ctx, dst, w, &s, &err);
-            CHECK(t, ret == 0, "score %s: %s", r.dst, err.msg);
-            double e = score_err(&s, &r.want);
-            CHECK(t, e <= CUDA_REL_TOL,
-                  "%s: d_detect %.17g (want %.17g, rel %.2e), d_appear %.17g (want %.17g, rel "
-                  "%.2e), mad %.17g (want %.17g, rel %.2e)",
-                  r.dst, s.d_detect, r.want.d_detect, rel_err(s.d_detect, r.want.d_detect),
-                  s.d_appear, r.want.d_appear, rel_err(s.d_appear, r.want.d_appear), s.mad,
-                  r.want.mad, rel_err(s.mad, r.want.mad));
-            worst[0] = fmax(worst[0], e);
-            if (cpu_score(&c, ref, dst, w, h, NULL, &err) == 0) {
-                double ec = score_err(&s, &c);
-                worst[1] = fmax(worst[1], ec);
-                if (debug_on())
-                    printf("INFO %s/%s: %s: vs reference %.2e, vs mad_cpu %.2e (d_detect %.2e "
-                           "d_appear %.2e mad %.2e)\n",
-                           t->prog, t->case_name, r.dst, e, ec, rel_err(s.d_detect, c.d_detect),
-                           rel_err(s.d_appear, c.d_appear), rel_err(s.mad, c.mad));
-            }
-            if (debug_on() || e > CUDA_REL_TOL)
-                compare_dumps(t, r.dst, ref, dst, w, h);
-            pairs++;
-        }
-        free(dst);
-    }
-    fclose(f);
-    free(ref);
-    mad_cuda.close(ctx);
-    return pairs;
+    return mad_score_reference_csv(t, &mad_cuda, csv, img_dir, check_pair, worst);
 }
 
 static void t_reference_subset(TestCtx *t)
