@@ -33,6 +33,19 @@ int mad_check_open(MadContext **pctx, int width, int height, const MadOptions *o
     return 0;
 }
 
+int mad_check_picture(int have_ctx, int width, const uint8_t *pic, ptrdiff_t stride,
+                      const char *what, MpeError *err)
+{
+    if (!have_ctx)
+        return mpe_error(err, -EINVAL, "mad: no context");
+    if (!pic)
+        return mpe_error(err, -EINVAL, "mad: no %s picture", what);
+    if (stride < width && -stride < width)
+        return mpe_error(err, -EINVAL, "mad: %s stride %td is narrower than the width %d", what,
+                         stride, width);
+    return 0;
+}
+
 const MadImpl *mad_impl_find(const char *name)
 {
     size_t n = sizeof(mad_impls) / sizeof(mad_impls[0]);

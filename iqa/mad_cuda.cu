@@ -1064,14 +1064,7 @@ static int cuda_open(MadContext **pctx, int width, int height, const MadOptions 
 static int check_picture(const MadContext *ctx, const uint8_t *pic, ptrdiff_t stride,
                          const char *what, MpeError *err)
 {
-    if (!ctx)
-        return mpe_error(err, -EINVAL, "mad: no context");
-    if (!pic)
-        return mpe_error(err, -EINVAL, "mad: no %s picture", what);
-    if (stride < ctx->w && -stride < ctx->w)
-        return mpe_error(err, -EINVAL, "mad: %s stride %td is narrower than the width %d", what,
-                         stride, ctx->w);
-    return 0;
+    return mad_check_picture(ctx != NULL, ctx ? ctx->w : 0, pic, stride, what, err);
 }
 
 /* Host picture -> dst on the device, staged through pinned memory in

@@ -76,6 +76,10 @@ void mad_modified_std(double *sd_ref, const double *sd8, int w, int h);
 /* The argument checks every implementation's open() makes, with the same
  * messages (mad_common.c): pctx, the size limits, the thread count. */
 int mad_check_open(MadContext **pctx, int width, int height, const MadOptions *opt, MpeError *err);
+/* ... and set_reference()/score() make on their picture (`have_ctx`: the
+ * context pointer was not NULL; `width`: the context's width). */
+int mad_check_picture(int have_ctx, int width, const uint8_t *pic, ptrdiff_t stride,
+                      const char *what, MpeError *err);
 
 /* ---- map dumps (mad_dump.c) --------------------------------------------- */
 
