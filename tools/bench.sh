@@ -343,6 +343,37 @@ for job in "${jobs[@]}"; do
             if (v ~ /^[0-9.]+$/) print pre "," name "," v }' "$T/log/stats" >>"$T/stages.csv"
 done
 
+# --- thread scaling: each mpegenc backend (not one that only emulates a GPU
+# on the CPU) at --threads 1 and all cores, q QMID, the Y4M when there is one
+# (no PNG decoding in the way): median wall time of RUNS, and the code stage
+# (slices + headers) and encode time from one --stats run -------------------
+echo "config,input,threads,wall_s,fps,code_ms,encode_ms" >"$T/threads.csv"
+if [ -z "$THREADS" ]; then
+    sc_in=png; [[ " $inputs " == *" y4m "* ]] && sc_in=y4m
+    sc_threads="1"; [ "$NCORES" -gt 1 ] && sc_threads="1 $NCORES"
+    for cfg in $configs; do
+        [[ $cfg == mpegenc-* ]] || continue
+        printf '%s\n' $cpu_only_gpu | grep -qx "${cfg#mpegenc-}" && continue
+        [ -z "${failed[$cfg $sc_in q$QMID]:-}" ] || continue
+        for th in $sc_threads; do
+            THREADS=$th build_cmd "$cfg" "$sc_in" "q$QMID" "$T/s/threads.m2v" || continue
+            walls=""
+            for _ in $(seq "$RUNS"); do
+                timed "$T/log/th" || { walls=""; break; }
+                walls="$walls $(cut -d' ' -f1 "$T/log/th.time")"
+            done
+            [ -n "$walls" ] || { notes+=("threads $th run failed: $cfg"); continue; }
+            QUIET="" THREADS=$th build_cmd "$cfg" "$sc_in" "q$QMID" "$T/s/threads.m2v"
+            "${CMD[@]}" --stats 2>"$T/log/thstats" >/dev/null || true
+            code=$(awk '$1 == "code" { print $2 }' "$T/log/thstats")
+            enc=$(awk '$1 == "encode" { print $2 }' "$T/log/thstats")
+            echo "$walls" | tr ' ' '\n' | grep . | sort -g | awk -v pre="$cfg,$sc_in,$th" -v n="$N" -v c="$code" -v e="$enc" \
+                '{ a[++k] = $1 } END { m = k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+                   printf "%s,%.3f,%.2f,%s,%s\n", pre, m, n / m, c, e }' >>"$T/threads.csv"
+        done
+    done
+fi
+
 # --- quality of every distinct stream ---------------------------------------
 psnr_y() { # STREAM: mean PSNR-Y against src.y4m, frames paired by index (DESIGN.md §6)
     ffmpeg -nostdin -hide_banner -nostats -i "$1" -i "$T/src.y4m" \
@@ -418,7 +449,7 @@ summary_header="config,label,input,mode,setting,runs,frames,wall_s,fps,cpu_s,rss
 
 # --- output ------------------------------------------------------------------
 mkdir -p "$OUTDIR"
-cp "$T/runs.csv" "$T/summary.csv" "$T/stages.csv" "$OUTDIR/"
+cp "$T/runs.csv" "$T/summary.csv" "$T/stages.csv" "$T/threads.csv" "$OUTDIR/"
 [ "$QUALITY" = 1 ] && cp "$T/quality.csv" "$OUTDIR/"
 {
     echo
@@ -452,6 +483,16 @@ cp "$T/runs.csv" "$T/summary.csv" "$T/stages.csv" "$OUTDIR/"
                 for (r = 1; r <= nr; r++) { k = rows[r]; printf "| %s |", lab[k]
                     for (c = 1; c <= nc; c++) printf " %s |", ((k, name[c]) in v ? v[k, name[c]] : ""); print "" }
             }' "$T/stages.csv"
+    fi
+    if [ "$(wc -l <"$T/threads.csv")" -gt 1 ]; then
+        echo
+        echo "### mpegenc threads at q $QMID (wall: median of $RUNS; code and encode: --stats, ms per frame)"
+        echo
+        echo "| config | input | threads | wall s | fps | code ms | encode ms | code speed-up |"
+        echo "|---|---|---:|---:|---:|---:|---:|---:|"
+        awk -F, 'NR > 1 { sub(/^mpegenc-/, "mpegenc ", $1); if ($3 == 1) one[$1] = $6
+            printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7,
+                ($1 in one && $6 > 0 ? sprintf("%.2fx", one[$1] / $6) : "") }' "$T/threads.csv"
     fi
     if [ ${#notes[@]} -gt 0 ]; then
         echo

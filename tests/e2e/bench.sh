@@ -109,6 +109,18 @@ check stage-rows "$srows stage rows for $nstage mpegenc configurations at q 5" t
 bad=$(awk -F, 'NR > 1 && $4 == "encode" && $5 !~ /^[0-9.]+$/' "$RES/stages.csv")
 check stages-csv "encode stage not numeric: $bad" test -z "$bad" -a "$(grep -c ',encode,' "$RES/stages.csv")" -eq "$srows"
 
+# threads: every backend that is not emulated on the CPU, at 1 and all cores
+# (one row when this machine has one core), numbers where numbers belong
+nth=$(printf '%s\n' $backends | while read -r b; do printf '%s\n' $on_cpu | grep -qx "$b" || echo "$b"; done | wc -l)
+[ "$(nproc)" -gt 1 ] && nth=$((nth * 2))
+trows=$(awk '/^### mpegenc threads/ { on = 1; next } /^###/ { on = 0 } on && /^\| mpegenc/' "$TMP/out" | wc -l)
+check thread-rows "$trows thread rows, expected $nth" test "$trows" -eq "$nth"
+bad=$(awk -F, 'NR > 1 && !($3 ~ /^[0-9]+$/ && $4 ~ /^[0-9.]+$/ && $6 ~ /^[0-9.]+$/ && $7 ~ /^[0-9.]+$/)' "$RES/threads.csv")
+check threads-csv "rows with missing numbers: $bad" test -z "$bad" -a "$(($(wc -l <"$RES/threads.csv") - 1))" -eq "$nth"
+one=$(awk -F, 'NR > 1 && $3 == 1 { print $1 }' "$RES/threads.csv" | sort | tr '\n' ' ')
+all=$(awk -F, -v n="$(nproc)" 'NR > 1 && $3 == n { print $1 }' "$RES/threads.csv" | sort | tr '\n' ' ')
+check threads-one-and-all "--threads 1: $one; --threads $(nproc): $all" test "$one" = "$all" -o "$(nproc)" -eq 1
+
 # plots: well-formed SVG with one polyline per curve
 for f in rd fps; do
     check "svg-$f" "$RES/$f.svg not well-formed SVG" python3 -c '
