@@ -304,6 +304,16 @@ static int free_bank(const MpeRc *rc)
     return 0;
 }
 
+/* The coarsest step a quality target may use.  A no-reference metric
+ * (BLIINDS-II) cannot see that a copy of the reference shows the wrong
+ * picture (a stale frame looks as natural as the one it repeats), so its
+ * targets stop short of that step; the other targets may use it. */
+static int top_step(const MpeRc *rc)
+{
+    return rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric == MPE_IQA_BLIINDS ? rc->nl - 2
+                                                                                      : rc->nl - 1;
+}
+
 /* First guess for the picture. */
 static int first_q(MpeRc *rc)
 {
@@ -333,7 +343,7 @@ static int next_q(MpeRc *rc)
     /* a metric target tries "copy the reference" (the last step) only once
      * dropping the residual (the one before) is known to meet it: where
      * things move, a copy scores far off, and the trial would be wasted */
-    const int kmax = metric && qok != rc->nl - 2 ? rc->nl - 2 : rc->nl - 1;
+    const int kmax = metric && qok != rc->nl - 2 ? rc->nl - 2 : top_step(rc);
     double slope = rc->slope[rc->t] != 0 ? rc->slope[rc->t] : default_slope(rc);
     int lo, hi, q;
 
@@ -395,7 +405,7 @@ static int bracket_closed(const MpeRc *rc)
 /* Cannot move further: the best quantiser is at the end of the range. */
 static int at_limit(const MpeRc *rc)
 {
-    const int kmax = rc->nl - 1;
+    const int kmax = rc->cfg.mode == MPE_RC_BITRATE ? rc->nl - 1 : top_step(rc);
     if (rc->cfg.mode == MPE_RC_BITRATE)
         return (rc->ok_bank >= 0 && rc->bank[rc->ok_bank].q == 0) ||
                (rc->ok_bank < 0 && rc->fail_bank >= 0 && rc->bank[rc->fail_bank].q == kmax);

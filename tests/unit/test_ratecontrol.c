@@ -45,12 +45,13 @@ static void make_picture(Picture *p, TestRng *rng)
 typedef struct MadModel {
     double plateau;
     int knee;
+    double copy;    /* > 0: the copy step's score instead of 100 (a no-reference metric) */
 } MadModel;
 
 static double mad_row(const MadModel *m, int q)
 {
     if (q >= 33)
-        return 100;
+        return m->copy > 0 ? m->copy : 100;
     if (q == 32)
         return 1.05 * m->plateau;
     return q >= m->knee ? m->plateau : m->plateau * (q - 1) / (m->knee - 1);
@@ -224,7 +225,7 @@ static void t_mad_target(TestCtx *t)
         c.target = 3 + (test_rand(&rng) % 1700) / 100.0;
         CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
         for (int n = 0; n < 8; n++) {
-            MadModel m = { 5 + (test_rand(&rng) % 2500) / 100.0, 6 + (int)(test_rand(&rng) % 19) };
+            MadModel m = { 5 + (test_rand(&rng) % 2500) / 100.0, 6 + (int)(test_rand(&rng) % 19), 0 };
             make_picture(&p, &rng);
             Outcome o = run_picture(rc, &p, n ? 'P' : 'I', &m);
             const double got = o.metric;
@@ -246,6 +247,39 @@ static void t_mad_target(TestCtx *t)
     CHECK(t, pictures >= 100, "only %d reachable pictures", pictures);
     CHECK(t, within >= 0.9 * pictures, "%d of %d pictures within 10 %% of the target", within, pictures);
     CHECK(t, worse25 == 0, "%d pictures more than 25 %% worse than the target", worse25);
+}
+
+/* A no-reference metric scores a copy of the reference like the picture
+ * it repeats (here: better than anything coded), yet a copy shows the
+ * wrong picture: a BLIINDS-II target must never choose that step. */
+static void t_bliinds_never_copies(TestCtx *t)
+{
+    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
+    TestRng rng = { 17 };
+    MpeRcConfig c = base_config(MPE_RC_QUALITY);
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    int copies = 0;
+    c.ladder = ladder33;
+    c.n_ladder = 33;
+    c.max_trials = 8;
+    c.target_metric = MPE_IQA_BLIINDS;
+    c.target = 20;
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    for (int n = 0; n < 24; n++) {
+        /* the plateau on either side of the target; the copy scores 5 */
+        MadModel m = { 10 + (test_rand(&rng) % 1500) / 100.0, 4 + (int)(test_rand(&rng) % 8), 5 };
+        make_picture(&p, &rng);
+        run_picture(rc, &p, n % 12 ? 'P' : 'I', &m);
+        for (int b = 0; b < MPE_RC_BANKS; b++)
+            for (int r = 0; r < ROWS; r++)
+                copies += p.q[b][r] == 33;
+    }
+    CHECK(t, copies == 0, "%d rows tried or kept as a copy of the reference", copies);
+    mpe_rc_free(rc);
 }
 
 static void t_deterministic(TestCtx *t)
@@ -277,6 +311,7 @@ int main(void)
     test_run(&t, "psnr_target_met_with_fewest_bits", t_psnr_target);
     test_run(&t, "bit_budget_and_vbv", t_bit_budget);
     test_run(&t, "mad_target_within_tolerance", t_mad_target);
+    test_run(&t, "bliinds_target_never_copies", t_bliinds_never_copies);
     test_run(&t, "deterministic", t_deterministic);
     return test_finish(&t);
 }
