@@ -4,6 +4,7 @@
 #ifndef MPE_TESTS_MAD_TESTDATA_H
 #define MPE_TESTS_MAD_TESTDATA_H
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -152,6 +153,143 @@ static inline int parse_row(RefRow *r, char *line)
     r->want.d_appear = strtod(f[6], NULL);
     r->want.mad = strtod(f[8], NULL);
     return 0;
+}
+
+static inline int same_score(const MadScore *a, const MadScore *b)
+{
+    return a->mad == b->mad && a->d_detect == b->d_detect && a->d_appear == b->d_appear;
+}
+
+/* Identical pictures (in different buffers) score exactly 0; one changed
+ * pixel does not.  Every implementation runs it at its own sizes. */
+static inline void mad_check_identical_is_zero(TestCtx *t, const MadImpl *impl,
+                                               const int (*sizes)[2], size_t n_sizes)
+{
+    TestRng rng = { 0x6964656e746963ULL };
+    for (size_t si = 0; si < n_sizes; si++) {
+        int w = sizes[si][0], h = sizes[si][1];
+        uint8_t *a = malloc((size_t)w * h), *b = malloc((size_t)w * h);
+        MadContext *ctx = NULL;
+        MpeError err;
+        MadScore s = { -1, -1, -1 };
+        if (!a || !b) {
+            CHECK(t, 0, "out of memory");
+            free(a);
+            free(b);
+            return;
+        }
+        make_picture(a, w, h, &rng);
+        memcpy(b, a, (size_t)w * h); /* a different buffer with the same pixels */
+        int ret = impl->open(&ctx, w, h, NULL, &err);
+        if (ret == 0)
+            ret = mad_score_pair(impl, ctx, a, b, w, &s, &err);
+        CHECK(t, ret == 0, "%dx%d: %s", w, h, err.msg);
+        CHECK(t, s.mad == 0.0 && s.d_detect == 0.0 && s.d_appear == 0.0,
+              "%dx%d: mad %g d_detect %g d_appear %g", w, h, s.mad, s.d_detect, s.d_appear);
+        /* and one changed pixel is not 0 */
+        b[(size_t)(h / 2) * w + w / 2] ^= 0x40;
+        if (ret == 0)
+            ret = impl->score(ctx, b, w, &s, &err);
+        CHECK(t, ret == 0 && s.d_appear > 0.0, "%dx%d: one changed pixel gives d_appear %g", w,
+              h, s.d_appear);
+        impl->close(ctx);
+        free(a);
+        free(b);
+    }
+}
+
+/* SPEC §7: a flat picture has only a DC term and every log-Gabor filter is
+ * 0 at DC, so sigma is exactly 0 and skew = kurt = 0 in every block; two
+ * flat pictures give d_appear = 0, and no visible error, MAD = 0.  Sizes
+ * with large prime factors are where a transform's rounding would leave
+ * noise at the other bins. */
+static inline void mad_check_flat_pictures(TestCtx *t, const MadImpl *impl)
+{
+    static const int sizes[][2] = { { 128, 128 }, { 301, 187 }, { 373, 250 }, { 37, 41 },
+                                    { 97, 89 } };
+    static const int levels[][2] = { { 100, 120 }, { 0, 255 }, { 16, 16 } };
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        int w = sizes[si][0], h = sizes[si][1];
+        uint8_t *a = malloc((size_t)w * h), *b = malloc((size_t)w * h);
+        MadContext *ctx = NULL;
+        MpeError err;
+        int ret = a && b ? impl->open(&ctx, w, h, NULL, &err) : -ENOMEM;
+        CHECK(t, ret == 0, "%dx%d: %s", w, h, ret == -ENOMEM ? "out of memory" : err.msg);
+        for (size_t li = 0; ret == 0 && li < sizeof(levels) / sizeof(levels[0]); li++) {
+            MadScore s = { -1, -1, -1 };
+            memset(a, levels[li][0], (size_t)w * h);
+            memset(b, levels[li][1], (size_t)w * h);
+            ret = mad_score_pair(impl, ctx, a, b, w, &s, &err);
+            CHECK(t, ret == 0 && s.d_appear == 0.0 && s.mad == 0.0,
+                  "%dx%d flat %d vs %d: d_appear %g mad %g (%s)", w, h, levels[li][0],
+                  levels[li][1], s.d_appear, s.mad, ret ? err.msg : "");
+        }
+        impl->close(ctx);
+        free(a);
+        free(b);
+    }
+}
+
+/* The argument contract every implementation keeps: sizes and options
+ * refused at open (the context pointer reset to NULL), set_reference
+ * before score, NULL pictures and narrow strides refused, close(NULL) a
+ * no-op, an unwritable dump directory an error from score. */
+static inline void mad_check_call_errors(TestCtx *t, const MadImpl *impl)
+{
+    MadContext *ctx = (MadContext *)&ctx; /* must be reset to NULL on failure */
+    MpeError err;
+    MadScore s;
+    uint8_t pic[64 * 64] = { 0 };
+    int ret;
+
+    ret = impl->open(&ctx, 33, 100, NULL, &err);
+    CHECK(t, ret == -EINVAL && !ctx && strstr(err.msg, "33x100"), "33x100: %d '%s'", ret,
+          err.msg);
+    ret = impl->open(&ctx, 100, 33, NULL, &err);
+    CHECK(t, ret == -EINVAL && !ctx, "100x33: %d", ret);
+    ret = impl->open(&ctx, 0, 0, NULL, &err);
+    CHECK(t, ret == -EINVAL && !ctx, "0x0: %d", ret);
+    ret = impl->open(&ctx, MAD_MAX_SIZE + 1, 64, NULL, &err);
+    CHECK(t, ret == -EINVAL && !ctx, "too wide: %d", ret);
+    MadOptions bad = { .threads = -1 };
+    ret = impl->open(&ctx, 64, 64, &bad, &err);
+    CHECK(t, ret == -EINVAL && !ctx, "threads -1: %d", ret);
+    ret = impl->open(NULL, 64, 64, NULL, &err);
+    CHECK(t, ret == -EINVAL, "NULL context pointer: %d", ret);
+
+    ret = impl->open(&ctx, 34, 34, NULL, &err); /* the smallest size runs */
+    CHECK(t, ret == 0, "34x34: %s", err.msg);
+    if (ret < 0)
+        return;
+    ret = impl->score(ctx, pic, 34, &s, &err);
+    CHECK(t, ret == -EINVAL && strstr(err.msg, "set_reference"), "score first: %d '%s'", ret,
+          err.msg);
+    ret = impl->set_reference(ctx, NULL, 34, &err);
+    CHECK(t, ret == -EINVAL, "NULL reference: %d", ret);
+    ret = impl->set_reference(ctx, pic, 20, &err);
+    CHECK(t, ret == -EINVAL && strstr(err.msg, "stride"), "narrow stride: %d '%s'", ret, err.msg);
+    ret = impl->set_reference(ctx, pic, 34, &err);
+    CHECK(t, ret == 0, "set_reference: %s", err.msg);
+    ret = impl->score(ctx, NULL, 34, &s, &err);
+    CHECK(t, ret == -EINVAL, "NULL picture: %d", ret);
+    ret = impl->score(ctx, pic, 34, NULL, &err);
+    CHECK(t, ret == -EINVAL, "NULL output: %d", ret);
+    ret = impl->score(ctx, pic, 34, &s, &err);
+    CHECK(t, ret == 0 && s.mad == 0.0, "black vs black at 34x34: %d, mad %g", ret, s.mad);
+    ret = mad_score_pair(NULL, ctx, pic, pic, 34, &s, &err);
+    CHECK(t, ret == -EINVAL, "NULL implementation: %d", ret);
+    impl->close(ctx);
+    impl->close(NULL);
+
+    /* an unwritable dump directory is an error from score, not a crash */
+    MadOptions dump = { .threads = 1, .dump_dir = "/nonexistent/mad-dump" };
+    ctx = NULL;
+    ret = impl->open(&ctx, 40, 40, &dump, &err);
+    if (ret == 0)
+        ret = mad_score_pair(impl, ctx, pic, pic, 40, &s, &err);
+    CHECK(t, ret < 0 && strstr(err.msg, "/nonexistent/mad-dump"), "dump to nowhere: %d '%s'", ret,
+          err.msg);
+    impl->close(ctx);
 }
 
 /* What a test does with one scored pair of reference.csv. */

@@ -651,67 +651,12 @@ static void t_slow_odd_sizes(TestCtx *t)
 static void t_identical_is_zero(TestCtx *t)
 {
     static const int sizes[][2] = { { 34, 34 }, { 57, 39 }, { 130, 97 } };
-    TestRng rng = { 0x6964656e746963ULL };
-    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
-        int w = sizes[si][0], h = sizes[si][1];
-        uint8_t *a = malloc((size_t)w * h), *b = malloc((size_t)w * h);
-        MadContext *ctx = NULL;
-        MpeError err;
-        MadScore s = { -1, -1, -1 };
-        make_picture(a, w, h, &rng);
-        memcpy(b, a, (size_t)w * h); /* a different buffer with the same pixels */
-        int ret = mad_cpu.open(&ctx, w, h, NULL, &err);
-        if (ret == 0)
-            ret = mad_score_pair(&mad_cpu, ctx, a, b, w, &s, &err);
-        CHECK(t, ret == 0, "%dx%d: %s", w, h, err.msg);
-        CHECK(t, s.mad == 0.0 && s.d_detect == 0.0 && s.d_appear == 0.0,
-              "%dx%d: mad %g d_detect %g d_appear %g", w, h, s.mad, s.d_detect, s.d_appear);
-        /* and one changed pixel is not 0 */
-        b[(size_t)(h / 2) * w + w / 2] ^= 0x40;
-        ret = mad_cpu.score(ctx, b, w, &s, &err);
-        CHECK(t, ret == 0 && s.d_appear > 0.0, "%dx%d: one changed pixel gives d_appear %g", w,
-              h, s.d_appear);
-        mad_cpu.close(ctx);
-        free(a);
-        free(b);
-    }
+    mad_check_identical_is_zero(t, &mad_cpu, sizes, sizeof(sizes) / sizeof(sizes[0]));
 }
 
-/* SPEC §7: a flat picture has only a DC term and every log-Gabor filter is
- * 0 at DC, so sigma is exactly 0 and skew = kurt = 0 in every block; two
- * flat pictures give d_appear = 0, and no visible error, MAD = 0.  Sizes
- * with large prime factors are where a transform's rounding would leave
- * noise at the other bins. */
 static void t_flat_pictures(TestCtx *t)
 {
-    static const int sizes[][2] = { { 128, 128 }, { 301, 187 }, { 373, 250 }, { 37, 41 },
-                                    { 97, 89 } };
-    static const int levels[][2] = { { 100, 120 }, { 0, 255 }, { 16, 16 } };
-    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
-        int w = sizes[si][0], h = sizes[si][1];
-        uint8_t *a = malloc((size_t)w * h), *b = malloc((size_t)w * h);
-        MadContext *ctx = NULL;
-        MpeError err;
-        int ret = mad_cpu.open(&ctx, w, h, NULL, &err);
-        CHECK(t, ret == 0, "%dx%d: %s", w, h, err.msg);
-        for (size_t li = 0; ret == 0 && li < sizeof(levels) / sizeof(levels[0]); li++) {
-            MadScore s = { -1, -1, -1 };
-            memset(a, levels[li][0], (size_t)w * h);
-            memset(b, levels[li][1], (size_t)w * h);
-            ret = mad_score_pair(&mad_cpu, ctx, a, b, w, &s, &err);
-            CHECK(t, ret == 0 && s.d_appear == 0.0 && s.mad == 0.0,
-                  "%dx%d flat %d vs %d: d_appear %g mad %g (%s)", w, h, levels[li][0],
-                  levels[li][1], s.d_appear, s.mad, ret ? err.msg : "");
-        }
-        mad_cpu.close(ctx);
-        free(a);
-        free(b);
-    }
-}
-
-static int same_score(const MadScore *a, const MadScore *b)
-{
-    return a->mad == b->mad && a->d_detect == b->d_detect && a->d_appear == b->d_appear;
+    mad_check_flat_pictures(t, &mad_cpu);
 }
 
 static void t_reference_reuse(TestCtx *t)
@@ -829,59 +774,7 @@ static void t_rgb_to_gray(TestCtx *t)
 
 static void t_errors(TestCtx *t)
 {
-    MadContext *ctx = (MadContext *)&ctx; /* must be reset to NULL on failure */
-    MpeError err;
-    MadScore s;
-    uint8_t pic[64 * 64] = { 0 };
-    int ret;
-
-    ret = mad_cpu.open(&ctx, 33, 100, NULL, &err);
-    CHECK(t, ret == -EINVAL && !ctx && strstr(err.msg, "33x100"), "33x100: %d '%s'", ret,
-          err.msg);
-    ret = mad_cpu.open(&ctx, 100, 33, NULL, &err);
-    CHECK(t, ret == -EINVAL && !ctx, "100x33: %d", ret);
-    ret = mad_cpu.open(&ctx, 0, 0, NULL, &err);
-    CHECK(t, ret == -EINVAL && !ctx, "0x0: %d", ret);
-    ret = mad_cpu.open(&ctx, MAD_MAX_SIZE + 1, 64, NULL, &err);
-    CHECK(t, ret == -EINVAL && !ctx, "too wide: %d", ret);
-    MadOptions bad = { .threads = -1 };
-    ret = mad_cpu.open(&ctx, 64, 64, &bad, &err);
-    CHECK(t, ret == -EINVAL && !ctx, "threads -1: %d", ret);
-    ret = mad_cpu.open(NULL, 64, 64, NULL, &err);
-    CHECK(t, ret == -EINVAL, "NULL context pointer: %d", ret);
-
-    ret = mad_cpu.open(&ctx, 34, 34, NULL, &err); /* the smallest size runs */
-    CHECK(t, ret == 0, "34x34: %s", err.msg);
-    if (ret < 0)
-        return;
-    ret = mad_cpu.score(ctx, pic, 34, &s, &err);
-    CHECK(t, ret == -EINVAL && strstr(err.msg, "set_reference"), "score first: %d '%s'", ret,
-          err.msg);
-    ret = mad_cpu.set_reference(ctx, NULL, 34, &err);
-    CHECK(t, ret == -EINVAL, "NULL reference: %d", ret);
-    ret = mad_cpu.set_reference(ctx, pic, 20, &err);
-    CHECK(t, ret == -EINVAL && strstr(err.msg, "stride"), "narrow stride: %d '%s'", ret, err.msg);
-    ret = mad_cpu.set_reference(ctx, pic, 34, &err);
-    CHECK(t, ret == 0, "set_reference: %s", err.msg);
-    ret = mad_cpu.score(ctx, NULL, 34, &s, &err);
-    CHECK(t, ret == -EINVAL, "NULL picture: %d", ret);
-    ret = mad_cpu.score(ctx, pic, 34, NULL, &err);
-    CHECK(t, ret == -EINVAL, "NULL output: %d", ret);
-    ret = mad_cpu.score(ctx, pic, 34, &s, &err);
-    CHECK(t, ret == 0 && s.mad == 0.0, "black vs black at 34x34: %d, mad %g", ret, s.mad);
-    ret = mad_score_pair(NULL, ctx, pic, pic, 34, &s, &err);
-    CHECK(t, ret == -EINVAL, "NULL implementation: %d", ret);
-    mad_cpu.close(ctx);
-    mad_cpu.close(NULL);
-
-    /* an unwritable dump directory is an error from score, not a crash */
-    MadOptions dump = { .threads = 1, .dump_dir = "/nonexistent/mad-dump" };
-    ret = mad_cpu.open(&ctx, 40, 40, &dump, &err);
-    if (ret == 0)
-        ret = mad_score_pair(&mad_cpu, ctx, pic, pic, 40, &s, &err);
-    CHECK(t, ret < 0 && strstr(err.msg, "/nonexistent/mad-dump"), "dump to nowhere: %d '%s'", ret,
-          err.msg);
-    mad_cpu.close(ctx);
+    mad_check_call_errors(t, &mad_cpu);
 
     char why[64];
     CHECK(t, mad_impl_find("cpu") == &mad_cpu && mad_impl_find("mad_cpu") == &mad_cpu,

@@ -39,6 +39,7 @@
 #endif
 #include "tests/mad_testdata.h"
 #include "tests/test.h"
+#include "common/timer.h"
 
 #define DATA_DIR "tests/data/mad"
 #define CUDA_REL_TOL 2e-4   /* the issue's, vs the reference and vs mad_cpu */
@@ -777,75 +778,14 @@ static void t_random_vs_cpu(TestCtx *t)
 static void t_identical_is_zero(TestCtx *t)
 {
     static const int sizes[][2] = { { 34, 34 }, { 57, 39 }, { 130, 97 }, { 512, 384 } };
-    TestRng rng = { 0x6964656e746963ULL };
-    if (!cuda_ready(t))
-        return;
-    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
-        int w = sizes[si][0], h = sizes[si][1];
-        uint8_t *a = malloc((size_t)w * h), *b = malloc((size_t)w * h);
-        MadContext *ctx = NULL;
-        MpeError err;
-        MadScore s = { -1, -1, -1 };
-        if (!a || !b) {
-            CHECK(t, 0, "out of memory");
-            free(a);
-            free(b);
-            return;
-        }
-        make_picture(a, w, h, &rng);
-        memcpy(b, a, (size_t)w * h);
-        int ret = mad_cuda.open(&ctx, w, h, NULL, &err);
-        if (ret == 0)
-            ret = mad_score_pair(&mad_cuda, ctx, a, b, w, &s, &err);
-        CHECK(t, ret == 0, "%dx%d: %s", w, h, err.msg);
-        CHECK(t, s.mad == 0.0 && s.d_detect == 0.0 && s.d_appear == 0.0,
-              "%dx%d: mad %g d_detect %g d_appear %g", w, h, s.mad, s.d_detect, s.d_appear);
-        b[(size_t)(h / 2) * w + w / 2] ^= 0x40;
-        if (ret == 0)
-            ret = mad_cuda.score(ctx, b, w, &s, &err);
-        CHECK(t, ret == 0 && s.d_appear > 0.0, "%dx%d: one changed pixel gives d_appear %g", w,
-              h, s.d_appear);
-        mad_cuda.close(ctx);
-        free(a);
-        free(b);
-    }
+    if (cuda_ready(t))
+        mad_check_identical_is_zero(t, &mad_cuda, sizes, sizeof(sizes) / sizeof(sizes[0]));
 }
 
-/* A flat picture has only a DC term and every log-Gabor filter is 0 at DC:
- * sigma exactly 0, d_appear 0, MAD 0 (SPEC §7), also at sizes with large
- * prime factors. */
 static void t_flat_pictures(TestCtx *t)
 {
-    static const int sizes[][2] = { { 128, 128 }, { 301, 187 }, { 373, 250 }, { 37, 41 },
-                                    { 97, 89 } };
-    static const int levels[][2] = { { 100, 120 }, { 0, 255 }, { 16, 16 } };
-    if (!cuda_ready(t))
-        return;
-    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
-        int w = sizes[si][0], h = sizes[si][1];
-        uint8_t *a = malloc((size_t)w * h), *b = malloc((size_t)w * h);
-        MadContext *ctx = NULL;
-        MpeError err;
-        int ret = a && b ? mad_cuda.open(&ctx, w, h, NULL, &err) : -ENOMEM;
-        CHECK(t, ret == 0, "%dx%d: %s", w, h, err.msg);
-        for (size_t li = 0; ret == 0 && li < sizeof(levels) / sizeof(levels[0]); li++) {
-            MadScore s = { -1, -1, -1 };
-            memset(a, levels[li][0], (size_t)w * h);
-            memset(b, levels[li][1], (size_t)w * h);
-            ret = mad_score_pair(&mad_cuda, ctx, a, b, w, &s, &err);
-            CHECK(t, ret == 0 && s.d_appear == 0.0 && s.mad == 0.0,
-                  "%dx%d flat %d vs %d: d_appear %g mad %g (%s)", w, h, levels[li][0],
-                  levels[li][1], s.d_appear, s.mad, ret ? err.msg : "");
-        }
-        mad_cuda.close(ctx);
-        free(a);
-        free(b);
-    }
-}
-
-static int same_score(const MadScore *a, const MadScore *b)
-{
-    return a->mad == b->mad && a->d_detect == b->d_detect && a->d_appear == b->d_appear;
+    if (cuda_ready(t))
+        mad_check_flat_pictures(t, &mad_cuda);
 }
 
 /* set_reference once + several scores == a fresh context per pair, bit for
@@ -912,63 +852,14 @@ static void t_errors(TestCtx *t)
 {
     MadContext *ctx = (MadContext *)&ctx;
     MpeError err;
-    MadScore s;
-    uint8_t pic[64 * 64] = { 0 };
-    int ret;
     if (!cuda_ready(t))
         return;
-    ret = mad_cuda.open(&ctx, 33, 100, NULL, &err);
-    CHECK(t, ret == -EINVAL && !ctx && strstr(err.msg, "33x100"), "33x100: %d '%s'", ret,
-          err.msg);
-    ret = mad_cuda.open(&ctx, 100, 33, NULL, &err);
-    CHECK(t, ret == -EINVAL && !ctx, "100x33: %d", ret);
-    ret = mad_cuda.open(&ctx, MAD_MAX_SIZE + 1, 64, NULL, &err);
-    CHECK(t, ret == -EINVAL && !ctx, "too wide: %d", ret);
-    ret = mad_cuda.open(NULL, 64, 64, NULL, &err);
-    CHECK(t, ret == -EINVAL, "NULL context pointer: %d", ret);
-    ret = mad_cuda_open_batch(&ctx, 64, 64, NULL, MAD_NSUB + 1, &err);
+    mad_check_call_errors(t, &mad_cuda);
+    int ret = mad_cuda_open_batch(&ctx, 64, 64, NULL, MAD_NSUB + 1, &err);
     CHECK(t, ret == -EINVAL && !ctx, "batch 21: %d", ret);
-
-    ret = mad_cuda.open(&ctx, 34, 34, NULL, &err);
-    CHECK(t, ret == 0, "34x34: %s", err.msg);
-    if (ret < 0)
-        return;
-    ret = mad_cuda.score(ctx, pic, 34, &s, &err);
-    CHECK(t, ret == -EINVAL && strstr(err.msg, "set_reference"), "score first: %d '%s'", ret,
-          err.msg);
-    ret = mad_cuda.set_reference(ctx, NULL, 34, &err);
-    CHECK(t, ret == -EINVAL, "NULL reference: %d", ret);
-    ret = mad_cuda.set_reference(ctx, pic, 20, &err);
-    CHECK(t, ret == -EINVAL && strstr(err.msg, "stride"), "narrow stride: %d '%s'", ret, err.msg);
-    ret = mad_cuda.set_reference(ctx, pic, 34, &err);
-    CHECK(t, ret == 0, "set_reference: %s", err.msg);
-    ret = mad_cuda.score(ctx, NULL, 34, &s, &err);
-    CHECK(t, ret == -EINVAL, "NULL picture: %d", ret);
-    ret = mad_cuda.score(ctx, pic, 34, NULL, &err);
-    CHECK(t, ret == -EINVAL, "NULL output: %d", ret);
-    ret = mad_cuda.score(ctx, pic, 34, &s, &err);
-    CHECK(t, ret == 0 && s.mad == 0.0, "black vs black at 34x34: %d, mad %g", ret, s.mad);
-    mad_cuda.close(ctx);
-    mad_cuda.close(NULL);
-
-    MadOptions dump = { .threads = 1, .dump_dir = "/nonexistent/mad-dump" };
-    ctx = NULL;
-    ret = mad_cuda.open(&ctx, 40, 40, &dump, &err);
-    if (ret == 0)
-        ret = mad_score_pair(&mad_cuda, ctx, pic, pic, 40, &s, &err);
-    CHECK(t, ret < 0 && strstr(err.msg, "/nonexistent/mad-dump"), "dump to nowhere: %d '%s'", ret,
-          err.msg);
-    mad_cuda.close(ctx);
 }
 
 /* ---- timing (information only) ------------------------------------------------ */
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -983,16 +874,16 @@ static void time_size(TestCtx *t, int size, int batch, const uint8_t *ref, const
     MpeError err;
     MadScore s;
     double ts[RUNS], tr[RUNS];
-    double t0 = now_ms();
+    double t0 = mpe_time_ms();
     int ret = mad_cuda_open_batch(&ctx, size, size, NULL, batch, &err);
-    double t_open = now_ms() - t0;
+    double t_open = mpe_time_ms() - t0;
     for (int i = 0; ret == 0 && i < WARM + RUNS; i++) {
-        double a = now_ms();
+        double a = mpe_time_ms();
         ret = mad_cuda.set_reference(ctx, ref, size, &err);
-        double b = now_ms();
+        double b = mpe_time_ms();
         if (ret == 0)
             ret = mad_cuda.score(ctx, dst, size, &s, &err);
-        double c = now_ms();
+        double c = mpe_time_ms();
         if (i >= WARM) {
             tr[i - WARM] = b - a;
             ts[i - WARM] = c - b;
