@@ -12,4 +12,10 @@ static inline double mpe_time_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+/* The same clock in seconds. */
+static inline double mpe_time_s(void)
+{
+    return mpe_time_ms() * 1e-3;
+}
+
 #endif

@@ -46,6 +46,19 @@ int mad_check_picture(int have_ctx, int width, const uint8_t *pic, ptrdiff_t str
     return 0;
 }
 
+int mad_check_score(int have_ctx, int width, int have_ref, const uint8_t *dst, ptrdiff_t stride,
+                    const MadScore *out, MpeError *err)
+{
+    int ret = mad_check_picture(have_ctx, width, dst, stride, "distorted", err);
+    if (ret < 0)
+        return ret;
+    if (!out)
+        return mpe_error(err, -EINVAL, "mad: no score output");
+    if (!have_ref)
+        return mpe_error(err, -EINVAL, "mad: score called before set_reference");
+    return 0;
+}
+
 const MadImpl *mad_impl_find(const char *name)
 {
     size_t n = sizeof(mad_impls) / sizeof(mad_impls[0]);

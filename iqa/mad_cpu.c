@@ -36,6 +36,7 @@
  * bank is 72 of them); 2048x2048 with 2 threads peaks at 0.95 GB. */
 #include "iqa/mad.h"
 #include "iqa/mad_internal.h"
+#include "common/timer.h"
 
 #include <errno.h>
 #include <fftw3.h>
@@ -114,13 +115,6 @@ struct MadContext {
 
     MadTimes t_ref, t_score;
 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Arrays of a picture's size: 2 MiB aligned and, where the kernel gives
  * transparent huge pages on request, backed by them.  A column batch
@@ -306,7 +300,7 @@ static void task_build_filter(MadContext *ctx, int task, MadWorker *wk)
 static void gray_spectrum(MadContext *ctx, MadWorker *wk)
 {
     int w = ctx->w, h = ctx->h, hc = ctx->hc;
-    double t0 = now();
+    double t0 = mpe_time_s();
     /* Every log-Gabor filter is 0 at DC, so subtracting a constant from the
      * picture changes no subband; taking off its rounded mean keeps the
      * transform's rounding from spilling the DC term into the other bins.
@@ -327,10 +321,10 @@ static void gray_spectrum(MadContext *ctx, MadWorker *wk)
         for (int x = 0; x < w; x++)
             d[x] = s[x] - mean;
     }
-    double t1 = now();
+    double t1 = mpe_time_s();
     fftw_execute_dft_r2c(ctx->p_rows_r2c, ctx->real, ctx->half);
     fft_cols(ctx, ctx->half, NULL, hc, wk->cols);
-    double t2 = now();
+    double t2 = mpe_time_s();
     /* the log-Gabor filters are one-sided, so they need the whole spectrum:
      * F(k, l) = conj(F(-k, -l)) for the columns r2c leaves out */
     for (int k = 0; k < h; k++) {
@@ -343,7 +337,7 @@ static void gray_spectrum(MadContext *ctx, MadWorker *wk)
             row[l][1] = -mir[w - l][1];
         }
     }
-    double t3 = now();
+    double t3 = mpe_time_s();
     wk->t[MAD_STAGE_FILTER] += (t1 - t0) + (t3 - t2);
     wk->t[MAD_STAGE_FFT] += t2 - t1;
 }
@@ -359,7 +353,7 @@ static inline int mirror(int i, int n)
 static void local_mse(MadContext *ctx, MadWorker *wk)
 {
     int w = ctx->w, h = ctx->h;
-    double t0 = now();
+    double t0 = mpe_time_s();
     for (int y = 0; y < h; y++) {
         const uint8_t *a = ctx->g_ref + (size_t)y * w;
         const uint8_t *b = ctx->cur + y * ctx->cur_stride;
@@ -392,7 +386,7 @@ static void local_mse(MadContext *ctx, MadWorker *wk)
         for (int x = 0; x < w; x++)
             o[x] = prev[x] + in[x] - out[x];
     }
-    wk->t[MAD_STAGE_FILTER] += now() - t0;
+    wk->t[MAD_STAGE_FILTER] += mpe_time_s() - t0;
 }
 
 static void task_phase_a(MadContext *ctx, int task, MadWorker *wk)
@@ -423,20 +417,20 @@ static void detect(MadContext *ctx, MadWorker *wk)
 {
     int w = ctx->w, h = ctx->h;
     double *out = ctx->cur_is_ref ? ctx->r_img : ctx->e_img;
-    double t0 = now();
+    double t0 = mpe_time_s();
     for (int y = 0; y < h; y++) {
         const uint8_t *s = ctx->cur + y * ctx->cur_stride;
         double *d = ctx->real + (size_t)y * w;
         for (int x = 0; x < w; x++)
             d[x] = ctx->lut[s[x]];
     }
-    double t1 = now();
+    double t1 = mpe_time_s();
     fftw_execute_dft_r2c(ctx->p_rows_r2c, ctx->real, ctx->half);
     /* column FFT, CSF (with the inverse's 1/(w*h)), inverse column FFT in
      * one pass over the columns */
     fft_cols(ctx, ctx->half, ctx->csf, ctx->hc, wk->cols);
     fftw_execute_dft_c2r(ctx->p_rows_c2r, ctx->half, out);
-    double t2 = now();
+    double t2 = mpe_time_s();
     if (ctx->cur_is_ref) {
         /* msk is free until the first score: it holds the 8x8 stds here */
         mad_stats_detect(ctx->mu_ref, NULL, ctx->msk, ctx->r_img, w, w, h, wk->scratch);
@@ -448,7 +442,7 @@ static void detect(MadContext *ctx, MadWorker *wk)
         for (size_t b = 0; b < ctx->nblk; b++)
             ctx->msk[b] = visibility(ctx->mu_ref[b], ctx->sd_ref[b], ctx->sd_err[b]);
     }
-    double t3 = now();
+    double t3 = mpe_time_s();
     wk->t[MAD_STAGE_FILTER] += t1 - t0;
     wk->t[MAD_STAGE_FFT] += t2 - t1;
     wk->t[MAD_STAGE_STATS] += t3 - t2;
@@ -463,7 +457,7 @@ static void subband(MadContext *ctx, int sub, MadWorker *wk)
     const double *ang = ctx->lg_ang + (size_t)o * ctx->npix;
     size_t n = ctx->npix, nb = ctx->nblk;
     fftw_complex *buf = wk->buf;
-    double t0 = now();
+    double t0 = mpe_time_s();
     /* EO = IFFT2(F . radial . angular): each row filtered and transformed
      * while it is in cache, then the columns, whose scatter keeps only the
      * modulus */
@@ -484,7 +478,7 @@ static void subband(MadContext *ctx, int sub, MadWorker *wk)
     }
     double *a = wk->mag;
     ifft_cols_modulus(ctx, a, buf, 1.0 / (double)n, wk->cols);
-    double t2 = now();
+    double t2 = mpe_time_s();
     if (ctx->cur_is_ref) {
         double *st = ctx->st_ref + (size_t)sub * 3 * nb;
         mad_stats_appear(st, st + nb, st + 2 * nb, a, ctx->w, ctx->w, ctx->h, wk->scratch);
@@ -497,7 +491,7 @@ static void subband(MadContext *ctx, int sub, MadWorker *wk)
             term[b] = fabs(sr[b] - wk->st[0][b]) + 2.0 * fabs(sr[nb + b] - wk->st[1][b]) +
                       fabs(sr[2 * nb + b] - wk->st[2][b]);
     }
-    double t3 = now();
+    double t3 = mpe_time_s();
     wk->t[MAD_STAGE_FFT] += t2 - t0;
     wk->t[MAD_STAGE_STATS] += t3 - t2;
 }
@@ -691,12 +685,6 @@ fail:
     return ret;
 }
 
-static int check_picture(const MadContext *ctx, const uint8_t *pic, ptrdiff_t stride,
-                         const char *what, MpeError *err)
-{
-    return mad_check_picture(ctx != NULL, ctx ? ctx->w : 0, pic, stride, what, err);
-}
-
 static void times_begin(MadContext *ctx)
 {
     for (int i = 0; i < ctx->nthreads; i++)
@@ -709,17 +697,17 @@ static void times_end(const MadContext *ctx, MadTimes *t, double t0)
     for (int i = 0; i < ctx->nthreads; i++)
         for (int k = 0; k < MAD_NSTAGE; k++)
             t->stage[k] += ctx->wk[i].t[k];
-    t->wall = now() - t0;
+    t->wall = mpe_time_s() - t0;
     t->threads = ctx->nthreads;
 }
 
 static int cpu_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t stride,
                              MpeError *err)
 {
-    int ret = check_picture(ctx, ref, stride, "reference", err);
+    int ret = mad_check_picture(ctx != NULL, ctx ? ctx->w : 0, ref, stride, "reference", err);
     if (ret < 0)
         return ret;
-    double t0 = now();
+    double t0 = mpe_time_s();
     times_begin(ctx);
     ctx->have_ref = 0;
     for (int y = 0; y < ctx->h; y++)
@@ -738,14 +726,11 @@ static int cpu_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t stri
 static int cpu_score(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MadScore *out,
                      MpeError *err)
 {
-    int ret = check_picture(ctx, dst, stride, "distorted", err);
+    int ret = mad_check_score(ctx != NULL, ctx ? ctx->w : 0, ctx && ctx->have_ref, dst, stride,
+                              out, err);
     if (ret < 0)
         return ret;
-    if (!out)
-        return mpe_error(err, -EINVAL, "mad: no score output");
-    if (!ctx->have_ref)
-        return mpe_error(err, -EINVAL, "mad: score called before set_reference");
-    double t0 = now();
+    double t0 = mpe_time_s();
     times_begin(ctx);
     ctx->cur = dst;
     ctx->cur_stride = stride;
@@ -754,7 +739,7 @@ static int cpu_score(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MadS
     run_tasks(ctx, 1 + MAD_NSUB, task_phase_b);
     ctx->cur = NULL;
 
-    double t1 = now();
+    double t1 = mpe_time_s();
     for (size_t b = 0; b < ctx->nblk; b++) {
         double e = 0.0;
         /* scale outer, orientation inner, as the original loops */
@@ -767,7 +752,7 @@ static int cpu_score(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MadS
     double d_detect = 200.0 * sqrt(kept_sum_sq(ctx, ctx->msk, ctx->lmse_sum) / count);
     double d_appear = sqrt(kept_sum_sq(ctx, ctx->eta, NULL) / count);
     mad_combine(out, d_detect, d_appear);
-    ctx->wk[0].t[MAD_STAGE_STATS] += now() - t1;
+    ctx->wk[0].t[MAD_STAGE_STATS] += mpe_time_s() - t1;
 
     ret = ctx->dump_dir ? dump_maps(ctx, err) : 0;
     times_end(ctx, &ctx->t_score, t0);

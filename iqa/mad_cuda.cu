@@ -63,6 +63,8 @@ extern "C" {
 #include "iqa/mad.h"
 #include "iqa/mad_cuda_internal.h"
 #include "iqa/mad_internal.h"
+#include "iqa/mad_math.h"
+#include "common/timer.h"
 }
 
 #include <cuda_runtime.h>
@@ -84,22 +86,8 @@ extern "C" {
 
 /* ---- small device helpers ------------------------------------------------ */
 
-/* Moments of n samples: mean and central sums of d^2, d^3, d^4. */
-struct Mom {
-    double m, s2, s3, s4;
-};
-
-/* Union of two sets of n samples each (mad_stats.c's mom_merge). */
-__device__ __forceinline__ Mom mom_merge(Mom a, Mom b, double n)
-{
-    Mom o;
-    double d = b.m - a.m, d2 = d * d;
-    o.m = (a.m + b.m) * 0.5;
-    o.s2 = a.s2 + b.s2 + d2 * n * 0.5;
-    o.s3 = a.s3 + b.s3 + 1.5 * d * (b.s2 - a.s2);
-    o.s4 = a.s4 + b.s4 + d2 * d2 * n * 0.125 + 1.5 * d2 * (a.s2 + b.s2) + 2.0 * d * (b.s3 - a.s3);
-    return o;
-}
+typedef MadMom Mom;
+#define mom_merge mad_mom_merge
 
 /* Sum over the 256 threads of a block in a fixed tree; the result is valid
  * in thread 0.  sh: 8 doubles of shared memory. */
@@ -145,22 +133,6 @@ __device__ __forceinline__ double visibility(double mu_ref, double sd_ref, doubl
 
 /* ---- filters, built once per size (open) --------------------------------- */
 
-/* mad_filters.c's mad_csf_centred, with the device's libm (1-2 ulp from
- * glibc's; the flat top makes the one threshold harmless). */
-__device__ double csf_centred(int r, int c, int w, int h)
-{
-    const double nfreq = 32.0, ww = 0.7;
-    double u = (double)r - (h - 1) / 2.0;
-    double v = (double)c - (w - 1) / 2.0;
-    double zr = u / w * 2.0 * nfreq, zi = v / w * 2.0 * nfreq;
-    double f = hypot(zr, zi);
-    double theta = atan2(zi, zr);
-    double s = (1.0 - ww) / 2.0 * cos(4.0 * theta) + (1.0 + ww) / 2.0;
-    double fp = f / s;
-    if (fp < 7.8909)
-        return 0.9809;
-    return 2.6 * (0.0192 + 0.114 * fp) * exp(-pow(0.114 * fp, 1.1));
-}
 
 /* Compute-bound, once per open: one thread per half-spectrum bin. */
 __global__ void csf_half_kernel(double *__restrict__ hs, int w, int h, int hc, double scale)
@@ -170,7 +142,7 @@ __global__ void csf_half_kernel(double *__restrict__ hs, int w, int h, int hc, d
         return;
     int r1 = (k + h / 2) % h, r2 = ((h - k) % h + h / 2) % h;
     int c1 = (l + w / 2) % w, c2 = ((w - l) % w + w / 2) % w;
-    double a = csf_centred(r1, c1, w, h), b = csf_centred(r2, c2, w, h);
+    double a = mad_csf_at(r1, c1, w, h), b = mad_csf_at(r2, c2, w, h);
     hs[(size_t)k * hc + l] = 0.5 * (a + b) * scale;
 }
 
@@ -752,13 +724,6 @@ struct MadContext {
     void *h_maps;
 };
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
 /* A stage boundary: what follows this event is `stage` (-1: the end). */
 static int mark(MadContext *ctx, int stage, MpeError *err)
 {
@@ -1061,12 +1026,6 @@ static int cuda_open(MadContext **pctx, int width, int height, const MadOptions 
     return open_impl(pctx, width, height, opt, 0, err);
 }
 
-static int check_picture(const MadContext *ctx, const uint8_t *pic, ptrdiff_t stride,
-                         const char *what, MpeError *err)
-{
-    return mad_check_picture(ctx != NULL, ctx ? ctx->w : 0, pic, stride, what, err);
-}
-
 /* Host picture -> dst on the device, staged through pinned memory in
  * pieces so that the host's copy of one piece overlaps the DMA of the
  * previous one.  The staging buffer is free: every call ends synchronised. */
@@ -1173,10 +1132,10 @@ static int appearance(MadContext *ctx, int is_ref, MpeError *err)
 static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t stride,
                               MpeError *err)
 {
-    int ret = check_picture(ctx, ref, stride, "reference", err);
+    int ret = mad_check_picture(ctx != NULL, ctx ? ctx->w : 0, ref, stride, "reference", err);
     if (ret < 0)
         return ret;
-    const double t0 = now_ms();
+    const double t0 = mpe_time_ms();
     CU_TRY(cudaSetDevice(ctx->dev), "cudaSetDevice");
     ctx->have_ref = 0;
     ctx->have_score = 0;
@@ -1205,7 +1164,7 @@ static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t str
     CU_TRY(cudaStreamSynchronize(ctx->stream), "set_reference");
     ctx->have_ref = 1;
     if (ctx->timing)
-        collect_times(ctx, &ctx->t_ref, now_ms() - t0);
+        collect_times(ctx, &ctx->t_ref, mpe_time_ms() - t0);
     return 0;
 }
 
@@ -1266,14 +1225,11 @@ static int dump_maps(MadContext *ctx, MpeError *err)
 static int cuda_score(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MadScore *out,
                       MpeError *err)
 {
-    int ret = check_picture(ctx, dst, stride, "distorted", err);
+    int ret = mad_check_score(ctx != NULL, ctx ? ctx->w : 0, ctx && ctx->have_ref, dst, stride,
+                              out, err);
     if (ret < 0)
         return ret;
-    if (!out)
-        return mpe_error(err, -EINVAL, "mad: no score output");
-    if (!ctx->have_ref)
-        return mpe_error(err, -EINVAL, "mad: score called before set_reference");
-    const double t0 = now_ms();
+    const double t0 = mpe_time_ms();
     CU_TRY(cudaSetDevice(ctx->dev), "cudaSetDevice");
     ctx->have_score = 0;
     if ((ret = score_device(ctx, dst, stride, err)) < 0)
@@ -1285,7 +1241,7 @@ static int cuda_score(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, Mad
                          (double)(ctx->w - MAD_CROP_LO - MAD_CROP_HI);
     mad_combine(out, 200.0 * sqrt(ctx->last_sum[0] / count), sqrt(ctx->last_sum[1] / count));
     if (ctx->timing)
-        collect_times(ctx, &ctx->t_score, now_ms() - t0);
+        collect_times(ctx, &ctx->t_score, mpe_time_ms() - t0);
     return ctx->dump_dir ? dump_maps(ctx, err) : 0;
 }
 

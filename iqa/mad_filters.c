@@ -3,6 +3,7 @@
  * constant below is the SPEC's; the arithmetic follows the order the SPEC
  * describes so that results track the original to the last few ulps. */
 #include "iqa/mad_internal.h"
+#include "iqa/mad_math.h"
 
 #include <math.h>
 
@@ -22,19 +23,7 @@ void mad_lightness_lut(double lut[256])
 
 double mad_csf_centred(int r, int c, int w, int h)
 {
-    const double nfreq = 32.0; /* cycles/degree at Nyquist: the code's only viewing parameter */
-    const double ww = 0.7;     /* oblique-effect weight */
-    double u = (double)r - (h - 1) / 2.0;
-    double v = (double)c - (w - 1) / 2.0;
-    /* both axes are scaled by the column count, even for M != N (SPEC §3.2) */
-    double zr = u / w * 2.0 * nfreq, zi = v / w * 2.0 * nfreq;
-    double f = hypot(zr, zi);
-    double theta = atan2(zi, zr);
-    double s = (1.0 - ww) / 2.0 * cos(4.0 * theta) + (1.0 + ww) / 2.0;
-    double fp = f / s;
-    if (fp < 7.8909) /* flat below the peak: the CSF acts as a low-pass */
-        return 0.9809;
-    return 2.6 * (0.0192 + 0.114 * fp) * exp(-pow(0.114 * fp, 1.1));
+    return mad_csf_at(r, c, w, h);
 }
 
 void mad_csf_half(double *hs, int w, int h, double scale)

@@ -80,6 +80,9 @@ int mad_check_open(MadContext **pctx, int width, int height, const MadOptions *o
  * context pointer was not NULL; `width`: the context's width). */
 int mad_check_picture(int have_ctx, int width, const uint8_t *pic, ptrdiff_t stride,
                       const char *what, MpeError *err);
+/* ... and score() makes: the picture as above, an output, a reference set. */
+int mad_check_score(int have_ctx, int width, int have_ref, const uint8_t *dst, ptrdiff_t stride,
+                    const MadScore *out, MpeError *err);
 
 /* ---- map dumps (mad_dump.c) --------------------------------------------- */
 

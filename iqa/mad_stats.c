@@ -12,25 +12,13 @@
  * streamed one cell row (4 pixel rows) at a time, so the scratch is a few
  * rows of cells. */
 #include "iqa/mad_internal.h"
+#include "iqa/mad_math.h"
 
 #include <math.h>
 #include <string.h>
 
-typedef struct Mom {
-    double m, s2, s3, s4; /* mean and central sums of d^2, d^3, d^4 */
-} Mom;
-
-/* Union of two sets of n samples each. */
-static inline Mom mom_merge(Mom a, Mom b, double n)
-{
-    Mom o;
-    double d = b.m - a.m, d2 = d * d;
-    o.m = (a.m + b.m) * 0.5;
-    o.s2 = a.s2 + b.s2 + d2 * n * 0.5;
-    o.s3 = a.s3 + b.s3 + 1.5 * d * (b.s2 - a.s2);
-    o.s4 = a.s4 + b.s4 + d2 * d2 * n * 0.125 + 1.5 * d2 * (a.s2 + b.s2) + 2.0 * d * (b.s3 - a.s3);
-    return o;
-}
+typedef MadMom Mom;
+#define mom_merge mad_mom_merge
 
 /* Moments of the 4x4 cells of pixel rows 4*ci .. 4*ci+3, columns 0..4*ncc-1. */
 static void cells_row(Mom *cell, const double *row0, ptrdiff_t stride, int ncc)
