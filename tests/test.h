@@ -8,6 +8,7 @@
 #define MPE_TEST_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,29 @@ static inline int test_finish(TestCtx *t)
 /* Deterministic PRNG for random-input tests (xorshift64*), seeded per test so
  * failures reproduce. */
 typedef struct TestRng { unsigned long long s; } TestRng;
+
+/* A whole file, with a NUL after its last byte (text can be used as a
+ * string); NULL when it cannot be opened or read. */
+static inline uint8_t *test_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    long n;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)n + 1))) {
+        if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+            free(buf);
+            buf = NULL;
+        } else {
+            buf[n] = 0;
+            *size = (size_t)n;
+        }
+    }
+    fclose(f);
+    return buf;
+}
 
 static inline unsigned test_rand(TestRng *r)
 {

@@ -13,13 +13,7 @@
 
 #include "encoder/input.h"
 #include "gpu/frontend.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
+#include "common/timer.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -105,12 +99,12 @@ static int bench_backend(const GpuBackend *b, int device, const MpeFrame *f0, co
         }
         for (int i = -3; i < runs; i++) {
             GpuTimings t = { 0, 0, 0, 0 };
-            double t0 = now_ms();
+            double t0 = mpe_time_ms();
             if (run_pair(b, ctx, f0, f1, r, NULL, &err) < 0) {
                 fprintf(stderr, "%s: %s\n", b->name, err.msg);
                 goto done;
             }
-            double wall = now_ms() - t0;
+            double wall = mpe_time_ms() - t0;
             if (i < 0)
                 continue;
             if (b->timings)
@@ -135,23 +129,23 @@ static int bench_backend(const GpuBackend *b, int device, const MpeFrame *f0, co
      * device, then copying out), and the whole. */
     {
         const int frames = 4 * runs;
-        double t_sub = 0, t_dl = 0, t0 = now_ms();
+        double t_sub = 0, t_dl = 0, t0 = mpe_time_ms();
         for (int n = 0; n <= frames; n++) {
-            double a = now_ms();
+            double a = mpe_time_ms();
             if (n < frames && (b->submit_frame(ctx, n % 2, n & 1 ? f1 : f0, &err) < 0 ||
                                (n > 0 && b->motion_search(ctx, n % 2, (n - 1) % 2, 16, &err) < 0))) {
                 fprintf(stderr, "%s: %s\n", b->name, err.msg);
                 goto done;
             }
-            double c = now_ms();
+            double c = mpe_time_ms();
             if (n > 0 && b->download(ctx, (n - 1) % 2, &got.pic, n > 1 ? got.mv : NULL, &err) < 0) {
                 fprintf(stderr, "%s: %s\n", b->name, err.msg);
                 goto done;
             }
             t_sub += c - a;
-            t_dl += now_ms() - c;
+            t_dl += mpe_time_ms() - c;
         }
-        double per = (now_ms() - t0) / frames;
+        double per = (mpe_time_ms() - t0) / frames;
         printf("pipelined, R 16, %d frames: %.3f ms/frame (%.0f fps); host per frame: submit %.3f, "
                "download %.3f\n", frames, per, 1e3 / per, t_sub / frames, t_dl / frames);
     }

@@ -31,13 +31,7 @@
 #include "encoder/input.h"
 #include "iqa/mad.h"
 #include "iqa/mad_internal.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
+#include "common/timer.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -163,22 +157,22 @@ static int bench_impl(const MadImpl *impl, const uint8_t *ref, const uint8_t *ds
         fprintf(stderr, "mad bench: out of memory\n");
         goto done;
     }
-    double t0 = now_ms();
+    double t0 = mpe_time_ms();
     if ((ret = impl->open(&ctx, size, size, &opt, &err)) < 0)
         goto fail;
-    res->open = now_ms() - t0;
+    res->open = mpe_time_ms() - t0;
     for (int i = 0; i < warm + runs; i++) {
-        double a = now_ms();
+        double a = mpe_time_ms();
         if ((ret = impl->set_reference(ctx, ref, size, &err)) < 0)
             goto fail;
-        double b = now_ms();
+        double b = mpe_time_ms();
         if ((ret = impl->score(ctx, dst, size, &res->s, &err)) < 0)
             goto fail;
-        double c = now_ms();
+        double c = mpe_time_ms();
         /* score alone once more: the reference is already set */
         if ((ret = impl->score(ctx, dst, size, &res->s, &err)) < 0)
             goto fail;
-        double d = now_ms();
+        double d = mpe_time_ms();
         if (i >= warm) {
             tr[i - warm] = b - a;
             tp[i - warm] = c - a;

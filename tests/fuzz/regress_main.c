@@ -22,30 +22,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Reads a whole file; NULL on error (size 0 files give a 1-byte buffer). */
-static uint8_t *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf = NULL;
-    long n;
-
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
-        goto fail;
-    if (!(buf = malloc((size_t)n + 1)))
-        goto fail;
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-        goto fail;
-    }
-    *size = (size_t)n;
-fail:
-    fclose(f);
-    return buf;
-}
-
 static int cmp_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -88,7 +64,7 @@ static int run_dir(TestCtx *t, const char *dir, int verbose)
             continue;
         if (verbose)
             fprintf(stderr, "%s\n", path);
-        buf = read_file(path, &size);
+        buf = test_read_file(path, &size);
         CHECK(t, buf != NULL, "cannot read %s", path);
         if (buf) {
             LLVMFuzzerTestOneInput(buf, size);

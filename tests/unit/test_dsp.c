@@ -20,6 +20,7 @@
 #include "encoder/pred.h"
 #include "encoder/quant.h"
 #include "tests/test.h"
+#include "common/timer.h"
 
 #define GUARD 16
 #define SENTINEL16 ((int16_t)0x5A5A)
@@ -28,13 +29,6 @@
 static int rnd(TestRng *r, int lo, int hi)
 {
     return lo + (int)(test_rand(r) % (unsigned)(hi - lo + 1));
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static int have_avx2(void)
@@ -439,7 +433,7 @@ static double time_dct(MpeDctFn fn, int lo, int hi)
         make_block(&r, blocks[n], 0, lo, hi);
     double best = 1e9;
     for (int rep = 0; rep < 3; rep++) {
-        double t0 = now_s();
+        double t0 = mpe_time_s();
         for (int k = 0; k < 40; k++)
             for (int n = 0; n < 256; n++) {
                 int16_t b[64];
@@ -447,7 +441,7 @@ static double time_dct(MpeDctFn fn, int lo, int hi)
                 fn(b);
                 sink = b[5];
             }
-        double dt = (now_s() - t0) / (40 * 256);
+        double dt = (mpe_time_s() - t0) / (40 * 256);
         best = dt < best ? dt : best;
     }
     return best * 1e9;

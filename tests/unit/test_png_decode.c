@@ -630,24 +630,6 @@ static void not_png(TestCtx *t)
 
 /* ----------------------------------------------------------- real files */
 
-static uint8_t *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    uint8_t *p = NULL;
-    long len;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (p = malloc((size_t)len)) && fread(p, 1, (size_t)len, f) != (size_t)len) {
-        free(p);
-        p = NULL;
-    }
-    if (p)
-        *n = (size_t)len;
-    fclose(f);
-    return p;
-}
-
 /* Every *.png in dir, fast vs libpng.  Returns how many were compared. */
 static int compare_dir(TestCtx *t, const char *dir)
 {
@@ -663,7 +645,7 @@ static int compare_dir(TestCtx *t, const char *dir)
         if (l < 4 || strcmp(de->d_name + l - 4, ".png") != 0)
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-        if (!(p = slurp(path, &n)))
+        if (!(p = test_read_file(path, &n)))
             continue;
         {
             MpeFrame fr[3];
@@ -697,7 +679,7 @@ static void damaged_compressed(TestCtx *t)
     int done = 0;
     for (size_t fi = 0; fi < 2; fi++) {
         size_t n = 0, idat, len;
-        uint8_t *p = slurp(files[fi], &n), *q;
+        uint8_t *p = test_read_file(files[fi], &n), *q;
         char what[96];
         if (!p)
             continue;

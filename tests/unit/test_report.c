@@ -22,6 +22,7 @@
 
 #include "encoder/report.h"
 #include "tests/test.h"
+#include "common/timer.h"
 
 /* ---- what the page must show, written independently of report.c ------- */
 
@@ -109,27 +110,6 @@ static void remove_dir(const char *dir)
     }
     closedir(d);
     rmdir(dir);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long size;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)size + 1))) {
-        if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
-            free(buf);
-            buf = NULL;
-        } else {
-            buf[size] = '\0';
-            *len = (size_t)size;
-        }
-    }
-    fclose(f);
-    return buf;
 }
 
 /* ---- reading the page back --------------------------------------------- */
@@ -492,7 +472,7 @@ static size_t round_trip_in(TestCtx *t, const MpeReportInfo *info, const MpeFram
     CHECK(t, ret == 0, "mpe_report_write: %d %s", ret, err.msg);
     int entries = list_dir(dir, names, sizeof(names));
     CHECK(t, entries == 1 && !strcmp(names, " report.html"), "directory holds:%s", names);
-    page = slurp(path, &len);
+    page = (char *)test_read_file(path, &len);
     sorted = malloc(sizeof(*sorted) * (size_t)(n ? n : 1));
     CHECK(t, page && sorted, "cannot read %s back", path);
     if (!page || !sorted)
@@ -720,12 +700,10 @@ static void t_large(TestCtx *t)
     info.target_metric = MPE_IQA_BLIINDS;
     info.target = 30;
     info.bitrate = 2e6;
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    const double t0 = mpe_time_ms();
     size_t len = round_trip(t, &info, fr, n, 1);
-    clock_gettime(CLOCK_MONOTONIC, &b);
     printf("     %d frames, every metric: %.2f MB, written, read back and checked in %.2f s\n",
-           n, len / 1e6, (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9);
+           n, len / 1e6, (mpe_time_ms() - t0) * 1e-3);
     CHECK(t, len > 0 && len < 8000000, "10000-frame report is %zu bytes", len);
     free(fr);
 }
@@ -752,7 +730,7 @@ static void t_escaping(TestCtx *t)
     }
     snprintf(path, sizeof(path), "%s/esc.html", dir);
     CHECK(t, mpe_report_write(path, &info, fr, 3, &err) == 0, "%s", err.msg);
-    char *page = slurp(path, &len);
+    char *page = (char *)test_read_file(path, &len);
     CHECK(t, page != NULL, "cannot read back");
     if (page) {
         CHECK(t, strstr(page, "<h1>a&lt;b&gt;&amp;c&quot;d&#39;e.m2v</h1>") != NULL, "title not escaped");
