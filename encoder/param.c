@@ -8,7 +8,7 @@
 
 /* OPT_AUTO_INT: an integer in min..max or "auto", stored as auto_value. */
 typedef enum {
-    OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING, OPT_DEVICE, OPT_AUTO_INT, OPT_DSP, OPT_IQA,
+    OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING, OPT_AUTO_INT, OPT_DSP, OPT_IQA,
     OPT_BITRATE, OPT_DOUBLE, OPT_IQA_BACKEND,
 } OptType;
 
@@ -38,7 +38,7 @@ static const OptDesc options[] = {
     { { "backend", "NAME", "front end: auto, cpu, opencl (see --list-backends)" },
       OPT_STRING, OFF(backend), 0, 0, 0 },
     { { "device", "N", "device index for a GPU backend (auto: its first GPU)" },
-      OPT_DEVICE, OFF(device), 0, 63, 0 },
+      OPT_AUTO_INT, OFF(device), 0, 63, -1 },
     { { "threads", "N", "threads coding slices (and running the cpu front end ahead); "
                         "auto: all online cores" },
       OPT_AUTO_INT, OFF(threads), 1, 256, 0 },
@@ -289,18 +289,6 @@ int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *
             return mpe_error(err, MPE_PARAM_BAD_VALUE,
                              "--fps: '%s' is not a frame rate (e.g. 25, 29.97, 30000/1001)", value);
         return 0;
-    case OPT_DEVICE: {
-        long v;
-        if (!strcasecmp(value, "auto")) {
-            *(int *)(base + o->offset) = -1;
-            return 0;
-        }
-        if (parse_int(value, &v) < 0 || v < o->min || v > o->max)
-            return mpe_error(err, MPE_PARAM_BAD_VALUE, "--%s: '%s' is not auto or an integer in %d..%d",
-                             o->info.name, value, o->min, o->max);
-        *(int *)(base + o->offset) = (int)v;
-        return 0;
-    }
     case OPT_DSP:
         if (!strcasecmp(value, "auto"))
             p->dsp = MPE_DSP_AUTO;
@@ -386,12 +374,6 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
         break;
     case OPT_STRING:
         snprintf(buf, size, "%s", base + o->offset);
-        break;
-    case OPT_DEVICE:
-        if (*(const int *)(base + o->offset) < 0)
-            snprintf(buf, size, "auto");
-        else
-            snprintf(buf, size, "%d", *(const int *)(base + o->offset));
         break;
     case OPT_DSP:
         snprintf(buf, size, "%s", p->dsp == MPE_DSP_C ? "c" : "auto");
