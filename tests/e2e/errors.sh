@@ -14,21 +14,9 @@ mkdir -p "$OUT"
 expect() {
     local name=$1 want=$2 pat=$3; shift 3
     rm -rf "$OUT"; mkdir -p "$OUT"
-    local err rc lines left
+    local err rc
     err=$("$MPEGENC" "$@" 2>&1 >/dev/null); rc=$?
-    lines=$(printf '%s\n' "$err" | grep -c .)
-    left=$(ls -A "$OUT")
-    if [ "$rc" != "$want" ]; then
-        fail "$name" "exit status $rc, expected $want; stderr: $err"
-    elif ! printf '%s' "$err" | grep -qE -- "$pat"; then
-        fail "$name" "stderr '$err' does not match /$pat/"
-    elif [ "$lines" -ne 1 ]; then
-        fail "$name" "expected one line on stderr, got $lines: $err"
-    elif [ -n "$left" ]; then
-        fail "$name" "left files behind: $left"
-    else
-        pass "$name"
-    fi
+    error_verdict "$name" "$want" "$pat" "$rc" "$err" "$(ls -A "$OUT")"
 }
 
 S="$ROOT/samples/solar"

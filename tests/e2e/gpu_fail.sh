@@ -39,19 +39,7 @@ run() {
 expect_error() {
     local name=$1 spec=$2 pat=$3; shift 3
     run "$spec" "$@"
-    local lines
-    lines=$(printf '%s\n' "$err" | grep -c .)
-    if [ "$rc" -ne 1 ]; then
-        fail "$name" "exit status $rc, expected 1; stderr: $err"
-    elif ! printf '%s' "$err" | grep -qE -- "$pat"; then
-        fail "$name" "stderr '$err' does not match /$pat/"
-    elif [ "$lines" -ne 1 ]; then
-        fail "$name" "expected one line on stderr, got $lines: $err"
-    elif [ -n "$left" ]; then
-        fail "$name" "left files behind: $left"
-    else
-        pass "$name"
-    fi
+    error_verdict "$name" 1 "$pat" "$rc" "$err" "$left"
 }
 
 # expect_fallback NAME SPEC PATTERN: --backend auto -v succeeds, logs a line

@@ -18,6 +18,25 @@ check() {
 
 have() { command -v "$1" >/dev/null 2>&1; }
 
+# error_verdict NAME WANT_STATUS PATTERN STATUS STDERR LEFT: PASS if the
+# run ended with WANT_STATUS and one stderr line matching PATTERN, and left
+# no file behind (LEFT: what the output directory still holds)
+error_verdict() {
+    local name=$1 want=$2 pat=$3 rc=$4 err=$5 left=$6 lines
+    lines=$(printf '%s\n' "$err" | grep -c .)
+    if [ "$rc" != "$want" ]; then
+        fail "$name" "exit status $rc, expected $want; stderr: $err"
+    elif ! printf '%s' "$err" | grep -qE -- "$pat"; then
+        fail "$name" "stderr '$err' does not match /$pat/"
+    elif [ "$lines" -ne 1 ]; then
+        fail "$name" "expected one line on stderr, got $lines: $err"
+    elif [ -n "$left" ]; then
+        fail "$name" "left files behind: $left"
+    else
+        pass "$name"
+    fi
+}
+
 # make_y4m OUT SIZE FRAMES [SOURCE]: a synthetic clip from ffmpeg's lavfi
 make_y4m() {
     ffmpeg -v error -y -f lavfi -i "${4:-testsrc2}=size=$2:rate=25" -frames:v "$3" \
