@@ -45,6 +45,26 @@ static int is_tie(double x)
     return fabs(fabs(x - floor(x)) - 0.5) < 1e-6;
 }
 
+/* Worst error and mismatch counts of integer results against the rounded
+ * ideal values, clamped to [lo, hi]. */
+typedef struct ErrTally {
+    int worst;
+    long mismatches, non_tie, total;
+} ErrTally;
+
+static void tally_block(ErrTally *e, const int16_t got[64], const double want[64], long lo,
+                        long hi)
+{
+    for (int i = 0; i < 64; i++) {
+        int err = abs(got[i] - (int)clampl(ref_round(want[i]), lo, hi));
+        if (err > e->worst)
+            e->worst = err;
+        e->mismatches += err != 0;
+        e->non_tie += err != 0 && !is_tie(want[i]);
+        e->total++;
+    }
+}
+
 /* F(u,v) = 1/4 C(u) C(v) sum_x sum_y f(x,y) cos.. cos..  (unrounded) */
 static void ref_fdct_d(const int *in, double out[64])
 {
@@ -222,8 +242,7 @@ static int rand_range(TestRng *r, int lo, int hi)
 static void t_fdct_accuracy(TestCtx *t)
 {
     TestRng rng = { 0x1234567887654321ULL };
-    int worst = 0;
-    long mismatches = 0, non_tie = 0, total = 0;
+    ErrTally e = { 0 };
     for (int b = 0; b < 60000; b++) {
         int pix[64];
         int kind = b % 3;
@@ -244,19 +263,12 @@ static void t_fdct_accuracy(TestCtx *t)
         for (int i = 0; i < 64; i++)
             blk[i] = (int16_t)pix[i];
         mpe_fdct_c(blk);
-        for (int i = 0; i < 64; i++) {
-            int err = abs(blk[i] - (int)clampl(ref_round(d[i]), -2048, 2047));
-            if (err > worst)
-                worst = err;
-            mismatches += err != 0;
-            non_tie += err != 0 && !is_tie(d[i]);
-            total++;
-        }
+        tally_block(&e, blk, d, -2048, 2047);
     }
     printf("     fdct vs double: worst |error| %d, %ld of %ld coefficients "
-           "differ, %ld not at an exact tie\n", worst, mismatches, total,
-           non_tie);
-    CHECK(t, worst <= 1, "worst fdct error %d", worst);
+           "differ, %ld not at an exact tie\n", e.worst, e.mismatches, e.total,
+           e.non_tie);
+    CHECK(t, e.worst <= 1, "worst fdct error %d", e.worst);
 }
 
 /* idct against the reference on coefficient blocks the IEEE generator does
@@ -265,8 +277,7 @@ static void t_fdct_accuracy(TestCtx *t)
 static void t_idct_accuracy(TestCtx *t)
 {
     TestRng rng = { 0x0badc0ffee15600dULL };
-    int worst = 0;
-    long mismatches = 0, non_tie = 0, total = 0;
+    ErrTally e = { 0 };
     int coef[64];
     double d[64];
     int16_t blk[64];
@@ -279,14 +290,7 @@ static void t_idct_accuracy(TestCtx *t)
             memset(blk, 0, sizeof(blk));
             blk[pos] = (int16_t)val;
             mpe_idct_c(blk);
-            for (int i = 0; i < 64; i++) {
-                int err = abs(blk[i] - (int)clampl(ref_round(d[i]), -256, 255));
-                if (err > worst)
-                    worst = err;
-                mismatches += err != 0;
-                non_tie += err != 0 && !is_tie(d[i]);
-                total++;
-            }
+            tally_block(&e, blk, d, -256, 255);
         }
     for (int b = 0; b < 20000; b++) {
         int amp = b % 2 ? 64 : 2048; /* small and full-range coefficients */
@@ -296,18 +300,11 @@ static void t_idct_accuracy(TestCtx *t)
         for (int i = 0; i < 64; i++)
             blk[i] = (int16_t)coef[i];
         mpe_idct_c(blk);
-        for (int i = 0; i < 64; i++) {
-            int err = abs(blk[i] - (int)clampl(ref_round(d[i]), -256, 255));
-            if (err > worst)
-                worst = err;
-            mismatches += err != 0;
-            non_tie += err != 0 && !is_tie(d[i]);
-            total++;
-        }
+        tally_block(&e, blk, d, -256, 255);
     }
     printf("     idct vs double: worst |error| %d, %ld of %ld samples differ, "
-           "%ld not at an exact tie\n", worst, mismatches, total, non_tie);
-    CHECK(t, worst <= 1, "worst idct error %d", worst);
+           "%ld not at an exact tie\n", e.worst, e.mismatches, e.total, e.non_tie);
+    CHECK(t, e.worst <= 1, "worst idct error %d", e.worst);
 }
 
 /* fdct then idct of 8-bit blocks (intra) and residuals (inter) comes back
