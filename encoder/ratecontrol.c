@@ -464,22 +464,30 @@ static int plan_mix(MpeRc *rc, double sse_budget)
     return n_sw;
 }
 
+/* A trial's totals from its rows: bits, SSE and mean quantiser. */
+static void sum_rows(const MpeRc *rc, Trial *tr)
+{
+    double qsum = 0;
+    tr->bits = tr->sse = 0;
+    for (int r = 0; r < rc->n; r++) {
+        tr->bits += tr->row_bits[r];
+        tr->sse += tr->row_sse[r];
+        qsum += tr->row_q[r];
+    }
+    tr->q_mean = qsum / rc->n;
+}
+
 static void set_mix_result(MpeRc *rc, int b)
 {
     Trial *m = &rc->bank[b];
-    double qsum = 0;
     m->q = -1;
-    m->bits = m->sse = 0;
     for (int r = 0; r < rc->n; r++) {
         const Trial *s = &rc->bank[rc->mix_src[r]];
         m->row_q[r] = s->row_q[r];
         m->row_bits[r] = s->row_bits[r];
         m->row_sse[r] = s->row_sse[r];
-        m->bits += s->row_bits[r];
-        m->sse += s->row_sse[r];
-        qsum += s->row_q[r];
     }
-    m->q_mean = qsum / rc->n;
+    sum_rows(rc, m);
 }
 
 /* Out of trials: the ok coding, unless it beats the target by more than
@@ -636,16 +644,9 @@ void mpe_rc_report(MpeRc *rc, const MpeRcResult *res)
     }
     if (rc->phase == PH_DONE)
         return;
-    tr->bits = tr->sse = 0;
-    double qsum = 0;
-    for (int r = 0; r < rc->n; r++) {
-        tr->row_bits[r] = res->row_bits[r];
-        tr->row_sse[r] = res->row_sse[r];
-        tr->bits += res->row_bits[r];
-        tr->sse += res->row_sse[r];
-        qsum += tr->row_q[r];
-    }
-    tr->q_mean = qsum / rc->n;
+    memcpy(tr->row_bits, res->row_bits, (size_t)rc->n * sizeof(*tr->row_bits));
+    memcpy(tr->row_sse, res->row_sse, (size_t)rc->n * sizeof(*tr->row_sse));
+    sum_rows(rc, tr);
     if (rc->cfg.mode == MPE_RC_QUALITY)
         tr->metric = rc->cfg.target_metric == MPE_IQA_PSNR ? psnr_of(rc, tr->sse) : res->metric;
     if (rc->cfg.mode == MPE_RC_CQ || rc->emergency)
