@@ -60,24 +60,11 @@ done:
     return img;
 }
 
+/* A text file as a string (test_read_file adds the NUL). */
 static inline char *read_text(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n + 1))) {
-        if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-            free(buf);
-            buf = NULL;
-        } else {
-            buf[n] = '\0';
-        }
-    }
-    fclose(f);
-    return buf;
+    size_t n;
+    return (char *)test_read_file(path, &n);
 }
 
 typedef struct RefRow {
