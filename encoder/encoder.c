@@ -328,22 +328,6 @@ static void plan_quantisers(MpeEncoder *e)
     }
 }
 
-static int check_rate_params(const MpeParam *p, MpeError *err)
-{
-    int targets = (p->target_psnr > 0) + (p->target_mad > 0) + (p->target_bliinds > 0);
-    if (targets > 1)
-        return mpe_error(err, -EINVAL, "choose one quality target (--target-psnr, --target-mad "
-                                       "or --target-bliinds)");
-    if (p->maxrate > 0 && !(p->bitrate > 0))
-        return mpe_error(err, -EINVAL, "--maxrate needs --bitrate");
-    if (p->maxrate > 0 && p->maxrate < p->bitrate)
-        return mpe_error(err, -EINVAL, "--maxrate %.0f is below --bitrate %.0f", p->maxrate,
-                         p->bitrate);
-    if (p->vbv_size > 0 && !(p->bitrate > 0))
-        return mpe_error(err, -EINVAL, "--vbv-size needs --bitrate");
-    return 0;
-}
-
 /* Rate control, and the bit rate and VBV size the sequence header signals. */
 static int open_rate_control(MpeEncoder *e, MpeError *err)
 {
@@ -437,7 +421,7 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < 0 ||
         p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
-    if ((ret = check_rate_params(p, err)) < 0)
+    if ((ret = mpe_param_check(p, err)) < 0)
         return ret;
     if (!(e = calloc(1, sizeof(*e))))
         return mpe_error(err, -ENOMEM, "out of memory");

@@ -350,7 +350,7 @@ static int pattern_parse(Pattern *p, const char *spec, MpeError *err)
 }
 
 /* Builds the file name of frame `number` into out (in->name_size bytes). */
-static void pattern_name(MpeInput *in, char *out, int number)
+static void pattern_name(const MpeInput *in, char *out, int number)
 {
     const Pattern *p = &in->pat;
     char num[PATTERN_WIDTH_MAX + 32];
@@ -1130,4 +1130,53 @@ void mpe_input_close(MpeInput *in)
     free(in->probe);
     free(in->spec);
     free(in);
+}
+
+/* One candidate file of the input: 1 (and its name) when it is dev/ino. */
+static int same_file(const char *path, dev_t dev, ino_t ino, char *name, size_t size)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || st.st_dev != dev || st.st_ino != ino)
+        return 0;
+    snprintf(name, size, "%s", path);
+    return 1;
+}
+
+int mpe_input_find_file(const MpeInput *in, dev_t dev, ino_t ino, char *name, size_t size)
+{
+    struct stat st;
+
+    switch (in->kind) {
+    case SRC_Y4M:
+        if (fstat(fileno(in->f), &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+            snprintf(name, size, "%s", in->is_stdin ? "<stdin>" : in->spec);
+            return 1;
+        }
+        return 0;
+    case SRC_PNG_LIST:
+        for (size_t i = 0; i < in->nfiles; i++)
+            if (same_file(in->files[i], dev, ino, name, size))
+                return 1;
+        return 0;
+    case SRC_PNG_PATTERN: {
+        /* the frames the reader will take: from the start until one is missing */
+        char *path = malloc(in->name_size);
+        int found = 0;
+        if (!path)
+            return 0;
+        for (long k = in->start_number; k <= INT_MAX; k++) {
+            pattern_name(in, path, (int)k);
+            if (stat(path, &st) != 0)
+                break;
+            if (st.st_dev == dev && st.st_ino == ino) {
+                snprintf(name, size, "%s", path);
+                found = 1;
+                break;
+            }
+        }
+        free(path);
+        return found;
+    }
+    }
+    return 0;
 }

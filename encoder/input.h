@@ -18,6 +18,7 @@
 #define MPE_INPUT_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "common/common.h"
 #include "common/picture.h"
@@ -64,6 +65,12 @@ double mpe_input_decode_ms(const MpeInput *in);
 
 /* Name of the file the last frame came from (for messages). */
 const char *mpe_input_current_name(const MpeInput *in);
+
+/* 1 when the input reads the file dev/ino (the Y4M file or stdin, a PNG of
+ * the directory, or a frame of the pattern from the start number until the
+ * first missing one), with its name in name; else 0.  The CLI refuses an
+ * output that would replace one of its inputs. */
+int mpe_input_find_file(const MpeInput *in, dev_t dev, ino_t ino, char *name, size_t size);
 
 void mpe_input_close(MpeInput *in);
 

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/outfile.h"
 #include "common/threads.h"
 #include "common/timer.h"
 #include "encoder/encoder.h"
@@ -23,43 +24,55 @@
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
-/* Temporary output names, removed if a signal ends the run early, and the
- * first Ctrl-C's request to stop.  The only global state in the program,
- * because a signal handler cannot be handed a context. */
-static char tmp_paths[2][4096];
+/* The outputs (their temporaries are removed if a signal ends the run
+ * early) and the first Ctrl-C's request to stop.  The only global state in
+ * the program, because a signal handler cannot be handed a context. */
+enum { OUT_STREAM, OUT_RECON, OUT_LOG, OUT_REPORT, N_OUT };
+static MpeOutFile outputs[N_OUT];
 static volatile sig_atomic_t stop_requested;
 
 /* The first Ctrl-C asks the loop to finish the picture in hand and close
  * the stream properly; a second one, or any other terminating signal, ends
- * the run at once and takes the temporary outputs away. */
+ * the run at once and takes the temporary outputs away (unlink is
+ * async-signal-safe; an existing file under the final name stays as it was). */
 static void on_signal(int sig)
 {
     if (sig == SIGINT && !stop_requested) {
         stop_requested = 1;
         return;
     }
-    for (int i = 0; i < 2; i++)
-        if (tmp_paths[i][0])
-            unlink(tmp_paths[i]);
+    for (int i = 0; i < N_OUT; i++)
+        if (outputs[i].tmp[0])
+            unlink(outputs[i].tmp);
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
+/* Every signal whose default action ends the process without a core dump
+ * the user asked for goes through on_signal.  SIGPIPE (the reader of -o -
+ * went away) and SIGXFSZ (file size limit) are ignored: the write then
+ * fails with EPIPE or EFBIG and the run ends on its normal error path, with
+ * a message and no temporary left. */
 static void install_signals(void)
 {
+    static const int terminating[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM,
+                                       SIGVTALRM, SIGPROF, SIGUSR1, SIGUSR2 };
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;   /* a read in progress completes; the loop checks the flag */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    for (size_t i = 0; i < sizeof(terminating) / sizeof(terminating[0]); i++)
+        sigaction(terminating[i], &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+    sigaction(SIGXFSZ, &sa, NULL);
 }
 
 typedef struct Cli {
     const char *input, *output, *recon, *log, *report;
     int verbose, quiet, stats;
+    int overwrite;     /* -y: 1, -n: -1, neither: 0 (an existing file is refused) */
     MpeParam param;
 } Cli;
 
@@ -102,6 +115,8 @@ static void print_help(void)
            "OUTPUT: .m1v (MPEG-1), .m2v (MPEG-2), or - for stdout\n\n"
            "  -i, --input FILE       input (required)\n"
            "  -o, --output FILE      output elementary stream (required)\n"
+           "  -y, --overwrite        replace output files that exist (default: refuse)\n"
+           "  -n, --no-overwrite     never replace an existing file (the default, explicit)\n"
            "      --recon FILE.y4m   also write the encoder's reconstructed pictures\n"
            "      --log FILE         per-frame log: FILE.csv (CSV) or FILE.jsonl (JSON Lines),\n"
            "                         one record per picture, flushed as it is written\n"
@@ -171,6 +186,16 @@ static int parse_args(Cli *cli, int argc, char **argv)
             cli->stats = 1;
             continue;
         }
+        if (!strcmp(a, "-y") || !strcmp(a, "--overwrite") || !strcmp(a, "-n") ||
+            !strcmp(a, "--no-overwrite")) {
+            const int want = a[1] == 'y' || !strcmp(a, "--overwrite") ? 1 : -1;
+            if (cli->overwrite && cli->overwrite != want) {
+                fprintf(stderr, "mpegenc: -y (--overwrite) and -n (--no-overwrite) contradict each other\n");
+                return EXIT_USAGE;
+            }
+            cli->overwrite = want;
+            continue;
+        }
         if (a[0] != '-' || !a[1]) {
             fprintf(stderr, "mpegenc: unexpected argument '%s' (inputs go after -i)\n", a);
             return EXIT_USAGE;
@@ -234,68 +259,96 @@ static int has_ext(const char *path, const char *ext)
     return n > e && !strcasecmp(path + n - e, ext);
 }
 
-/* An output file written under a temporary name beside its final one and
- * renamed only when complete, so a failed run leaves nothing behind. */
-typedef struct OutFile {
-    FILE *f;
-    const char *path;
-    char *tmp;     /* NULL for stdout */
-} OutFile;
+static const char *const output_option[N_OUT] = { "-o", "--recon", "--log", "--report" };
 
-static int out_open(OutFile *o, const char *path, char *tmp_slot, mode_t umask_bits)
+/* Before any work: every output must be a file we may write, none may be an
+ * input or another output, and an existing regular file is replaced only
+ * with -y (ffmpeg's convention).  Devices, FIFOs and descriptors are
+ * written to, never replaced, so they need no -y; two outputs may share a
+ * character device (/dev/null) but not a file or a FIFO.  Returns -1 to go
+ * on, else the exit status. */
+static int check_outputs(const Cli *cli, const MpeInput *in)
 {
-    o->path = path;
-    o->tmp = NULL;
-    if (!strcmp(path, "-")) {
-        o->f = stdout;
-        return 0;
-    }
-    if (snprintf(tmp_slot, 4096, "%s.tmp-XXXXXX", path) >= 4096) {
-        fprintf(stderr, "mpegenc: %s: path too long\n", path);
-        return -1;
-    }
-    int fd = mkstemp(tmp_slot);
-    /* mkstemp makes the file private (0600); the finished stream gets the
-     * mode a plain fopen would have given it (0666 less the umask) */
-    if (fd < 0 || fchmod(fd, 0666 & ~umask_bits) != 0 || !(o->f = fdopen(fd, "wb"))) {
-        fprintf(stderr, "mpegenc: %s: cannot create: %s\n", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp_slot);
+    const char *paths[N_OUT] = { cli->output, cli->recon, cli->log, cli->report };
+    MpeOutTarget t[N_OUT];
+    int have[N_OUT] = { 0 };
+    char name[4096];
+    MpeError err;
+
+    for (int i = 0; i < N_OUT; i++) {
+        if (!paths[i] || !strcmp(paths[i], "-"))
+            continue;
+        if (mpe_out_resolve(paths[i], &t[i], &err) < 0) {
+            fprintf(stderr, "mpegenc: %s\n", err.msg);
+            return EXIT_RUNTIME;
         }
-        tmp_slot[0] = '\0';
-        return -1;
+        have[i] = 1;
+        if (t[i].is_dir) {
+            fprintf(stderr, "mpegenc: %s: is a directory (%s names the file to write)\n", paths[i],
+                    output_option[i]);
+            return EXIT_USAGE;
+        }
+        if (t[i].exists && !t[i].is_chardev &&
+            mpe_input_find_file(in, t[i].dev, t[i].ino, name, sizeof(name))) {
+            fprintf(stderr, "mpegenc: %s: is the input %s; %s would destroy it\n", paths[i], name,
+                    output_option[i]);
+            return EXIT_USAGE;
+        }
+        for (int j = 0; j < i; j++) {
+            if (have[j] && !(t[i].is_chardev && t[j].is_chardev) && mpe_out_same(&t[i], &t[j])) {
+                fprintf(stderr, "mpegenc: %s: both %s and %s would write this file\n", paths[i],
+                        output_option[j], output_option[i]);
+                return EXIT_USAGE;
+            }
+        }
+        if (t[i].exists && t[i].regular && cli->overwrite <= 0) {
+            fprintf(stderr, "mpegenc: %s: already exists; %s\n", paths[i],
+                    cli->overwrite < 0 ? "not overwritten (-n)" : "use -y to overwrite it");
+            return EXIT_RUNTIME;
+        }
     }
-    o->tmp = tmp_slot;
+    return -1;
+}
+
+/* Creates every output now (temporaries beside regular files), so an
+ * unwritable directory is found before the encode rather than after it. */
+static int open_outputs(const Cli *cli)
+{
+    const char *paths[N_OUT] = { cli->output, cli->recon, cli->log, cli->report };
+    MpeError err;
+
+    for (int i = 0; i < N_OUT; i++) {
+        if (paths[i] && mpe_outfile_open(&outputs[i], paths[i], &err) < 0) {
+            fprintf(stderr, "mpegenc: %s\n", err.msg);
+            return -1;
+        }
+    }
     return 0;
 }
 
-/* Finish (rename into place) when ok, else remove; returns -1 on failure. */
-static int out_close(OutFile *o, int ok)
+/* The end of the run: when it went well, every output is flushed, then all
+ * are renamed into place; otherwise (or if one cannot be written) every
+ * temporary is removed and older files keep their content.  Returns ok. */
+static int close_outputs(int ok)
 {
-    int ret = 0;
-    if (!o->f)
-        return 0;
-    if (fflush(o->f) != 0 || ferror(o->f)) {
-        if (ok)
-            fprintf(stderr, "mpegenc: %s: write error: %s\n", o->path, strerror(errno));
-        ok = 0;
-        ret = -1;
+    MpeError err;
+
+    for (int i = 0; i < N_OUT; i++) {
+        if (mpe_outfile_finish(&outputs[i], &err) < 0) {
+            if (ok)
+                fprintf(stderr, "mpegenc: %s\n", err.msg);
+            ok = 0;
+        }
     }
-    if (o->f != stdout)
-        fclose(o->f);
-    o->f = NULL;
-    if (!o->tmp)
-        return ret;
-    if (ok && rename(o->tmp, o->path) != 0) {
-        fprintf(stderr, "mpegenc: %s: cannot rename into place: %s\n", o->path, strerror(errno));
-        ok = 0;
-        ret = -1;
+    for (int i = 0; i < N_OUT && ok; i++) {
+        if (mpe_outfile_commit(&outputs[i], &err) < 0) {
+            fprintf(stderr, "mpegenc: %s\n", err.msg);
+            ok = 0;
+        }
     }
-    if (!ok)
-        unlink(o->tmp);
-    o->tmp[0] = '\0';
-    return ret;
+    for (int i = 0; i < N_OUT; i++)
+        mpe_outfile_abort(&outputs[i]);
+    return ok;
 }
 
 static void add_times(MpeStageTimes *sum, const MpeStageTimes *t)
@@ -449,7 +502,7 @@ static int write_report(const Cli *cli, const Records *r, const MpeEncoder *enc,
         .target = target,
         .bitrate = cli->param.bitrate,
     };
-    if (mpe_report_write(cli->report, &ri, r->all, r->n, &err) < 0) {
+    if (mpe_report_write_file(outputs[OUT_REPORT].f, cli->report, &ri, r->all, r->n, &err) < 0) {
         fprintf(stderr, "mpegenc: %s\n", err.msg);
         return -1;
     }
@@ -464,7 +517,6 @@ int main(int argc, char **argv)
     MpeInput *in = NULL;
     MpeEncoder *enc = NULL;
     MpeFrame frame = { 0 };
-    OutFile out = { 0 }, rec = { 0 };
     const MpeInputInfo *info;
     uint64_t bytes = 0;
     int frames = 0, ok = 0, ret, read_threads, interrupted = 0;
@@ -472,9 +524,7 @@ int main(int argc, char **argv)
     StageTotals st = { 0 };
     MpeStageTimes caller = { 0 };   /* the caller's stages since the last picture */
     Records rs = { 0 };
-    /* read (and restore) the umask before any thread exists */
-    const mode_t umask_bits = umask(022);
-    umask(umask_bits);
+    FILE *out, *rec;
 
     mpe_param_default(&cli.param);
     if ((ret = parse_args(&cli, argc, argv)) >= 0)
@@ -496,6 +546,10 @@ int main(int argc, char **argv)
                 cli.log);
         return EXIT_USAGE;
     }
+    if (mpe_param_check(&cli.param, &err) < 0) {
+        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
     /* a quality target is measured, so it is logged too */
     cli.param.iqa |= mpe_param_target(&cli.param, &target);
     mpe_summary_init(&rs.summary, mpe_param_target(&cli.param, &target), target);
@@ -505,9 +559,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpegenc: %s\n", err.msg);
         return EXIT_RUNTIME;
     }
+    if ((ret = check_outputs(&cli, in)) >= 0) {
+        mpe_input_close(in);
+        return ret;
+    }
     read_threads = cli.param.read_threads >= 0 ? cli.param.read_threads
                                                : MPE_MIN(4, mpe_cpu_count());
     info = mpe_input_info(in);
+    /* from here a signal takes the temporaries away */
+    install_signals();
+    if (open_outputs(&cli) < 0)
+        goto end;
+    out = outputs[OUT_STREAM].f;
+    rec = outputs[OUT_RECON].f;
     cli.param.width = info->width;
     cli.param.height = info->height;
     if (!cli.param.fps_num && info->fps_num > 0) {
@@ -530,18 +594,16 @@ int main(int argc, char **argv)
         goto end;
     }
     st.open_ms = mpe_time_ms() - st.open_ms;
-    install_signals();
-    if (out_open(&out, cli.output, tmp_paths[0], umask_bits) < 0)
-        goto end;
-    if (cli.recon) {
+    if (rec) {
         int rn, rd;
         mpe_encoder_stream_rate(enc, &rn, &rd);
-        if (out_open(&rec, cli.recon, tmp_paths[1], umask_bits) < 0 ||
-            mpe_y4m_write_header(rec.f, info->width, info->height, rn, rd) < 0)
+        if (mpe_y4m_write_header(rec, info->width, info->height, rn, rd) < 0) {
+            fprintf(stderr, "mpegenc: %s: write error: %s\n", outputs[OUT_RECON].path,
+                    strerror(errno ? errno : EIO));
             goto end;
+        }
     }
-    /* the log goes straight to its name: an interrupted run keeps its records */
-    if (cli.log && mpe_qlog_open(&rs.qlog, cli.log, &err) < 0) {
+    if (cli.log && mpe_qlog_open_file(&rs.qlog, outputs[OUT_LOG].f, cli.log, &err) < 0) {
         fprintf(stderr, "mpegenc: %s\n", err.msg);
         goto end;
     }
@@ -576,14 +638,16 @@ int main(int argc, char **argv)
         }
         ta = mpe_time_ms();
         st.encode_ms += ta - tb;
-        if (o.size && fwrite(o.data, 1, o.size, out.f) != o.size) {
-            fprintf(stderr, "mpegenc: %s: write error: %s\n", cli.output, strerror(errno));
+        if (o.size && fwrite(o.data, 1, o.size, out) != o.size) {
+            fprintf(stderr, "mpegenc: %s: write error: %s\n", outputs[OUT_STREAM].path,
+                    strerror(errno));
             goto end;
         }
         bytes += o.size;
         if (o.have_picture) {
-            if (rec.f && mpe_y4m_write_picture(rec.f, o.recon) < 0) {
-                fprintf(stderr, "mpegenc: %s: write error: %s\n", cli.recon, strerror(errno));
+            if (rec && mpe_y4m_write_picture(rec, o.recon) < 0) {
+                fprintf(stderr, "mpegenc: %s: write error: %s\n", outputs[OUT_RECON].path,
+                        strerror(errno));
                 goto end;
             }
             /* the caller's stages go with the picture that came out */
@@ -604,21 +668,18 @@ int main(int argc, char **argv)
             break;
     }
     ok = 1;
+    /* a Ctrl-C that came while the input was waiting (stdin) still counts */
+    if (stop_requested)
+        interrupted = 1;
 end:
-    if (out_close(&out, ok) < 0)
-        ok = 0;
-    if (out_close(&rec, ok) < 0 && ok) {
-        ok = 0;
-        /* the stream is already in place but the run failed: take it back */
-        if (strcmp(cli.output, "-"))
-            unlink(cli.output);
-    }
     if (rs.qlog && mpe_qlog_close(rs.qlog, &err) < 0) {
-        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        if (ok)
+            fprintf(stderr, "mpegenc: %s\n", err.msg);
         ok = 0;
     }
     if (ok && cli.report && write_report(&cli, &rs, enc, info, argc, argv) < 0)
         ok = 0;
+    ok = close_outputs(ok);
     if (ok && !cli.quiet) {
         int rn, rd;
         char mode[96], text[2048];

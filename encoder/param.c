@@ -414,3 +414,19 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
         break;
     }
 }
+
+int mpe_param_check(const MpeParam *p, MpeError *err)
+{
+    int targets = (p->target_psnr > 0) + (p->target_mad > 0) + (p->target_bliinds > 0);
+    if (targets > 1)
+        return mpe_error(err, -EINVAL, "choose one quality target (--target-psnr, --target-mad "
+                                       "or --target-bliinds)");
+    if (p->maxrate > 0 && !(p->bitrate > 0))
+        return mpe_error(err, -EINVAL, "--maxrate needs --bitrate");
+    if (p->maxrate > 0 && p->maxrate < p->bitrate)
+        return mpe_error(err, -EINVAL, "--maxrate %.0f is below --bitrate %.0f", p->maxrate,
+                         p->bitrate);
+    if (p->vbv_size > 0 && !(p->bitrate > 0))
+        return mpe_error(err, -EINVAL, "--vbv-size needs --bitrate");
+    return 0;
+}

@@ -66,6 +66,11 @@ void mpe_param_default(MpeParam *p);
  * value, or 0 when none is. */
 unsigned mpe_param_target(const MpeParam *p, double *value);
 
+/* Options that contradict each other (two quality targets, --maxrate or
+ * --vbv-size without --bitrate, ...): a usage error, found before any input
+ * is opened.  mpe_encoder_open checks the same. */
+int mpe_param_check(const MpeParam *p, MpeError *err);
+
 /* Set option `name` (without leading dashes) from its text value. */
 int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *err);
 

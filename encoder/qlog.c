@@ -74,6 +74,7 @@ struct MpeQlog {
     char *path;
     int json;
     int failed;   /* errno of the first failed write, 0 if none */
+    int owns_f;   /* opened by name: closed here; else the caller's stream */
 };
 
 /* A growing line: formatted pieces are appended; an overflow is remembered
@@ -198,29 +199,36 @@ static const char *path_extension(const char *path)
     return (dot && (!slash || dot > slash)) ? dot : "";
 }
 
-int mpe_qlog_open(MpeQlog **qp, const char *path, MpeError *err)
+static int qlog_format(const char *path, int *json, MpeError *err)
 {
-    MpeQlog *q = NULL;
-    QlogLine line = { .len = 0 };
     const char *ext = path_extension(path);
-    int json, ret;
-
-    *qp = NULL;
     if (!strcasecmp(ext, ".csv"))
-        json = 0;
+        *json = 0;
     else if (!strcasecmp(ext, ".jsonl"))
-        json = 1;
+        *json = 1;
     else
         return mpe_error(err, -EINVAL,
                          "%s: unknown log format (the name must end in .csv or .jsonl)", path);
+    return 0;
+}
 
+static int qlog_start(MpeQlog **qp, FILE *f, int owns_f, const char *path, MpeError *err)
+{
+    MpeQlog *q = NULL;
+    QlogLine line = { .len = 0 };
+    int json = 0, ret;
+
+    *qp = NULL;
+    if ((ret = qlog_format(path, &json, err)) < 0)
+        return ret;
     q = calloc(1, sizeof(*q));
     if (!q || !(q->path = strdup(path))) {
         ret = mpe_error(err, -ENOMEM, "%s: out of memory", path);
         goto fail;
     }
     q->json = json;
-    q->f = fopen(path, "w");
+    q->owns_f = owns_f;
+    q->f = f ? f : fopen(path, "w");
     if (!q->f) {
         ret = mpe_error(err, -errno, "%s: cannot open for writing: %s", path, strerror(errno));
         goto fail;
@@ -233,12 +241,26 @@ int mpe_qlog_open(MpeQlog **qp, const char *path, MpeError *err)
     return 0;
 
 fail:
-    if (q && q->f)
+    if (q && q->f && q->owns_f)
         fclose(q->f);
     if (q)
         free(q->path);
     free(q);
     return ret;
+}
+
+int mpe_qlog_open(MpeQlog **qp, const char *path, MpeError *err)
+{
+    return qlog_start(qp, NULL, 1, path, err);
+}
+
+int mpe_qlog_open_file(MpeQlog **qp, FILE *f, const char *name, MpeError *err)
+{
+    if (!f) {
+        *qp = NULL;
+        return mpe_error(err, -EINVAL, "%s: no stream", name);
+    }
+    return qlog_start(qp, f, 0, name, err);
 }
 
 int mpe_qlog_write(MpeQlog *q, const MpeFrameStats *fs, MpeError *err)
@@ -254,7 +276,7 @@ int mpe_qlog_close(MpeQlog *q, MpeError *err)
     if (!q)
         return 0;
     errno = 0;
-    if (fclose(q->f) != 0 && !q->failed)
+    if ((q->owns_f ? fclose(q->f) : fflush(q->f)) != 0 && !q->failed)
         q->failed = errno ? errno : EIO;
     if (q->failed)
         ret = mpe_error(err, -q->failed, "%s: write failed: %s", q->path, strerror(q->failed));

@@ -4,8 +4,10 @@
  * JSON Lines (chosen by the file's extension).  Its columns never depend on
  * the options: a measure that was not taken on a frame (its MPE_IQA_* bit
  * is clear in MpeFrameStats.metrics) is an empty CSV field or a JSON null.
- * Each record is flushed as soon as it is written, and the file is written
- * under its final name, so an interrupted run keeps every finished frame.
+ * Each record is flushed as soon as it is written.  mpe_qlog_open writes
+ * under the final name; the mpegenc command writes through a temporary
+ * renamed at the end (mpe_qlog_open_file), so a failed run leaves an older
+ * log untouched while a Ctrl-C'd one still keeps every finished frame.
  *
  *   MpeQlog *q; mpe_qlog_open(&q, "run.csv", &err);
  *   for each picture: mpe_qlog_write(q, &out.stats, &err);
@@ -19,6 +21,7 @@
 #define MPE_QLOG_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "common/common.h"
@@ -33,6 +36,10 @@ typedef struct MpeQlog MpeQlog;
  * code_ms; JSON Lines: an object {"mpegenc_log":1,...} listing the fields
  * and their units). */
 int mpe_qlog_open(MpeQlog **q, const char *path, MpeError *err);
+/* The same on a stream the caller opened (and closes after mpe_qlog_close,
+ * which then only flushes it); name picks the format and names the file in
+ * messages.  The CLI writes the log through common/outfile.h this way. */
+int mpe_qlog_open_file(MpeQlog **q, FILE *f, const char *name, MpeError *err);
 /* One record, then fflush: a crashed run keeps every finished frame's record. */
 int mpe_qlog_write(MpeQlog *q, const MpeFrameStats *fs, MpeError *err);
 /* Closes and frees; NULL-safe.  Reports write errors (disk full), including

@@ -10,6 +10,8 @@
  * global is touched. */
 #include "encoder/report.h"
 
+#include "common/outfile.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <locale.h>
@@ -553,86 +555,57 @@ static void write_page(FILE *f, const MpeReportInfo *info, const MpeFrameStats *
     fputs("</body>\n</html>\n", f);
 }
 
-int mpe_report_write(const char *path, const MpeReportInfo *info,
-                     const MpeFrameStats *frames, int n, MpeError *err)
+int mpe_report_write_file(FILE *f, const char *name, const MpeReportInfo *info,
+                          const MpeFrameStats *frames, int n, MpeError *err)
 {
     RepOrder *order = NULL;
-    char *tmp = NULL;
-    FILE *f = NULL;
-    locale_t cloc = (locale_t)0, old = (locale_t)0;
-    FILE *done;
-    size_t len;
-    int fd = -1, ret = 0;
+    locale_t cloc, old;
+    int ret = 0;
 
-    if (!path || !*path)
-        return mpe_error(err, -EINVAL, "report: no file name");
-    if (!info || n < 0 || (n > 0 && !frames))
-        return mpe_error(err, -EINVAL, "%s: bad report arguments", path);
-
-    if (n > 0 && !(order = malloc(sizeof(*order) * (size_t)n))) {
-        ret = mpe_error(err, -ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
+    if (!name || !*name)
+        name = "report";
+    if (!f || !info || n < 0 || (n > 0 && !frames))
+        return mpe_error(err, -EINVAL, "%s: bad report arguments", name);
+    if (n > 0 && !(order = malloc(sizeof(*order) * (size_t)n)))
+        return mpe_error(err, -ENOMEM, "%s: out of memory", name);
     for (int k = 0; k < n; k++) {
         order[k].display = frames[k].display_index;
         order[k].index = k;
     }
     if (n > 1)
         qsort(order, (size_t)n, sizeof(*order), order_cmp);
-
-    len = strlen(path) + sizeof(".tmp-XXXXXX");
-    if (!(tmp = malloc(len))) {
-        ret = mpe_error(err, -ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
-    snprintf(tmp, len, "%s.tmp-XXXXXX", path);
-    if ((fd = mkstemp(tmp)) < 0) {
-        ret = mpe_error(err, -errno, "%s: cannot create: %s", path, strerror(errno));
-        tmp[0] = '\0';
-        goto fail;
-    }
-    /* mkstemp makes it private (0600); a report is meant to be shared */
-    if (fchmod(fd, 0644) != 0 || !(f = fdopen(fd, "w"))) {
-        ret = mpe_error(err, -errno, "%s: cannot create: %s", path, strerror(errno));
-        goto fail;
-    }
-    fd = -1;
     if (!(cloc = newlocale(LC_ALL_MASK, "C", (locale_t)0))) {
-        ret = mpe_error(err, -ENOMEM, "%s: cannot set up the C locale", path);
-        goto fail;
+        free(order);
+        return mpe_error(err, -ENOMEM, "%s: cannot set up the C locale", name);
     }
     old = uselocale(cloc);
     errno = 0;
     write_page(f, info, frames, order, n);
     uselocale(old);
-
-    if (fflush(f) != 0 || ferror(f)) {
-        ret = mpe_error(err, -(errno ? errno : EIO), "%s: write error: %s", path,
-                        strerror(errno ? errno : EIO));
-        goto fail;
-    }
-    done = f;
-    f = NULL;
-    if (fclose(done) != 0) {
-        ret = mpe_error(err, -errno, "%s: write error: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (rename(tmp, path) != 0) {
-        ret = mpe_error(err, -errno, "%s: cannot rename into place: %s", path, strerror(errno));
-        goto fail;
-    }
-    tmp[0] = '\0';
-
-fail:
-    if (f)
-        fclose(f);
-    if (fd >= 0)
-        close(fd);
-    if (tmp && tmp[0])
-        unlink(tmp);
-    if (cloc)
-        freelocale(cloc);
-    free(tmp);
+    freelocale(cloc);
     free(order);
+    if (fflush(f) != 0 || ferror(f))
+        ret = mpe_error(err, -(errno ? errno : EIO), "%s: write error: %s", name,
+                        strerror(errno ? errno : EIO));
     return ret;
+}
+
+int mpe_report_write(const char *path, const MpeReportInfo *info,
+                     const MpeFrameStats *frames, int n, MpeError *err)
+{
+    MpeOutFile o;
+    int ret;
+
+    if (!path || !*path)
+        return mpe_error(err, -EINVAL, "report: no file name");
+    if (!info || n < 0 || (n > 0 && !frames))
+        return mpe_error(err, -EINVAL, "%s: bad report arguments", path);
+    if ((ret = mpe_outfile_open(&o, path, err)) < 0)
+        return ret;
+    if ((ret = mpe_report_write_file(o.f, path, info, frames, n, err)) < 0 ||
+        (ret = mpe_outfile_finish(&o, err)) < 0 || (ret = mpe_outfile_commit(&o, err)) < 0) {
+        mpe_outfile_abort(&o);
+        return ret;
+    }
+    return 0;
 }

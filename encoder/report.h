@@ -17,6 +17,8 @@
 #ifndef MPE_REPORT_H
 #define MPE_REPORT_H
 
+#include <stdio.h>
+
 #include "common/common.h"
 #include "encoder/encoder.h"
 
@@ -35,11 +37,17 @@ typedef struct MpeReportInfo {
 } MpeReportInfo;
 
 /* Writes a self-contained HTML page (inline SVG and CSS, no scripts needed,
- * no external assets, no fonts fetched) to path, via a temporary name
- * renamed into place, so a failure leaves nothing behind.  Errors name the
+ * no external assets, no fonts fetched) to path through common/outfile.h (a
+ * temporary renamed into place; a device or FIFO written in place), so a
+ * failure leaves nothing behind.  Errors name the
  * file.  Any string of info may be NULL (shown as empty).  Numbers are
  * printed in the C locale whatever the caller's locale. */
 int mpe_report_write(const char *path, const MpeReportInfo *info,
                      const MpeFrameStats *frames, int n, MpeError *err);
+
+/* The same page written to an open stream (the caller owns and closes f);
+ * name is for messages.  Flushes f and reports a write error. */
+int mpe_report_write_file(FILE *f, const char *name, const MpeReportInfo *info,
+                          const MpeFrameStats *frames, int n, MpeError *err);
 
 #endif

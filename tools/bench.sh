@@ -153,7 +153,7 @@ else
     read -r W H RATE < <(head -c 200 "$T/src.y4m" | head -n 1 | tr ' ' '\n' | awk '
         /^W/ { w = substr($0, 2) } /^H/ { h = substr($0, 2) }
         /^F/ { split(substr($0, 2), f, ":"); r = f[1] / f[2] } END { print w, h, (r > 0 ? r : 25) }')
-    N=$("$MPEGENC" -i "$T/src.y4m" -o - --q 31 2>&1 >/dev/null | sed -n 's/^mpegenc: \([0-9]*\) frames.*/\1/p')
+    N=$("$MPEGENC" -y -i "$T/src.y4m" -o - --q 31 2>&1 >/dev/null | sed -n 's/^mpegenc: \([0-9]*\) frames.*/\1/p')
     [ -n "$N" ] || die "mpegenc cannot read $CLIP"
 fi
 
@@ -233,7 +233,7 @@ build_cmd() {
             [ "$set" = "q$QMID" ] || return 1
             [ "$in" = y4m ] || [[ " $inputs " != *" y4m "* ]] || return 1
         fi
-        CMD=("$MPEGENC" ${QUIET:+"$QUIET"} --backend "${cfg#mpegenc-}" ${THREADS:+--threads "$THREADS"} -i "$src" -o "$out")
+        CMD=("$MPEGENC" -y ${QUIET:+"$QUIET"} --backend "${cfg#mpegenc-}" ${THREADS:+--threads "$THREADS"} -i "$src" -o "$out")
         case $set in
         q*) CMD+=(--q "${set#q}") ;;
         br*) [ $have_bitrate = 1 ] || return 1; CMD+=(--bitrate "${set#br}") ;;

@@ -3,8 +3,8 @@
 set -e
 cd "$(dirname "$0")/.."
 mkdir -p out
-./mpegenc -i samples/solar/solar_%d.png -o out/solar.m2v --recon out/solar_recon.y4m --q 4
-./mpegenc -i samples/solar/solar_%d.png -o out/solar.m1v --q 4
+./mpegenc -y -i samples/solar/solar_%d.png -o out/solar.m2v --recon out/solar_recon.y4m --q 4
+./mpegenc -y -i samples/solar/solar_%d.png -o out/solar.m1v --q 4
 cat <<MSG
 
 Encoded samples/solar (8 frames, 320x320) into

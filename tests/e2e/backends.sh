@@ -21,8 +21,8 @@ for b in $backends; do
     for case in "odd.y4m m2v 16" "odd.y4m m1v 64" "solar m2v 16" "solar m1v 7"; do
         set -- $case
         src=$TMP/$1; [ "$1" = solar ] && src=$SOLAR
-        "$MPEGENC" --quiet --backend cpu -i "$src" -o "$TMP/cpu.$2" --search $3 --gop 4 2>"$TMP/err" &&
-        "$MPEGENC" --quiet --backend "$b" -i "$src" -o "$TMP/$b.$2" --search $3 --gop 4 2>>"$TMP/err"
+        "$MPEGENC" --quiet -y --backend cpu -i "$src" -o "$TMP/cpu.$2" --search $3 --gop 4 2>"$TMP/err" &&
+        "$MPEGENC" --quiet -y --backend "$b" -i "$src" -o "$TMP/$b.$2" --search $3 --gop 4 2>>"$TMP/err"
         if [ $? -ne 0 ]; then
             fail "$b/$1-$2-R$3" "encode failed: $(cat "$TMP/err")"
         elif cmp -s "$TMP/cpu.$2" "$TMP/$b.$2"; then

@@ -39,9 +39,9 @@ PY
 }
 
 # --- logs: CSV and JSONL parse, one record per frame, PSNR agrees with ffmpeg
-"$MPEGENC" --quiet -i "$CLIP" -o "$TMP/q.m2v" --q 6 --iqa psnr,ssim --log "$TMP/q.csv" 2>"$TMP/err" ||
+"$MPEGENC" -y --quiet -i "$CLIP" -o "$TMP/q.m2v" --q 6 --iqa psnr,ssim --log "$TMP/q.csv" 2>"$TMP/err" ||
     fail log_csv "encode failed: $(cat "$TMP/err")"
-"$MPEGENC" --quiet -i "$CLIP" -o "$TMP/q2.m2v" --q 6 --iqa psnr,ssim --log "$TMP/q.jsonl" 2>"$TMP/err" ||
+"$MPEGENC" -y --quiet -i "$CLIP" -o "$TMP/q2.m2v" --q 6 --iqa psnr,ssim --log "$TMP/q.jsonl" 2>"$TMP/err" ||
     fail log_jsonl "encode failed: $(cat "$TMP/err")"
 n_csv=$(py_log "$TMP/q.csv" 'len(rows)')
 n_json=$(py_log "$TMP/q.jsonl" 'len(rows)')
@@ -79,7 +79,7 @@ check log_ssim_present "SSIM column missing or out of range" [ "$ssim_ok" = True
 # the log is flushed per frame: a run killed hard keeps what it finished
 big="$TMP/big.y4m"
 make_y4m "$big" 704x576 200
-"$MPEGENC" --quiet -i "$big" -o "$TMP/k.m2v" --threads 1 --dsp c --log "$TMP/k.csv" &
+"$MPEGENC" -y --quiet -i "$big" -o "$TMP/k.m2v" --threads 1 --dsp c --log "$TMP/k.csv" &
 pid=$!
 sleep 1.5
 kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
@@ -90,7 +90,7 @@ check log_survives_kill "killed run left $rows complete records" [ "$rows" -gt 0
 # quantiser with the same worst frame
 target_psnr_case() { # name clip
     local name=$1 clip=$2
-    if ! "$MPEGENC" --quiet -i "$clip" -o "$TMP/$name.m2v" --target-psnr 40 --log "$TMP/$name.csv" 2>"$TMP/err"; then
+    if ! "$MPEGENC" -y --quiet -i "$clip" -o "$TMP/$name.m2v" --target-psnr 40 --log "$TMP/$name.csv" 2>"$TMP/err"; then
         fail "${name}_target_psnr" "encode failed: $(cat "$TMP/err")"; return
     fi
     local out
@@ -105,7 +105,7 @@ target_psnr_case() { # name clip
     worst=$(py_log "$TMP/$name.csv" 'min(num(r, "psnr_y_db") for r in rows)')
     bytes_t=$(stat -c %s "$TMP/$name.m2v")
     for q in $(seq 31 -1 1); do
-        "$MPEGENC" --quiet -i "$clip" -o "$TMP/cq.m2v" --q "$q" --log "$TMP/cq.csv" || break
+        "$MPEGENC" -y --quiet -i "$clip" -o "$TMP/cq.m2v" --q "$q" --log "$TMP/cq.csv" || break
         local w
         w=$(py_log "$TMP/cq.csv" 'min(num(r, "psnr_y_db") for r in rows)')
         if awk -v a="$w" -v b="$worst" 'BEGIN { exit !(a >= b) }'; then best_q=$q; break; fi
@@ -122,7 +122,7 @@ target_psnr_case testsrc2 "$CLIP"
 # target_mad_case NAME CLIP X
 target_mad_case() {
     local name=$1 clip=$2 X=$3 out worst bytes_t lo hi mid best_q w bytes_q
-    if ! "$MPEGENC" --quiet -i "$clip" -o "$TMP/mad.m2v" --target-mad $X --log "$TMP/mad.csv" 2>"$TMP/err"; then
+    if ! "$MPEGENC" -y --quiet -i "$clip" -o "$TMP/mad.m2v" --target-mad $X --log "$TMP/mad.csv" 2>"$TMP/err"; then
         fail "${name}_target_mad" "encode failed: $(cat "$TMP/err")"
         return
     fi
@@ -136,7 +136,7 @@ target_mad_case() {
     lo=1 hi=31 best_q=""
     while [ $lo -le $hi ]; do
         mid=$(( (lo + hi) / 2 ))
-        "$MPEGENC" --quiet -i "$clip" -o "$TMP/cqm.m2v" --q $mid --iqa mad --log "$TMP/cqm.csv"
+        "$MPEGENC" -y --quiet -i "$clip" -o "$TMP/cqm.m2v" --q $mid --iqa mad --log "$TMP/cqm.csv"
         w=$(py_log "$TMP/cqm.csv" 'max(num(r, "mad") for r in rows)')
         if awk -v a="$w" -v b="$worst" 'BEGIN { exit !(a <= b) }'; then
             best_q=$mid; cp "$TMP/cqm.m2v" "$TMP/cqbest.m2v"; lo=$((mid + 1))
@@ -154,7 +154,7 @@ target_mad_case testsrc2 "$CLIP" 25
 # decodes without a warning, the rate is what was asked for
 vbv_case() { # name ext args...
     local name=$1 ext=$2; shift 2
-    if ! "$MPEGENC" --quiet -i "$CLIP" -o "$TMP/$name.$ext" "$@" --log "$TMP/$name.csv" 2>"$TMP/err"; then
+    if ! "$MPEGENC" -y --quiet -i "$CLIP" -o "$TMP/$name.$ext" "$@" --log "$TMP/$name.csv" 2>"$TMP/err"; then
         fail "$name" "encode failed: $(cat "$TMP/err")"; return
     fi
     local v
@@ -183,7 +183,7 @@ check cbr_sequence_header "bit_rate, vbv_buffer_size = $hdr" [ "$hdr" = "1500000
 # --- bad rate-control options: one line, exit 2 (usage) or 1 (runtime), no output
 bad_case() { # name expected-status args...
     local name=$1 want=$2; shift 2
-    "$MPEGENC" -i "$CLIP" -o "$TMP/bad.m2v" "$@" 2>"$TMP/err" >/dev/null
+    "$MPEGENC" -y -i "$CLIP" -o "$TMP/bad.m2v" "$@" 2>"$TMP/err" >/dev/null
     local rc=$? lines
     lines=$(wc -l < "$TMP/err")
     check "bad_$name" "exit $rc (want $want), $lines lines: $(cat "$TMP/err")" \

@@ -18,7 +18,7 @@ make_y4m "$TMP/src.y4m" 176x144 40
 # feed.py SRC MODE OUT LOG: runs mpegenc on stdin, feeds frames, signals it.
 # Prints "rc=N frames_fed=N" on success of the orchestration itself.
 cat > "$TMP/feed.py" <<'EOF'
-import signal, subprocess, sys, threading, time
+import glob, signal, subprocess, sys, threading, time
 src, mode, out, log, enc = sys.argv[1:6]
 data = open(src, 'rb').read()
 hdr_end = data.index(b'\n') + 1
@@ -44,8 +44,10 @@ def feed(n, close=False):
             pass
     t = threading.Thread(target=run); t.start(); return t
 def records():
+    # the log is written under a temporary name until the run ends
+    names = glob.glob(glob.escape(log) + '.tmp-*') or [log]
     try:
-        with open(log) as f:
+        with open(names[0]) as f:
             return max(0, sum(1 for _ in f) - 1)   # less the header
     except FileNotFoundError:
         return 0
@@ -105,7 +107,8 @@ res=$(python3 "$TMP/feed.py" "$TMP/src.y4m" twice "$OUT/b.m2v" "$OUT/b.csv" "$MP
 rc=${res#rc=}; rc=${rc%% *}
 # killed by SIGINT: Python reports -2
 check twice-killed-by-sigint "status $rc; stderr: $(cat "$TMP/err2")" [ "$rc" = -2 ]
-left=$(ls -A "$OUT" | grep -v '^b\.csv$')
+# the log too: a run killed outright leaves every older file as it was
+left=$(ls -A "$OUT")
 check twice-no-output "left: $left" [ -z "$left" ]
 
 # --- a finished stream has the mode fopen would give it (umask honoured) ----

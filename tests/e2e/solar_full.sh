@@ -19,7 +19,7 @@ fi
 n=$(ls "$SOLAR_DIR"/solar_*.png | wc -l)
 for fmt in m1v m2v; do
     codec=$([ $fmt = m1v ] && echo mpeg1video || echo mpeg2video)
-    "$MPEGENC" --quiet -i "$SOLAR_DIR/solar_%d.png" -o "$TMP/s.$fmt" --recon "$TMP/r.y4m" --q 5
+    "$MPEGENC" -y --quiet -i "$SOLAR_DIR/solar_%d.png" -o "$TMP/s.$fmt" --recon "$TMP/r.y4m" --q 5
     if out=$(ffmpeg_clean_decode "$TMP/s.$fmt"); then pass "$fmt/ffmpeg-clean"; else fail "$fmt/ffmpeg-clean" "$out"; fi
     got=$(probe "$TMP/s.$fmt")
     check "$fmt/ffprobe" "got '$got'" [ "$got" = "$codec 2048x2048 $n" ]

@@ -27,7 +27,7 @@ vg() {
     rm -rf "$OUT"; mkdir -p "$OUT"
     valgrind -q --leak-check=full --show-leak-kinds=definite,indirect,possible \
         --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=$VG_STATUS \
-        --log-file="$TMP/vg.log" "$MPEGENC" --backend cpu "$@" >/dev/null 2>"$TMP/err"
+        --log-file="$TMP/vg.log" "$MPEGENC" -y --backend cpu "$@" >/dev/null 2>"$TMP/err"
     local rc=$?
     if [ "$rc" -eq "$VG_STATUS" ] || [ -s "$TMP/vg.log" ]; then
         fail "$name" "memcheck: $(head -c 1500 "$TMP/vg.log")"
