@@ -91,6 +91,8 @@ struct MpeInput {
     int is_stdin;             /* or another stream the caller owns: not closed */
     long frame_index;         /* frames read so far */
     int y4m_done;
+    unsigned long long y4m_pos;       /* bytes consumed, header included */
+    unsigned long long y4m_good_end;  /* y4m_pos after the header or the last complete frame */
 
     Ahead *ahead;             /* non-NULL once reader threads run */
     double decode_ms;         /* reading time of the frame returned last */
@@ -110,7 +112,8 @@ static int size_error(MpeError *err, const char *name, long w, long h)
 
 static int errno_error(MpeError *err, const char *name, int e)
 {
-    if (e <= 0)
+    /* MPE_INPUT_DAMAGED_END means one thing only */
+    if (e <= 0 || e == -MPE_INPUT_DAMAGED_END)
         e = EIO;
     return mpe_error(err, -e, "%s: %s", name, strerror(e));
 }
@@ -440,15 +443,16 @@ static int dir_scan(MpeInput *in, const char *dir, MpeError *err)
 /* ------------------------------------------------------------------ Y4M */
 
 /* Reads one '\n'-terminated line of at most max-1 bytes into buf (without
- * the newline).  Returns its length, -1 at EOF before any byte, -2 when the
- * line is too long (the rest is left unread), -3 on EOF inside the line,
- * -4 on a read error. */
-static long read_line(FILE *f, char *buf, size_t max)
+ * the newline), adding the bytes it consumes to *pos.  Returns its length,
+ * -1 at EOF before any byte, -2 when the line is too long (the rest is left
+ * unread), -3 on EOF inside the line, -4 on a read error. */
+static long read_line(FILE *f, char *buf, size_t max, unsigned long long *pos)
 {
     size_t n = 0;
     int c;
 
     while ((c = getc(f)) != EOF) {
+        ++*pos;
         if (c == '\n') {
             buf[n] = '\0';
             return (long)n;
@@ -514,7 +518,7 @@ static int y4m_header(MpeInput *in, MpeError *err)
 
     if (!(line = malloc(Y4M_HEADER_MAX)))
         return mpe_error(err, -ENOMEM, "%s: out of memory", name);
-    r = read_line(in->f, line, Y4M_HEADER_MAX);
+    r = read_line(in->f, line, Y4M_HEADER_MAX, &in->y4m_pos);
     if (r == -4) {
         ret = errno_error(err, name, errno);
         goto out;
@@ -595,6 +599,7 @@ static int y4m_header(MpeInput *in, MpeError *err)
     in->info.height = (int)h;
     in->info.fps_num = (int)fn;
     in->info.fps_den = (int)fd;
+    in->y4m_good_end = in->y4m_pos;
 out:
     free(line);
     return ret;
@@ -613,7 +618,9 @@ static size_t read_full(FILE *f, uint8_t *dst, size_t n)
     return got;
 }
 
-static int y4m_read(MpeInput *in, MpeFrame *frame, MpeError *err)
+/* The next frame (1), the end of the stream (0) or an error; the bytes it
+ * consumes are counted in in->y4m_pos. */
+static int y4m_read_frame(MpeInput *in, MpeFrame *frame, MpeError *err)
 {
     char line[64];
     const char *name = in->cur;
@@ -622,13 +629,9 @@ static int y4m_read(MpeInput *in, MpeFrame *frame, MpeError *err)
     size_t total = (size_t)w * h + 2 * (size_t)cw * chh, got = 0;
     long r;
 
-    if (in->y4m_done)
+    r = read_line(in->f, line, sizeof(line), &in->y4m_pos);
+    if (r == -1)
         return 0;
-    r = read_line(in->f, line, sizeof(line));
-    if (r == -1) {
-        in->y4m_done = 1;
-        return 0;
-    }
     if (r == -4)
         return errno_error(err, name, errno);
     if (r == -3 && strncmp(line, "FRAME", strlen(line)) == 0)
@@ -649,10 +652,14 @@ static int y4m_read(MpeInput *in, MpeFrame *frame, MpeError *err)
         /* Long frame parameters: skip to the end of the line. */
         int c;
         long skipped = 0;
-        while ((c = getc(in->f)) != EOF && c != '\n')
+        while ((c = getc(in->f)) != EOF) {
+            in->y4m_pos++;
+            if (c == '\n')
+                break;
             if (++skipped > Y4M_FRAME_LINE_MAX)
                 return mpe_error(err, -EINVAL, "%s: frame header of frame %ld is too long",
                                  name, in->frame_index);
+        }
         if (c == EOF) {
             if (ferror(in->f))
                 return errno_error(err, name, errno);
@@ -666,6 +673,7 @@ static int y4m_read(MpeInput *in, MpeFrame *frame, MpeError *err)
         frame->stride[2] == cw) {
         /* mpe_frame_alloc's layout is the Y4M layout: one large read. */
         got = read_full(in->f, frame->data[0], total);
+        in->y4m_pos += got;
     } else {
         int short_read = 0;
         for (int c = 0; c < 3 && !short_read; c++) {
@@ -673,6 +681,7 @@ static int y4m_read(MpeInput *in, MpeFrame *frame, MpeError *err)
             for (int y = 0; y < ph && !short_read; y++) {
                 size_t g = read_full(in->f, frame->data[c] + (size_t)y * frame->stride[c], (size_t)pw);
                 got += g;
+                in->y4m_pos += g;
                 short_read = g < (size_t)pw;
             }
         }
@@ -685,6 +694,65 @@ static int y4m_read(MpeInput *in, MpeFrame *frame, MpeError *err)
     }
     in->frame_index++;
     return 1;
+}
+
+/* After complete frames, bytes that are not a frame (why says what is wrong
+ * with them): how many there are, if that can be known without reading an
+ * endless pipe to its end, and MPE_INPUT_DAMAGED_END saying so. */
+static int y4m_damaged_end(MpeInput *in, const MpeError *why, MpeError *err)
+{
+    const char *name = in->cur, *reason = why->msg;
+    size_t n = strlen(name);
+    unsigned long long tail = in->y4m_pos - in->y4m_good_end;
+    int at_end = feof(in->f), c;
+    struct stat st;
+    off_t now;
+
+    if (!strncmp(reason, name, n) && !strncmp(reason + n, ": ", 2))
+        reason += n + 2;
+    if (!at_end && fstat(fileno(in->f), &st) == 0 && S_ISREG(st.st_mode) &&
+        (now = ftello(in->f)) >= 0 && st.st_size >= now) {
+        tail += (unsigned long long)(st.st_size - now);
+        at_end = 1;
+    } else if (!at_end) {
+        /* a pipe: the end only if it is already there */
+        if ((c = getc(in->f)) != EOF)
+            ungetc(c, in->f);
+        at_end = c == EOF && !ferror(in->f);
+    }
+    if (at_end)
+        return mpe_error(err, MPE_INPUT_DAMAGED_END,
+                         "%s: the last %llu bytes (from byte %llu) are not a complete frame: %s; "
+                         "the %ld complete frame%s before them %s read",
+                         name, tail, in->y4m_good_end, reason, in->frame_index,
+                         in->frame_index == 1 ? "" : "s", in->frame_index == 1 ? "is" : "are");
+    return mpe_error(err, MPE_INPUT_DAMAGED_END,
+                     "%s: the bytes from byte %llu on are not a frame: %s; the %ld complete "
+                     "frame%s before them %s read, the rest is not",
+                     name, in->y4m_good_end, reason, in->frame_index,
+                     in->frame_index == 1 ? "" : "s", in->frame_index == 1 ? "is" : "are");
+}
+
+static int y4m_read(MpeInput *in, MpeFrame *frame, MpeError *err)
+{
+    MpeError why;
+    int ret;
+
+    if (in->y4m_done)
+        return 0;
+    if ((ret = y4m_read_frame(in, frame, &why)) > 0) {
+        in->y4m_good_end = in->y4m_pos;
+        return 1;
+    }
+    if (ret == 0 || ferror(in->f) || in->frame_index == 0) {
+        /* the end, a read error or no frame at all: nothing to keep */
+        in->y4m_done = ret == 0;
+        if (ret < 0 && err)
+            *err = why;
+        return ret;
+    }
+    in->y4m_done = 1;
+    return y4m_damaged_end(in, &why, err);
 }
 
 /* --------------------------------------------------------------- public */
@@ -1022,9 +1090,12 @@ static int ahead_read(MpeInput *in, MpeFrame *frame, MpeError *err)
         a->next_read++;
         pthread_cond_broadcast(&a->cv);
     } else if (r < 0) {
-        /* the slot stays: asking again gives the same answer */
+        /* the slot stays: asking again gives the same answer (the end, after
+         * a damaged one, as from the synchronous reader) */
         if (err)
             *err = s->err;
+        if (r == MPE_INPUT_DAMAGED_END)
+            s->result = 0;
         if (in->kind == SRC_PNG_LIST) {
             in->cur = s->name;
         } else if (in->kind == SRC_PNG_PATTERN) {

@@ -17,6 +17,7 @@
 #ifndef MPE_INPUT_H
 #define MPE_INPUT_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -42,11 +43,21 @@ int mpe_input_open_y4m_stream(MpeInput **in, FILE *f, const char *name, MpeError
 
 const MpeInputInfo *mpe_input_info(const MpeInput *in);
 
+/* mpe_input_read's answer when a Y4M stream goes on, after one or more
+ * complete frames, with bytes that are not a frame: a few stray bytes, a
+ * cut last frame, a broken FRAME marker.  The frames read are intact and
+ * may be kept; err names the file, the bytes left over (how many, when the
+ * end is known: a regular file, or a pipe already closed) and what is wrong
+ * with them.  The next read returns 0.  Negative like every error, so a
+ * caller that does not know it stops as on any other. */
+#define MPE_INPUT_DAMAGED_END (-EBADMSG)
+
 /* Reads the next frame into `frame`, which the caller allocated with
  * mpe_frame_alloc(info->format, info->width, info->height).
- * Returns 1 when a frame was read, 0 at the end of the sequence, or a
- * negative errno with err set (corrupt PNG, a frame whose size differs from
- * the first, a truncated Y4M frame, ...). */
+ * Returns 1 when a frame was read, 0 at the end of the sequence,
+ * MPE_INPUT_DAMAGED_END (above), or another negative errno with err set
+ * (corrupt PNG, a frame whose size differs from the first, a Y4M stream
+ * whose first frame is cut or malformed, a read error, ...). */
 int mpe_input_read(MpeInput *in, MpeFrame *frame, MpeError *err);
 
 /* Read ahead on reader threads from now on: `threads` PNG frames are

@@ -260,6 +260,92 @@ static int load_plane(Plane *out, const char *path, int frame, int expand, MpeEr
     return load_png(out, path, err);
 }
 
+/* ---- where a metric's number means nothing -------------------------------
+ *
+ * Both metrics compute a number for any input they accept (the original
+ * MATLAB code does too), and the encoder relies on that.  But some inputs
+ * are outside what the metric can judge, and a bare 0 or 99 there reads as
+ * a confident verdict.  The score is still printed (it is what the original
+ * would give) and the exit status stays 0, with one warning line on stderr
+ * saying why the number is not a quality. */
+
+static void warn_image(const char *path, const char *msg)
+{
+    fprintf(stderr, "mpegenc-iqa: warning: %s: %s\n", path, msg);
+}
+
+/* BLIINDS-II: a flat image (no DCT statistics: every block's AC energy is
+ * 0, and the model answers its end of scale); an image whose third scale
+ * (W/4 x H/4, SPEC §7) is smaller than one 5x5 DCT block, so that the
+ * features describe the zero padding more than the picture; features the
+ * LIVE-trained model never saw (bliinds_model_fit). */
+static void bliinds_check(const char *path, const Plane *img, const BliindsScore *s)
+{
+    char msg[512];
+    size_t n = (size_t)img->width * img->height, i = 1;
+    double dmos, distance;
+
+    while (i < n && img->data[i] == img->data[0])
+        i++;
+    bliinds_model_fit(s->features, &dmos, &distance);
+    if (i == n) {
+        snprintf(msg, sizeof(msg),
+                 "the image is flat (every sample is %d): BLIINDS-II's DCT statistics are "
+                 "undefined there, and %g is the model's end of scale, not a quality",
+                 img->data[0], s->score);
+    } else if (img->width / 4 < 5 || img->height / 4 < 5) {
+        snprintf(msg, sizeof(msg),
+                 "%dx%d is too small for BLIINDS-II: its third scale (%dx%d) is smaller than "
+                 "one 5x5 DCT block (20x20 needed), so the score is not a quality",
+                 img->width, img->height, img->width / 4, img->height / 4);
+    } else if (dmos < 0.75 || dmos > 100.25 || distance > BLIINDS_TRAINING_DISTANCE_MAX) {
+        snprintf(msg, sizeof(msg),
+                 "the features lie outside what BLIINDS-II's model was trained on (unclamped "
+                 "DMOS %.1f, scale 1..100; distance %.0f, LIVE training data within %.0f): "
+                 "the score is an extrapolation, not a quality",
+                 dmos, distance, BLIINDS_TRAINING_DISTANCE_MAX);
+    } else {
+        return;
+    }
+    warn_image(path, msg);
+}
+
+/* MAD = d_appear^(1-alpha) * d_detect^alpha (SPEC §5) is 0 when either
+ * stage sees nothing, whatever the other says.  Between different images:
+ * the detection stage sees nothing where every block of the reference is
+ * darker than gray ~49 (filtered mean lightness below 0.5, §3.4), or where
+ * the difference has no local contrast (a flat image against another flat
+ * one), or where the images differ only in the 16-17 pixel border it crops
+ * (§3.6); the appearance stage, whose log-Gabor subbands have no DC, sees
+ * nothing in a uniform offset. */
+static void mad_check(const char *path, const Plane *ref, const Plane *dst, const MadScore *s)
+{
+    char msg[512], why[256];
+    size_t n = (size_t)ref->width * ref->height, i;
+    int offset = dst->data[0] - ref->data[0], uniform = 1, brightest = 0;
+
+    if (s->mad != 0.0 || !memcmp(ref->data, dst->data, n))
+        return;
+    for (i = 0; i < n; i++) {
+        uniform &= dst->data[i] - ref->data[i] == offset;
+        brightest = ref->data[i] > brightest ? ref->data[i] : brightest;
+    }
+    if (uniform)
+        snprintf(why, sizeof(why), "they differ only by a uniform offset of %+d, which MAD does "
+                 "not count as distortion", offset);
+    else if (s->d_detect == 0.0 && brightest < 50)
+        snprintf(why, sizeof(why), "the reference is dark (brightest sample %d), and MAD sees "
+                 "no distortion in blocks darker than gray ~49", brightest);
+    else if (s->d_detect == 0.0)
+        snprintf(why, sizeof(why), "no block of the central %dx%d region shows a visible "
+                 "difference", ref->width - 33, ref->height - 33);
+    else
+        snprintf(why, sizeof(why), "their log-Gabor subband statistics are the same");
+    snprintf(msg, sizeof(msg), "MAD is 0 although the images differ (d_detect=%.4g, "
+             "d_appear=%.4g): %s; MAD cannot rank this pair", s->d_detect, s->d_appear, why);
+    warn_image(path, msg);
+}
+
 /* ---- subcommands ------------------------------------------------------- */
 
 static int run_bliinds(const IqaCli *cli)
@@ -290,6 +376,7 @@ static int run_bliinds(const IqaCli *cli)
         status = fail_image(path, err.msg);
         goto done;
     }
+    bliinds_check(path, &img, &s);
     printf("score=%.17g", s.score);
     if (cli->features)
         for (int i = 0; i < BLIINDS_NFEATURES; i++)
@@ -336,6 +423,7 @@ static int run_mad(const IqaCli *cli)
         status = fail_image(cli->args[1], err.msg);
         goto done;
     }
+    mad_check(cli->args[1], &ref, &dst, &s);
     printf("mad=%.17g d_detect=%.17g d_appear=%.17g\n", s.mad, s.d_detect, s.d_appear);
     status = 0;
 done:

@@ -519,7 +519,7 @@ int main(int argc, char **argv)
     MpeFrame frame = { 0 };
     const MpeInputInfo *info;
     uint64_t bytes = 0;
-    int frames = 0, ok = 0, ret, read_threads, interrupted = 0;
+    int frames = 0, ok = 0, ret, read_threads, interrupted = 0, damaged_input = 0;
     double t0, target;
     StageTotals st = { 0 };
     MpeStageTimes caller = { 0 };   /* the caller's stages since the last picture */
@@ -618,6 +618,12 @@ int main(int argc, char **argv)
         } else {
             got = mpe_input_read(in, &frame, &err);
         }
+        if (got == MPE_INPUT_DAMAGED_END) {
+            /* the frames before the damage are whole: finish the stream, fail the run */
+            fprintf(stderr, "mpegenc: warning: %s\n", err.msg);
+            damaged_input = 1;
+            got = 0;
+        }
         tb = mpe_time_ms();
         caller.read_ms += tb - ta;
         if (got > 0)
@@ -708,5 +714,5 @@ end:
     mpe_frame_free(&frame);
     mpe_input_close(in);
     free(rs.all);
-    return interrupted ? EXIT_INTERRUPTED : !ok ? EXIT_RUNTIME : 0;
+    return interrupted ? EXIT_INTERRUPTED : !ok || damaged_input ? EXIT_RUNTIME : 0;
 }

@@ -1,6 +1,7 @@
 /* frontend.c — backend registry and selection. */
 #include "frontend.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +175,48 @@ int gpu_fail_frame(GpuFailHook *h, GpuFailWhere where, int slot, MpeError *err)
     h->lost = 1;
     return mpe_error(err, -EIO, "%s: device lost during %s of frame %ld (MPE_GPU_FAIL test hook)",
                      h->backend, fail_where_name[where], frame);
+}
+
+/* name matches pattern's fixed prefix followed by anything ("*") or by a
+ * digit first ("#"), or equals it (no wildcard) */
+static int node_matches(const char *name, const char *pattern)
+{
+    size_t n = strcspn(pattern, "*#");
+    if (strncmp(name, pattern, n))
+        return 0;
+    if (pattern[n] == '*')
+        return 1;
+    if (pattern[n] == '#')
+        return name[n] >= '0' && name[n] <= '9';
+    return name[n] == '\0';
+}
+
+int gpu_has_device_node(const char *dev_dir)
+{
+    static const struct {
+        const char *dir, *pattern;
+    } nodes[] = {
+        { "dri", "renderD*" }, { "dri", "card*" },   /* Mesa, Intel, AMD */
+        { "", "kfd" },                                 /* AMD ROCm */
+        { "", "nvidia#" },                             /* NVIDIA, one per GPU */
+        { "", "dxg" },                                 /* WSL2 */
+        { "", "mali*" }, { "", "kgsl-3d*" }, { "", "galcore" },
+        { "accel", "accel*" },
+    };
+    char path[4096];
+    int found = 0;
+
+    for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]) && !found; i++) {
+        DIR *d;
+        struct dirent *de;
+        snprintf(path, sizeof(path), "%s/%s", dev_dir, nodes[i].dir);
+        if (!(d = opendir(path)))
+            continue;
+        while (!found && (de = readdir(d)))
+            found = node_matches(de->d_name, nodes[i].pattern);
+        closedir(d);
+    }
+    return found;
 }
 
 const GpuBackend *const *gpu_backend_list(void)

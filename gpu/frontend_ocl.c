@@ -147,10 +147,20 @@ static int ocl_probe(int for_auto, char *why, size_t why_size)
     cl_device_id dev;
     int is_gpu = 0;
     int ret = gpu_fail_probe("opencl", why, why_size);
-    if (ret < 0 || (ret = pick_device(-1, &dev, &is_gpu, why, why_size)) < 0)
-        return ret;
     /* the test hook wants its failure paths reachable through auto on PoCL */
-    if (for_auto && !is_gpu && !gpu_fail_names("opencl")) {
+    int take_cpu_device = gpu_fail_names("opencl");
+    if (ret < 0)
+        return ret;
+    /* auto takes only a GPU, and no GPU works without a device node: then
+     * the ICDs (PoCL: LLVM, its signal handlers) are not even loaded */
+    if (for_auto && !take_cpu_device && !gpu_has_device_node("/dev")) {
+        snprintf(why, why_size, "no GPU device node in /dev, so --backend auto does not load "
+                                "OpenCL (use --backend opencl)");
+        return -ENODEV;
+    }
+    if ((ret = pick_device(-1, &dev, &is_gpu, why, why_size)) < 0)
+        return ret;
+    if (for_auto && !is_gpu && !take_cpu_device) {
         char name[160];
         snprintf(name, sizeof(name), "%s", why);
         snprintf(why, why_size, "%s; --backend auto wants a GPU (use --backend opencl)", name);

@@ -69,4 +69,15 @@ const BliindsImpl *bliinds_impl_find(const char *name);
  * multivariate generalised Gaussian, including its off-by-one (SPEC §9). */
 double bliinds_predict(const double features[BLIINDS_NFEATURES]);
 
+/* How far features are from what the model was fitted on (SPEC §9): *dmos,
+ * the DMOS the model estimates before the 1..100 grid (the Gaussian
+ * conditional mean: a score is it less one, rounded to 0.5 and clamped to
+ * 0..99), and *distance, the squared Mahalanobis distance of [features, that
+ * DMOS clamped to 1..100] from the training mean.  The 982 LIVE training
+ * vectors all lie within BLIINDS_TRAINING_DISTANCE_MAX.  A dmos outside
+ * 0.75..100.25 or a larger distance: the score is an extrapolation (clamped
+ * to an end of the scale), not a judgement the model was trained to make. */
+#define BLIINDS_TRAINING_DISTANCE_MAX 565.0
+void bliinds_model_fit(const double features[BLIINDS_NFEATURES], double *dmos, double *distance);
+
 #endif

@@ -210,3 +210,21 @@ double bliinds_predict(const double features[BLIINDS_NFEATURES])
     }
     return 0.5 * best_n;
 }
+
+void bliinds_model_fit(const double features[BLIINDS_NFEATURES], double *dmos, double *distance)
+{
+    const int last = BLIINDS_NFEATURES;   /* the DMOS row and column */
+    double d[BLIINDS_MODEL_DIM], num = 0.0, q = 0.0;
+
+    for (int i = 0; i < last; i++) {
+        d[i] = features[i] - bliinds_model_mu[i];
+        num += bliinds_model_sigma_inv[last][i] * d[i];
+    }
+    /* the minimiser of the quadratic form over the DMOS coordinate */
+    *dmos = bliinds_model_mu[last] - num / bliinds_model_sigma_inv[last][last];
+    d[last] = (*dmos < 1.0 ? 1.0 : *dmos > 100.0 ? 100.0 : *dmos) - bliinds_model_mu[last];
+    for (int j = 0; j < BLIINDS_MODEL_DIM; j++)
+        for (int i = 0; i < BLIINDS_MODEL_DIM; i++)
+            q += d[i] * bliinds_model_sigma_inv[i][j] * d[j];
+    *distance = q;
+}

@@ -12,6 +12,47 @@ SOLAR="$ROOT/samples/solar/solar_%d.png"
 backends=$("$MPEGENC" --list-backends | awk '{ print $1 }' | grep -v '^cpu$')
 [ -n "$backends" ] || { skip all "no GPU backend compiled in"; exit 0; }
 
+# Where no GPU device node exists (gpu_has_device_node), --backend auto must
+# not load an OpenCL platform only to decline its CPU device: PoCL brings
+# LLVM, whose handlers catch SIGUSR1 (no longer ending the process), SIGSEGV
+# and more.  Checked on a running encode (the backend is open once a picture
+# is logged): none of these signals is caught or ignored.
+auto_signals() {
+    local fifo=$TMP/auto-fifo.y4m log=$TMP/auto.csv pid status caught bad="" n
+    mkfifo "$fifo"
+    "$MPEGENC" --quiet --backend auto --gop 1 --log "$log" -i "$fifo" -o "$TMP/auto.m2v" 2>"$TMP/auto.err" &
+    pid=$!
+    exec 3>"$fifo"
+    { head -n 1 "$TMP/odd.y4m"; tail -c +$(( $(head -n 1 "$TMP/odd.y4m" | wc -c) + 1 )) "$TMP/odd.y4m" |
+        head -c $(( 2 * (6 + 330 * 250 + 2 * 165 * 125) )); } >&3
+    for n in $(seq 200); do
+        [ -s "$log" ] && [ "$(grep -c . "$log")" -ge 2 ] && break
+        sleep 0.05
+    done
+    status=$(cat /proc/$pid/status 2>/dev/null)
+    exec 3>&-
+    wait $pid
+    caught=$(( 0x$(printf '%s\n' "$status" | sed -n 's/^SigCgt:\t//p') | 0x$(printf '%s\n' "$status" | sed -n 's/^SigIgn:\t//p') ))
+    for s in USR1 USR2 SEGV FPE ILL BUS; do
+        n=$(kill -l $s)
+        (( caught >> (n - 1) & 1 )) && bad="$bad SIG$s"
+    done
+    if [ -z "$status" ]; then
+        fail auto-no-opencl-without-gpu "the encoder was gone before it could be inspected: $(cat "$TMP/auto.err")"
+    else
+        check auto-no-opencl-without-gpu "caught or ignored:$bad" [ -z "$bad" ]
+    fi
+}
+if ! printf '%s\n' $backends | grep -qx opencl; then
+    skip auto-no-opencl-without-gpu "OpenCL not compiled in"
+elif ls /dev/dri/renderD* /dev/dri/card* /dev/kfd /dev/nvidia[0-9]* /dev/dxg >/dev/null 2>&1; then
+    skip auto-no-opencl-without-gpu "this machine has a GPU device node: auto may load OpenCL"
+elif ! "$MPEGENC" --list-backends | grep -q '^opencl *available'; then
+    skip auto-no-opencl-without-gpu "no OpenCL platform here to load"
+else
+    auto_signals
+fi
+
 for b in $backends; do
     line=$("$MPEGENC" --list-backends | grep "^$b ")
     if ! printf '%s' "$line" | grep -q ' available'; then

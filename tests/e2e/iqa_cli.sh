@@ -108,8 +108,12 @@ if have ffmpeg; then
         head -c $((192 * 128 * 2)) /dev/zero | tr '\0' '\200'
     } > "$TMP/two.y4m"
     same_as_gray y4m-frame1 --frame 1 bliinds "$TMP/two.y4m"
-    out=$("$IQA" bliinds "$TMP/two.y4m")
-    if [ -n "$out" ] && [ "$out" != "score=$WANT" ]; then pass y4m-frame0; else fail y4m-frame0 "frame 0 (flat) scored '$out'"; fi
+    out=$("$IQA" bliinds "$TMP/two.y4m" 2>"$TMP/flat.err")
+    if [ -n "$out" ] && [ "$out" != "score=$WANT" ] && grep -q "two\.y4m: the image is flat" "$TMP/flat.err"; then
+        pass y4m-frame0
+    else
+        fail y4m-frame0 "frame 0 (flat) scored '$out', stderr: $(cat "$TMP/flat.err")"
+    fi
     same_as_gray y4m-stdin bliinds --frame=1 - < "$TMP/two.y4m"
 else
     skip input-paths "ffmpeg not installed (make test installs it)"
@@ -145,7 +149,7 @@ if have ffmpeg; then
     ffmpeg -v error -y -i "$REF" -vf crop=3:7 "$TMP/tiny.png"
     expect too-small 1 "tiny\.png: image size 3x7 is outside" bliinds "$TMP/tiny.png"
     ffmpeg -v error -y -i "$REF" -vf crop=4:4 "$TMP/four.png"
-    out=$("$IQA" bliinds "$TMP/four.png")
+    out=$("$IQA" bliinds "$TMP/four.png" 2>/dev/null)
     case $out in score=*) pass smallest ;; *) fail smallest "4x4: '$out'" ;; esac
     expect y4m-no-frame 1 "two\.y4m: has 2 frames, no frame 5" --frame 5 bliinds "$TMP/two.y4m"
 fi
@@ -168,3 +172,57 @@ if [ $rc -eq 0 ] && printf '%s' "$out" | grep -qE '^mpegenc-iqa [0-9]'; then pas
 out=$("$IQA" mad "$REF" "$REF")
 if [ "$out" = "mad=0 d_detect=0 d_appear=0" ]; then pass mad-identical; else fail mad-identical "'$out'"; fi
 expect mad-size 1 "jpeg_q10\.png: size 512x512 differs" mad "$REF" "$DATA/jpeg_q10.png"
+
+# --- where a metric's number means nothing: the score, and one warning ---
+# warns NAME PATTERN ARGS...: exit 0, one score line on stdout, and one line
+# on stderr, "mpegenc-iqa: warning: FILE: ..." matching PATTERN
+warns() {
+    local name=$1 pat=$2 out err rc; shift 2
+    out=$("$IQA" "$@" 2>"$TMP/err"); rc=$?
+    err=$(cat "$TMP/err")
+    if [ "$rc" != 0 ]; then
+        fail "$name" "exit status $rc, expected 0; stderr: $err"
+    elif ! printf '%s' "$out" | grep -qE '^(score|mad)='; then
+        fail "$name" "no score on stdout: '$out'"
+    elif [ "$(printf '%s\n' "$err" | grep -c .)" -ne 1 ] ||
+         ! printf '%s' "$err" | grep -qE -- "^mpegenc-iqa: warning: $pat"; then
+        fail "$name" "expected one warning line matching /$pat/, got: '$err'"
+    else
+        pass "$name"
+    fi
+}
+# quiet NAME ARGS...: exit 0 and nothing on stderr
+quiet() {
+    local name=$1 err rc; shift
+    err=$("$IQA" "$@" 2>&1 >/dev/null); rc=$?
+    check "$name" "exit status $rc, stderr: $err" [ "$rc" = 0 -a -z "$err" ]
+}
+if have ffmpeg; then
+    for c in black white; do
+        ffmpeg -nostdin -v error -y -f lavfi -i color=$c:size=64x64 -frames:v 1 -pix_fmt gray "$TMP/$c.png"
+    done
+    ffmpeg -nostdin -v error -y -i "$REF" -vf crop=7:7:100:100 "$TMP/seven.png"
+    ffmpeg -nostdin -v error -y -i "$REF" -vf crop=64:64:100:100 "$TMP/crop.png"
+    # a brightness offset without clipping: b = a + 30
+    ffmpeg -nostdin -v error -y -i "$REF" -vf "format=gray,lut=c0=val/2+40" "$TMP/a.png"
+    ffmpeg -nostdin -v error -y -i "$TMP/a.png" -vf "format=gray,lut=c0=val+30" "$TMP/b.png"
+    warns bliinds-flat-black "$TMP/black\.png: the image is flat .*every sample is 0" bliinds "$TMP/black.png"
+    warns bliinds-flat-white "$TMP/white\.png: the image is flat .*every sample is 255" bliinds "$TMP/white.png"
+    warns bliinds-7x7 "$TMP/seven\.png: 7x7 is too small for BLIINDS-II" bliinds "$TMP/seven.png"
+    # a synthetic pattern: features the LIVE-trained model never saw
+    ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=64x64 -frames:v 1 -pix_fmt gray "$TMP/synthetic.png"
+    warns bliinds-out-of-model "$TMP/synthetic\.png: the features lie outside what BLIINDS-II's model was trained on" \
+        bliinds "$TMP/synthetic.png"
+    quiet bliinds-natural-quiet bliinds "$REF"
+    warns mad-black-white "$TMP/white\.png: MAD is 0 although the images differ .*uniform offset of \+255" \
+        mad "$TMP/black.png" "$TMP/white.png"
+    warns mad-dark-reference "$TMP/crop\.png: MAD is 0 although the images differ .*reference is dark" \
+        mad "$TMP/black.png" "$TMP/crop.png"
+    warns mad-offset "$TMP/b\.png: MAD is 0 although the images differ .*uniform offset of \+30" \
+        mad "$TMP/a.png" "$TMP/b.png"
+    quiet mad-identical-quiet mad "$REF" "$REF"
+    quiet mad-distorted-quiet mad "$REF" "$TMP/a.png"
+else
+    skip undefined-scores "ffmpeg not installed"
+fi
+exit 0

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "gpu/frontend.h"
 #include "tests/test.h"
@@ -753,6 +754,57 @@ static void test_backend_select(TestCtx *t)
           "unknown backend accepted");
 }
 
+/* touch dir/name (name may be "sub/leaf"; sub must exist) */
+static int touch(const char *dir, const char *name)
+{
+    char path[512];
+    FILE *f;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (!(f = fopen(path, "w")))
+        return -1;
+    return fclose(f);
+}
+
+static void untouch(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    remove(path);
+}
+
+static void test_device_nodes(TestCtx *t)
+{
+    /* nodes that mean a GPU, and names beside them that do not */
+    static const char *const gpu[] = { "dri/renderD128", "dri/card0", "kfd", "nvidia0",
+                                       "nvidia3", "dxg", "mali0", "kgsl-3d0", "galcore",
+                                       "accel/accel0" };
+    static const char *const other[] = { "nvidiactl", "nvidia-uvm", "nvidia-modeset", "kfd0",
+                                         "dri/by-path", "null", "tty0", "accel/x" };
+    char dir[] = "/tmp/mpe_test_nodes.XXXXXX", sub[600];
+    if (!mkdtemp(dir)) {
+        CHECK(t, 0, "mkdtemp");
+        return;
+    }
+    snprintf(sub, sizeof(sub), "%s/dri", dir);
+    CHECK(t, mkdir(sub, 0700) == 0, "mkdir dri");
+    snprintf(sub, sizeof(sub), "%s/accel", dir);
+    CHECK(t, mkdir(sub, 0700) == 0, "mkdir accel");
+    for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+        CHECK(t, touch(dir, other[i]) == 0, "touch %s", other[i]);
+    CHECK(t, !gpu_has_device_node(dir), "no GPU node, yet one was found");
+    for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++) {
+        CHECK(t, touch(dir, gpu[i]) == 0, "touch %s", gpu[i]);
+        CHECK(t, gpu_has_device_node(dir), "%s not taken for a GPU node", gpu[i]);
+        untouch(dir, gpu[i]);
+    }
+    CHECK(t, !gpu_has_device_node("/nonexistent/dev"), "a missing directory has a GPU node");
+    for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+        untouch(dir, other[i]);
+    untouch(dir, "dri");
+    untouch(dir, "accel");
+    CHECK(t, remove(dir) == 0, "temporary directory not empty");
+}
+
 int main(void)
 {
     TestCtx t;
@@ -765,6 +817,7 @@ int main(void)
     test_run(&t, "sad16-fast-vs-c", test_sad_variants);
     test_run(&t, "backend-cpu-interface", test_backend_cpu_interface);
     test_run(&t, "backend-select", test_backend_select);
+    test_run(&t, "gpu-device-nodes", test_device_nodes);
     test_run(&t, "kernels-convert-vs-reference", test_kernels_convert);
     test_run(&t, "kernels-convert-exact-halves", test_kernels_convert_halves);
     test_run(&t, "kernels-convert-writes-own-rows", test_kernels_convert_rows_only);

@@ -529,7 +529,9 @@ static void open_expect_error(TestCtx *t, const char *spec, int start, MpeError 
 
 /* Opens spec (which must succeed), then expects the read of frame
  * `nth` (0-based) to fail. */
-static void read_expect_error(TestCtx *t, const char *spec, int nth, MpeError *err)
+/* Reads nth frames, then expects `want` (MPE_INPUT_DAMAGED_END, or any
+ * other error when 0); after a damaged end, the next read must be the end. */
+static void read_expect(TestCtx *t, const char *spec, int nth, int want, MpeError *err)
 {
     MpeInput *in = NULL;
     MpeFrame fr;
@@ -545,8 +547,28 @@ static void read_expect_error(TestCtx *t, const char *spec, int nth, MpeError *e
     }
     ret = mpe_input_read(in, &fr, err);
     CHECK(t, ret < 0, "read %d of %s did not fail (%d)", nth, spec, ret);
+    if (want) {
+        MpeError again;
+        CHECK(t, ret == want, "read %d of %s: %d, expected %d", nth, spec, ret, want);
+        ret = mpe_input_read(in, &fr, &again);
+        CHECK(t, ret == 0, "read after the damaged end of %s: %d, expected the end", spec, ret);
+    } else {
+        CHECK(t, ret != MPE_INPUT_DAMAGED_END, "read %d of %s: a damaged end, expected an error",
+              nth, spec);
+    }
     mpe_frame_free(&fr);
     mpe_input_close(in);
+}
+
+static void read_expect_error(TestCtx *t, const char *spec, int nth, MpeError *err)
+{
+    read_expect(t, spec, nth, 0, err);
+}
+
+/* The frames before the damage are read, the damage is its own answer. */
+static void read_expect_damaged(TestCtx *t, const char *spec, int nth, MpeError *err)
+{
+    read_expect(t, spec, nth, MPE_INPUT_DAMAGED_END, err);
 }
 
 static void png_missing_file(TestCtx *t)
@@ -1240,20 +1262,22 @@ static void y4m_truncated(TestCtx *t)
     char want[128];
     MpeError err;
 
-    /* second frame cut 100 bytes short */
+    /* second frame cut 100 bytes short: the first is kept */
     write_file(p, d.buf, d.len - 100);
-    read_expect_error(t, p, 1, &err);
+    read_expect_damaged(t, p, 1, &err);
     snprintf(want, sizeof(want), "truncated frame 1 (got %zu of %zu bytes)", fb - 100, fb);
     CHECK_MSG(t, err, p, want);
+    snprintf(want, sizeof(want), "the last %zu bytes (from byte %zu)", 6 + fb - 100, 24 + 6 + fb);
+    CHECK_MSG(t, err, p, want, "the 1 complete frame before them is read");
     /* second frame header only */
     write_file(p, d.buf, d.len - fb);
-    read_expect_error(t, p, 1, &err);
+    read_expect_damaged(t, p, 1, &err);
     snprintf(want, sizeof(want), "truncated frame 1 (got 0 of %zu bytes)", fb);
-    CHECK_MSG(t, err, p, want);
+    CHECK_MSG(t, err, p, want, "the last 6 bytes");
     /* cut inside the FRAME marker */
     write_file(p, d.buf, d.len - fb - 3);
-    read_expect_error(t, p, 1, &err);
-    CHECK_MSG(t, err, p, "truncated frame 1");
+    read_expect_damaged(t, p, 1, &err);
+    CHECK_MSG(t, err, p, "truncated frame 1", "the last 3 bytes");
     /* first frame cut in the luma plane */
     write_file(p, d.buf, 24 + 6 + 50);
     read_expect_error(t, p, 0, &err);
@@ -1267,17 +1291,25 @@ static void y4m_bad_marker(TestCtx *t)
     const char *p = tpath("marker.y4m");
     Y4mData d = y4m_make("YUV4MPEG2 W16 H16 F25:1\n", 16, 16, 2, "FRAME\n");
     MpeError err;
+    char want[128];
 
     memcpy(d.buf + d.len - frame_bytes(16, 16) - 6, "FRAMX\n", 6);
     write_file(p, d.buf, d.len);
-    read_expect_error(t, p, 1, &err);
+    read_expect_damaged(t, p, 1, &err);
     CHECK_MSG(t, err, p, "bad frame marker", "frame 1", "FRAMX");
+    snprintf(want, sizeof(want), "the last %zu bytes", 6 + frame_bytes(16, 16));
+    CHECK_MSG(t, err, p, want);
+    /* stray bytes after the last frame */
+    memcpy(d.buf + d.len - frame_bytes(16, 16) - 6, "\n\0x", 3);
+    write_file(p, d.buf, d.len - frame_bytes(16, 16) - 3);
+    read_expect_damaged(t, p, 1, &err);
+    CHECK_MSG(t, err, p, "the last 3 bytes", "bad frame marker");
     free(d.buf);
     /* a header whose size is wrong: the frame data runs into the marker */
     d = y4m_make("YUV4MPEG2 W16 H16 F25:1\n", 18, 16, 2, "FRAME\n");
     write_file(p, d.buf, d.len);
-    read_expect_error(t, p, 1, &err);
-    CHECK_MSG(t, err, p, "bad frame marker");
+    read_expect_damaged(t, p, 1, &err);
+    CHECK_MSG(t, err, p, "bad frame marker", "W/H right");
     free(d.buf);
     /* "FRAMES" is not "FRAME" */
     d = y4m_make("YUV4MPEG2 W16 H16 F25:1\n", 16, 16, 1, "FRAMES\n");
@@ -1367,8 +1399,10 @@ static void y4m_stdin_errors(TestCtx *t)
 
     CHECK(t, pid > 0, "pipe/fork");
     if (pid > 0) {
-        read_expect_error(t, "-", 2, &err);
+        read_expect_damaged(t, "-", 2, &err);
         snprintf(want, sizeof(want), "truncated frame 2 (got %zu of %zu bytes)", fb - 1000, fb);
+        CHECK_MSG(t, err, "<stdin>", want);
+        snprintf(want, sizeof(want), "the last %zu bytes", 6 + fb - 1000);
         CHECK_MSG(t, err, "<stdin>", want);
         stdin_restore(pid, saved);
     }
