@@ -113,6 +113,11 @@ struct MpeEncoder {
     int ref_pic;                  /* pics[] index of the reference (latest picture) */
     int bank_pic[MPE_RC_BANKS];   /* pics[] index of each bank's reconstruction */
     uint8_t *origin[MPE_RC_BANKS];/* per slice: the bank whose coding holds its bits */
+    uint8_t *mb_coding[MPE_RC_BANKS]; /* per macroblock: how each bank's coding of its
+                                     slice coded it (MPE_MB_CODED_*); origin says which
+                                     bank's entry holds the coding a mix kept */
+    uint8_t *refresh_count;       /* per macroblock: P codings with coefficients since its
+                                     last intra coding, in the stream (slice.h) */
     MpeRc *rc;
     uint64_t *row_bits, *row_sse; /* a bank's per-slice numbers for the rate control */
     BsWriter hdr;                 /* headers written once to count their bits */
@@ -252,7 +257,9 @@ void mpe_encoder_close(MpeEncoder *e)
                 bs_writer_free(&e->slices[b][i].bw);
         free(e->slices[b]);
         free(e->origin[b]);
+        free(e->mb_coding[b]);
     }
+    free(e->refresh_count);
     free(e->row_bits);
     free(e->row_sse);
     free(e);
@@ -263,19 +270,22 @@ void mpe_encoder_close(MpeEncoder *e)
 static int plan_slices(MpeEncoder *e)
 {
     const int mbh = e->orig[0].mb_height;
+    const size_t n_mb = (size_t)e->orig[0].mb_width * mbh;
     int n = 0;
 
     e->n_slices = !e->mpeg2 && mbh > 175 ? 175 : mbh;
     for (int b = 0; b < MPE_RC_BANKS; b++) {
         e->slices[b] = aligned_alloc(_Alignof(SliceJob), (size_t)e->n_slices * sizeof(SliceJob));
         e->origin[b] = calloc((size_t)e->n_slices, 1);
-        if (!e->slices[b] || !e->origin[b])
+        e->mb_coding[b] = calloc(n_mb, 1);
+        if (!e->slices[b] || !e->origin[b] || !e->mb_coding[b])
             return -ENOMEM;
         memset(e->slices[b], 0, (size_t)e->n_slices * sizeof(SliceJob));
     }
     e->row_bits = calloc((size_t)e->n_slices, sizeof(uint64_t));
     e->row_sse = calloc((size_t)e->n_slices, sizeof(uint64_t));
-    if (!e->row_bits || !e->row_sse)
+    e->refresh_count = calloc(n_mb, 1);
+    if (!e->row_bits || !e->row_sse || !e->refresh_count)
         return -ENOMEM;
     for (int row = 0; row < mbh; n++) {
         int end = row + 1;
@@ -591,6 +601,7 @@ static void code_bank(MpeEncoder *e, const MpePictureCtx *pc_in, int bank, const
 {
     MpePictureCtx pc = *pc_in;
     pc.recon = &e->pics[e->bank_pic[bank]];
+    pc.mb_coding = e->mb_coding[bank];
     CodeJob job = { e, &pc, e->slices[bank], row_q };
 
     mpe_pool_run(e->pool, e->n_slices, code_slice_job, &job);
@@ -820,6 +831,25 @@ static uint64_t write_headers(MpeEncoder *e, BsWriter *bw, int intra, int vbv_de
     return start_code_end;
 }
 
+/* The refresh counters follow the coding written: slice `s` as coded in
+ * bank `origin`. */
+static void update_refresh_count(MpeEncoder *e, int origin, const SliceJob *s)
+{
+    const int mbw = e->orig[0].mb_width;
+    for (int addr = s->row_begin * mbw; addr < s->row_end * mbw; addr++) {
+        switch (e->mb_coding[origin][addr]) {
+        case MPE_MB_CODED_INTRA:
+            e->refresh_count[addr] = 0;
+            break;
+        case MPE_MB_CODED_RESIDUAL:
+            e->refresh_count[addr]++;   /* below MPE_REFRESH_PERIOD: the slice forces intra first */
+            break;
+        default:
+            break;
+        }
+    }
+}
+
 /* -vv: one line per rate-control trial (what a quality target costs) */
 static void trace_trial(MpeEncoder *e, const MpeRcStep *step, int intra, int trial, double metric)
 {
@@ -870,6 +900,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
         .mv = e->mv[e->frame_index % FRONTEND_SLOTS],
         .dsp = &e->dsp,
         .sad16 = e->sad16,
+        .refresh_count = e->refresh_count,
     };
     for (;;) {
         MpeRcStep step;
@@ -892,8 +923,11 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
 
     /* the chosen bank's slices, in order, from the codings that hold them */
     double qsum = 0, mv_sum = 0;
+    int refreshed = 0;
     for (int i = 0; i < e->n_slices; i++) {
         const SliceJob *s = &e->slices[e->origin[bank][i]][i];
+        update_refresh_count(e, e->origin[bank][i], s);
+        refreshed += s->ss.refreshed;
         /* the no-residual step is logged as the coarsest quantiser plus one */
         bs_append(&e->out, &s->bw);
         fs->mb_intra += s->ss.intra;
@@ -927,6 +961,9 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
     fs->mv_mean_abs = fs->mb_inter ? mv_sum / fs->mb_inter : 0;
     fs->trials = trials;
     fs->bits = bs_bit_count(&e->out) - start_bits;
+    if (refreshed)
+        mpe_log(&e->log, MPE_LOG_DEBUG, "frame %d: %d macroblocks intra for the refresh rule",
+                e->frame_index, refreshed);
     /* the kept reconstruction becomes the reference; the old one a bank */
     const int kept = e->bank_pic[bank];
     e->bank_pic[bank] = e->ref_pic;
