@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,35 +156,111 @@ static const int rate_table[9][2] = {
     { 30, 1 }, { 50, 1 }, { 60000, 1001 }, { 60, 1 },
 };
 
-/* The closest rate the format can signal; MPEG-2 may scale a code's rate by
- * (n+1)/(d+1) with frame_rate_extension_n (2 bits) and _d (5 bits). */
-static void choose_frame_rate(MpeEncoder *e, int num, int den)
-{
-    double want = (double)num / den, best_err = 1e30;
-    const int max_n = e->mpeg2 ? 3 : 0, max_d = e->mpeg2 ? 31 : 0;
+typedef struct FrameRate {
+    int code, ext_n, ext_d;   /* frame_rate_code, frame_rate_extension_n/_d */
+    int num, den;             /* the rate they signal: code's * (n+1)/(d+1) */
+    int exact;                /* that is the rate asked for */
+} FrameRate;
 
-    for (int code = 1; code <= 8; code++) {
-        for (int n = 0; n <= max_n; n++) {
-            for (int d = 0; d <= max_d; d++) {
-                long long rn = (long long)rate_table[code][0] * (n + 1);
-                long long rd = (long long)rate_table[code][1] * (d + 1);
-                double err;
-                if ((long long)num * rd == (long long)den * rn)
-                    err = 0;
-                else
-                    err = fabs(log(((double)rn / (double)rd) / want)) + 1e-9;
+/* The frame_rate_code whose rate is num/den, 0 if none. */
+static int exact_rate_code(int num, int den)
+{
+    for (int code = 1; code <= 8; code++)
+        if ((long long)num * rate_table[code][1] == (long long)den * rate_table[code][0])
+            return code;
+    return 0;
+}
+
+/* How a stream signals num/den: a frame_rate_code of its own with both
+ * extensions 0, which is all MPEG-1 has and all MPEG-2's Main profile
+ * allows (13818-2 §8: frame_rate_extension_n and _d are 0 in the Simple,
+ * Main, SNR, Spatial and High profiles).  Otherwise, with extensions
+ * (MPEG-2 only, when allowed), the exact rate if some code's rate *
+ * (n+1)/(d+1) is it, else the closest rate (ratio nearest 1). */
+static FrameRate pick_frame_rate(int num, int den, int extensions)
+{
+    FrameRate best = { 0 };
+    double best_err = 1e30;
+    const int code = exact_rate_code(num, den);
+
+    if (code)
+        return (FrameRate){ code, 0, 0, rate_table[code][0], rate_table[code][1], 1 };
+    for (int c = 1; c <= 8; c++) {
+        for (int n = 0; n <= (extensions ? 3 : 0); n++) {
+            for (int d = 0; d <= (extensions ? 31 : 0); d++) {
+                const long long rn = (long long)rate_table[c][0] * (n + 1);
+                const long long rd = (long long)rate_table[c][1] * (d + 1);
+                const int exact = (long long)num * rd == (long long)den * rn;
+                const double err = exact ? 0 : fabs(log((double)rn * den / ((double)rd * num))) + 1e-9;
                 if (err < best_err) {
                     best_err = err;
-                    e->seq.frame_rate_code = code;
-                    e->seq.frame_rate_ext_n = n;
-                    e->seq.frame_rate_ext_d = d;
-                    e->rate_num = (int)rn;
-                    e->rate_den = (int)rd;
+                    best = (FrameRate){ c, n, d, (int)rn, (int)rd, exact };
                 }
             }
         }
     }
-    if (best_err > 0)
+    return best;
+}
+
+/* "23.976" or "24": a rate as people write it */
+static void rate_text(char *buf, size_t size, int num, int den)
+{
+    size_t len;
+
+    snprintf(buf, size, "%.3f", (double)num / den);
+    for (len = strlen(buf); len > 0 && buf[len - 1] == '0'; len--)
+        buf[len - 1] = '\0';
+    if (len > 0 && buf[len - 1] == '.')
+        buf[len - 1] = '\0';
+}
+
+/* A rate without a frame_rate_code of its own is an error unless the
+ * caller allowed it (--strict 0). */
+static int check_frame_rate(const MpeParam *p, MpeError *err)
+{
+    const int num = p->fps_num > 0 ? p->fps_num : 25, den = p->fps_num > 0 ? p->fps_den : 1;
+    const int mpeg2 = p->format != MPE_FORMAT_MPEG1;
+    char want[32], below[32] = "", above[32] = "";
+
+    if (exact_rate_code(num, den) || !p->strict)
+        return 0;
+    /* the standard rates either side of it */
+    for (int code = 1; code <= 8; code++) {
+        const double r = (double)rate_table[code][0] / rate_table[code][1];
+        if (r < (double)num / den)
+            rate_text(below, sizeof(below), rate_table[code][0], rate_table[code][1]);
+        else if (!above[0])
+            rate_text(above, sizeof(above), rate_table[code][0], rate_table[code][1]);
+    }
+    rate_text(want, sizeof(want), num, den);
+    return mpe_error(err, -EINVAL,
+                     "frame rate %s fps (%d/%d) has no frame_rate_code in %s (nearest standard "
+                     "rate%s: %s%s%s); set --fps to one (the pictures play at that rate) or "
+                     "--strict 0 to signal it %s",
+                     want, num, den, mpeg2 ? "MPEG-2 Main profile" : "MPEG-1",
+                     below[0] && above[0] ? "s" : "", below,
+                     below[0] && above[0] ? ", " : "", above,
+                     mpeg2 ? "with frame_rate_extension (not Main profile)"
+                           : "as the nearest standard rate");
+}
+
+/* The rate the stream signals; check_frame_rate has refused what --strict
+ * does not allow, so what is left here is logged. */
+static void choose_frame_rate(MpeEncoder *e, int num, int den)
+{
+    const FrameRate fr = pick_frame_rate(num, den, e->mpeg2);
+
+    e->seq.frame_rate_code = fr.code;
+    e->seq.frame_rate_ext_n = fr.ext_n;
+    e->seq.frame_rate_ext_d = fr.ext_d;
+    e->rate_num = fr.num;
+    e->rate_den = fr.den;
+    if (fr.ext_n || fr.ext_d)
+        mpe_log(&e->log, MPE_LOG_WARNING,
+                "frame rate %d/%d signalled with frame_rate_extension (code %d x %d/%d): the "
+                "stream is no longer strictly Main profile", num, den, fr.code, fr.ext_n + 1,
+                fr.ext_d + 1);
+    if (!fr.exact)
         mpe_log(&e->log, MPE_LOG_WARNING,
                 "frame rate %d/%d cannot be signalled in %s; the stream says %d/%d", num, den,
                 e->mpeg2 ? "MPEG-2" : "MPEG-1", e->rate_num, e->rate_den);
@@ -435,19 +512,28 @@ static int open_checkers(MpeEncoder *e, MpeError *err)
     return 0;
 }
 
-int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, MpeError *err)
+int mpe_encoder_check_params(const MpeParam *p, MpeError *err)
 {
-    MpeEncoder *e;
     int ret;
 
-    *out = NULL;
     if (p->width < 16 || p->width > 4095 || p->height < 16 || p->height > 4095)
         return mpe_error(err, -EINVAL, "frame size %dx%d outside 16x16..4095x4095", p->width,
                          p->height);
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < 0 ||
         p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
-    if ((ret = check_rate_params(p, err)) < 0)
+    if ((ret = check_rate_params(p, err)) < 0 || (ret = check_frame_rate(p, err)) < 0)
+        return ret;
+    return 0;
+}
+
+int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, MpeError *err)
+{
+    MpeEncoder *e;
+    int ret;
+
+    *out = NULL;
+    if ((ret = mpe_encoder_check_params(p, err)) < 0)
         return ret;
     if (!(e = calloc(1, sizeof(*e))))
         return mpe_error(err, -ENOMEM, "out of memory");
