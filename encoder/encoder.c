@@ -560,6 +560,15 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
     e->seq.low_delay = 1;           /* I and P pictures only: no reordering */
     choose_frame_rate(e, p->fps_num > 0 ? p->fps_num : 25, p->fps_num > 0 ? p->fps_den : 1);
     choose_profile_level(e);
+    /* Valid MPEG-1 (11172-2 allows 4095 lines; slices past row 174 run on
+     * with address increments), but libmpeg2 0.5.1 decodes such pictures
+     * wrong (5 dB against our reconstruction, tests/e2e/conformance.sh),
+     * while ffmpeg decodes them exactly. */
+    if (!e->mpeg2 && p->height > 2800)
+        mpe_log(&e->log, MPE_LOG_WARNING,
+                "MPEG-1 picture %d lines tall: libmpeg2 (mpeg2dec and players built on it) "
+                "decodes MPEG-1 taller than 2800 lines wrong; the stream is valid and ffmpeg "
+                "decodes it (--format mpeg2 suits both)", p->height);
 
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = FRONTEND_SLOTS, .threads = p->threads,
                       .device = p->device, .log = &e->log };
