@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +114,11 @@ struct MpeEncoder {
     int ref_pic;                  /* pics[] index of the reference (latest picture) */
     int bank_pic[MPE_RC_BANKS];   /* pics[] index of each bank's reconstruction */
     uint8_t *origin[MPE_RC_BANKS];/* per slice: the bank whose coding holds its bits */
+    uint8_t *mb_coding[MPE_RC_BANKS]; /* per macroblock: how each bank's coding of its
+                                     slice coded it (MPE_MB_CODED_*); origin says which
+                                     bank's entry holds the coding a mix kept */
+    uint8_t *refresh_count;       /* per macroblock: P codings with coefficients since its
+                                     last intra coding, in the stream (slice.h) */
     MpeRc *rc;
     uint64_t *row_bits, *row_sse; /* a bank's per-slice numbers for the rate control */
     BsWriter hdr;                 /* headers written once to count their bits */
@@ -150,35 +156,111 @@ static const int rate_table[9][2] = {
     { 30, 1 }, { 50, 1 }, { 60000, 1001 }, { 60, 1 },
 };
 
-/* The closest rate the format can signal; MPEG-2 may scale a code's rate by
- * (n+1)/(d+1) with frame_rate_extension_n (2 bits) and _d (5 bits). */
-static void choose_frame_rate(MpeEncoder *e, int num, int den)
-{
-    double want = (double)num / den, best_err = 1e30;
-    const int max_n = e->mpeg2 ? 3 : 0, max_d = e->mpeg2 ? 31 : 0;
+typedef struct FrameRate {
+    int code, ext_n, ext_d;   /* frame_rate_code, frame_rate_extension_n/_d */
+    int num, den;             /* the rate they signal: code's * (n+1)/(d+1) */
+    int exact;                /* that is the rate asked for */
+} FrameRate;
 
-    for (int code = 1; code <= 8; code++) {
-        for (int n = 0; n <= max_n; n++) {
-            for (int d = 0; d <= max_d; d++) {
-                long long rn = (long long)rate_table[code][0] * (n + 1);
-                long long rd = (long long)rate_table[code][1] * (d + 1);
-                double err;
-                if ((long long)num * rd == (long long)den * rn)
-                    err = 0;
-                else
-                    err = fabs(log(((double)rn / (double)rd) / want)) + 1e-9;
+/* The frame_rate_code whose rate is num/den, 0 if none. */
+static int exact_rate_code(int num, int den)
+{
+    for (int code = 1; code <= 8; code++)
+        if ((long long)num * rate_table[code][1] == (long long)den * rate_table[code][0])
+            return code;
+    return 0;
+}
+
+/* How a stream signals num/den: a frame_rate_code of its own with both
+ * extensions 0, which is all MPEG-1 has and all MPEG-2's Main profile
+ * allows (13818-2 §8: frame_rate_extension_n and _d are 0 in the Simple,
+ * Main, SNR, Spatial and High profiles).  Otherwise, with extensions
+ * (MPEG-2 only, when allowed), the exact rate if some code's rate *
+ * (n+1)/(d+1) is it, else the closest rate (ratio nearest 1). */
+static FrameRate pick_frame_rate(int num, int den, int extensions)
+{
+    FrameRate best = { 0 };
+    double best_err = 1e30;
+    const int code = exact_rate_code(num, den);
+
+    if (code)
+        return (FrameRate){ code, 0, 0, rate_table[code][0], rate_table[code][1], 1 };
+    for (int c = 1; c <= 8; c++) {
+        for (int n = 0; n <= (extensions ? 3 : 0); n++) {
+            for (int d = 0; d <= (extensions ? 31 : 0); d++) {
+                const long long rn = (long long)rate_table[c][0] * (n + 1);
+                const long long rd = (long long)rate_table[c][1] * (d + 1);
+                const int exact = (long long)num * rd == (long long)den * rn;
+                const double err = exact ? 0 : fabs(log((double)rn * den / ((double)rd * num))) + 1e-9;
                 if (err < best_err) {
                     best_err = err;
-                    e->seq.frame_rate_code = code;
-                    e->seq.frame_rate_ext_n = n;
-                    e->seq.frame_rate_ext_d = d;
-                    e->rate_num = (int)rn;
-                    e->rate_den = (int)rd;
+                    best = (FrameRate){ c, n, d, (int)rn, (int)rd, exact };
                 }
             }
         }
     }
-    if (best_err > 0)
+    return best;
+}
+
+/* "23.976" or "24": a rate as people write it */
+static void rate_text(char *buf, size_t size, int num, int den)
+{
+    size_t len;
+
+    snprintf(buf, size, "%.3f", (double)num / den);
+    for (len = strlen(buf); len > 0 && buf[len - 1] == '0'; len--)
+        buf[len - 1] = '\0';
+    if (len > 0 && buf[len - 1] == '.')
+        buf[len - 1] = '\0';
+}
+
+/* A rate without a frame_rate_code of its own is an error unless the
+ * caller allowed it (--strict 0). */
+static int check_frame_rate(const MpeParam *p, MpeError *err)
+{
+    const int num = p->fps_num > 0 ? p->fps_num : 25, den = p->fps_num > 0 ? p->fps_den : 1;
+    const int mpeg2 = p->format != MPE_FORMAT_MPEG1;
+    char want[32], below[32] = "", above[32] = "";
+
+    if (exact_rate_code(num, den) || !p->strict)
+        return 0;
+    /* the standard rates either side of it */
+    for (int code = 1; code <= 8; code++) {
+        const double r = (double)rate_table[code][0] / rate_table[code][1];
+        if (r < (double)num / den)
+            rate_text(below, sizeof(below), rate_table[code][0], rate_table[code][1]);
+        else if (!above[0])
+            rate_text(above, sizeof(above), rate_table[code][0], rate_table[code][1]);
+    }
+    rate_text(want, sizeof(want), num, den);
+    return mpe_error(err, -EINVAL,
+                     "frame rate %s fps (%d/%d) has no frame_rate_code in %s (nearest standard "
+                     "rate%s: %s%s%s); set --fps to one (the pictures play at that rate) or "
+                     "--strict 0 to signal it %s",
+                     want, num, den, mpeg2 ? "MPEG-2 Main profile" : "MPEG-1",
+                     below[0] && above[0] ? "s" : "", below,
+                     below[0] && above[0] ? ", " : "", above,
+                     mpeg2 ? "with frame_rate_extension (not Main profile)"
+                           : "as the nearest standard rate");
+}
+
+/* The rate the stream signals; check_frame_rate has refused what --strict
+ * does not allow, so what is left here is logged. */
+static void choose_frame_rate(MpeEncoder *e, int num, int den)
+{
+    const FrameRate fr = pick_frame_rate(num, den, e->mpeg2);
+
+    e->seq.frame_rate_code = fr.code;
+    e->seq.frame_rate_ext_n = fr.ext_n;
+    e->seq.frame_rate_ext_d = fr.ext_d;
+    e->rate_num = fr.num;
+    e->rate_den = fr.den;
+    if (fr.ext_n || fr.ext_d)
+        mpe_log(&e->log, MPE_LOG_WARNING,
+                "frame rate %d/%d signalled with frame_rate_extension (code %d x %d/%d): the "
+                "stream is no longer strictly Main profile", num, den, fr.code, fr.ext_n + 1,
+                fr.ext_d + 1);
+    if (!fr.exact)
         mpe_log(&e->log, MPE_LOG_WARNING,
                 "frame rate %d/%d cannot be signalled in %s; the stream says %d/%d", num, den,
                 e->mpeg2 ? "MPEG-2" : "MPEG-1", e->rate_num, e->rate_den);
@@ -252,7 +334,9 @@ void mpe_encoder_close(MpeEncoder *e)
                 bs_writer_free(&e->slices[b][i].bw);
         free(e->slices[b]);
         free(e->origin[b]);
+        free(e->mb_coding[b]);
     }
+    free(e->refresh_count);
     free(e->row_bits);
     free(e->row_sse);
     free(e);
@@ -263,19 +347,22 @@ void mpe_encoder_close(MpeEncoder *e)
 static int plan_slices(MpeEncoder *e)
 {
     const int mbh = e->orig[0].mb_height;
+    const size_t n_mb = (size_t)e->orig[0].mb_width * mbh;
     int n = 0;
 
     e->n_slices = !e->mpeg2 && mbh > 175 ? 175 : mbh;
     for (int b = 0; b < MPE_RC_BANKS; b++) {
         e->slices[b] = aligned_alloc(_Alignof(SliceJob), (size_t)e->n_slices * sizeof(SliceJob));
         e->origin[b] = calloc((size_t)e->n_slices, 1);
-        if (!e->slices[b] || !e->origin[b])
+        e->mb_coding[b] = calloc(n_mb, 1);
+        if (!e->slices[b] || !e->origin[b] || !e->mb_coding[b])
             return -ENOMEM;
         memset(e->slices[b], 0, (size_t)e->n_slices * sizeof(SliceJob));
     }
     e->row_bits = calloc((size_t)e->n_slices, sizeof(uint64_t));
     e->row_sse = calloc((size_t)e->n_slices, sizeof(uint64_t));
-    if (!e->row_bits || !e->row_sse)
+    e->refresh_count = calloc(n_mb, 1);
+    if (!e->row_bits || !e->row_sse || !e->refresh_count)
         return -ENOMEM;
     for (int row = 0; row < mbh; n++) {
         int end = row + 1;
@@ -409,19 +496,28 @@ static int open_checkers(MpeEncoder *e, MpeError *err)
     return 0;
 }
 
-int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, MpeError *err)
+int mpe_encoder_check_params(const MpeParam *p, MpeError *err)
 {
-    MpeEncoder *e;
     int ret;
 
-    *out = NULL;
     if (p->width < 16 || p->width > 4095 || p->height < 16 || p->height > 4095)
         return mpe_error(err, -EINVAL, "frame size %dx%d outside 16x16..4095x4095", p->width,
                          p->height);
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < 0 ||
         p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
-    if ((ret = mpe_param_check(p, err)) < 0)
+    if ((ret = mpe_param_check(p, err)) < 0 || (ret = check_frame_rate(p, err)) < 0)
+        return ret;
+    return 0;
+}
+
+int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, MpeError *err)
+{
+    MpeEncoder *e;
+    int ret;
+
+    *out = NULL;
+    if ((ret = mpe_encoder_check_params(p, err)) < 0)
         return ret;
     if (!(e = calloc(1, sizeof(*e))))
         return mpe_error(err, -ENOMEM, "out of memory");
@@ -448,6 +544,15 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
     e->seq.low_delay = 1;           /* I and P pictures only: no reordering */
     choose_frame_rate(e, p->fps_num > 0 ? p->fps_num : 25, p->fps_num > 0 ? p->fps_den : 1);
     choose_profile_level(e);
+    /* Valid MPEG-1 (11172-2 allows 4095 lines; slices past row 174 run on
+     * with address increments), but libmpeg2 0.5.1 decodes such pictures
+     * wrong (5 dB against our reconstruction, tests/e2e/conformance.sh),
+     * while ffmpeg decodes them exactly. */
+    if (!e->mpeg2 && p->height > 2800)
+        mpe_log(&e->log, MPE_LOG_WARNING,
+                "MPEG-1 picture %d lines tall: libmpeg2 (mpeg2dec and players built on it) "
+                "decodes MPEG-1 taller than 2800 lines wrong; the stream is valid and ffmpeg "
+                "decodes it (--format mpeg2 suits both)", p->height);
 
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = FRONTEND_SLOTS, .threads = p->threads,
                       .device = p->device, .log = &e->log };
@@ -575,6 +680,7 @@ static void code_bank(MpeEncoder *e, const MpePictureCtx *pc_in, int bank, const
 {
     MpePictureCtx pc = *pc_in;
     pc.recon = &e->pics[e->bank_pic[bank]];
+    pc.mb_coding = e->mb_coding[bank];
     CodeJob job = { e, &pc, e->slices[bank], row_q };
 
     mpe_pool_run(e->pool, e->n_slices, code_slice_job, &job);
@@ -804,6 +910,25 @@ static uint64_t write_headers(MpeEncoder *e, BsWriter *bw, int intra, int vbv_de
     return start_code_end;
 }
 
+/* The refresh counters follow the coding written: slice `s` as coded in
+ * bank `origin`. */
+static void update_refresh_count(MpeEncoder *e, int origin, const SliceJob *s)
+{
+    const int mbw = e->orig[0].mb_width;
+    for (int addr = s->row_begin * mbw; addr < s->row_end * mbw; addr++) {
+        switch (e->mb_coding[origin][addr]) {
+        case MPE_MB_CODED_INTRA:
+            e->refresh_count[addr] = 0;
+            break;
+        case MPE_MB_CODED_RESIDUAL:
+            e->refresh_count[addr]++;   /* below MPE_REFRESH_PERIOD: the slice forces intra first */
+            break;
+        default:
+            break;
+        }
+    }
+}
+
 /* -vv: one line per rate-control trial (what a quality target costs) */
 static void trace_trial(MpeEncoder *e, const MpeRcStep *step, int intra, int trial, double metric)
 {
@@ -854,6 +979,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
         .mv = e->mv[e->frame_index % FRONTEND_SLOTS],
         .dsp = &e->dsp,
         .sad16 = e->sad16,
+        .refresh_count = e->refresh_count,
     };
     for (;;) {
         MpeRcStep step;
@@ -876,8 +1002,11 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
 
     /* the chosen bank's slices, in order, from the codings that hold them */
     double qsum = 0, mv_sum = 0;
+    int refreshed = 0;
     for (int i = 0; i < e->n_slices; i++) {
         const SliceJob *s = &e->slices[e->origin[bank][i]][i];
+        update_refresh_count(e, e->origin[bank][i], s);
+        refreshed += s->ss.refreshed;
         /* the no-residual step is logged as the coarsest quantiser plus one */
         bs_append(&e->out, &s->bw);
         fs->mb_intra += s->ss.intra;
@@ -911,6 +1040,9 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
     fs->mv_mean_abs = fs->mb_inter ? mv_sum / fs->mb_inter : 0;
     fs->trials = trials;
     fs->bits = bs_bit_count(&e->out) - start_bits;
+    if (refreshed)
+        mpe_log(&e->log, MPE_LOG_DEBUG, "frame %d: %d macroblocks intra for the refresh rule",
+                e->frame_index, refreshed);
     /* the kept reconstruction becomes the reference; the old one a bank */
     const int kept = e->bank_pic[bank];
     e->bank_pic[bank] = e->ref_pic;

@@ -83,6 +83,12 @@ typedef struct MpeOutput {
     const MpePicture *recon;  /* the reconstructed picture (padded planes) */
 } MpeOutput;
 
+/* The checks mpe_encoder_open makes of p before it starts anything (no side
+ * effects): a negative error, with a message in err, for parameters no
+ * encoder can take (sizes, ranges, conflicting rate-control options, a
+ * frame rate the stream cannot signal without --strict 0).  Callers may
+ * run it first to tell parameter errors from run-time failures. */
+int mpe_encoder_check_params(const MpeParam *p, MpeError *err);
 /* p->width/height must be set; p->format AUTO means MPEG-2; fps 0/0 means 25. */
 int mpe_encoder_open(MpeEncoder **enc, const MpeParam *p, const MpeLog *log, MpeError *err);
 /* Take one frame (RGB24 or YUV420 of the configured size) and code the one

@@ -559,25 +559,32 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpegenc: %s\n", err.msg);
         return EXIT_RUNTIME;
     }
-    if ((ret = check_outputs(&cli, in)) >= 0) {
-        mpe_input_close(in);
-        return ret;
-    }
     read_threads = cli.param.read_threads >= 0 ? cli.param.read_threads
                                                : MPE_MIN(4, mpe_cpu_count());
     info = mpe_input_info(in);
-    /* from here a signal takes the temporaries away */
-    install_signals();
-    if (open_outputs(&cli) < 0)
-        goto end;
-    out = outputs[OUT_STREAM].f;
-    rec = outputs[OUT_RECON].f;
     cli.param.width = info->width;
     cli.param.height = info->height;
     if (!cli.param.fps_num && info->fps_num > 0) {
         cli.param.fps_num = info->fps_num;
         cli.param.fps_den = info->fps_den;
     }
+    /* parameters no encoder can take (a frame rate without a code, ...) are
+     * the command line's problem: status 2, before any output exists */
+    if (mpe_encoder_check_params(&cli.param, &err) < 0) {
+        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        mpe_input_close(in);
+        return EXIT_USAGE;
+    }
+    if ((ret = check_outputs(&cli, in)) >= 0) {
+        mpe_input_close(in);
+        return ret;
+    }
+    /* from here a signal takes the temporaries away */
+    install_signals();
+    if (open_outputs(&cli) < 0)
+        goto end;
+    out = outputs[OUT_STREAM].f;
+    rec = outputs[OUT_RECON].f;
     if (mpe_frame_alloc(&frame, info->format, info->width, info->height) < 0) {
         fprintf(stderr, "mpegenc: out of memory for %dx%d frames\n", info->width, info->height);
         goto end;

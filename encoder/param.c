@@ -69,6 +69,10 @@ static const OptDesc options[] = {
     { { "max-trials", "N", "codings (and mix evaluations) of one picture a quality or bitrate "
                            "target may try; auto: 8 for MAD and BLIINDS-II targets, else 4" },
       OPT_AUTO_INT, OFF(max_trials), 1, 16, 0 },
+    { { "strict", "N", "1: refuse a frame rate MPEG-1 or MPEG-2 Main profile has no frame_rate_code "
+                       "for (e.g. 12, 15); 0: allow it (MPEG-2: frame_rate_extension, not Main "
+                       "profile; MPEG-1: the nearest standard rate)" },
+      OPT_INT, OFF(strict), 0, 1, 0 },
 };
 
 #define N_OPTIONS ((int)(sizeof(options) / sizeof(options[0])))
@@ -90,6 +94,7 @@ void mpe_param_default(MpeParam *p)
     p->iqa = MPE_IQA_PSNR;
     snprintf(p->iqa_backend, sizeof(p->iqa_backend), "auto");
     p->max_trials = 0;   /* auto */
+    p->strict = 1;
 }
 
 unsigned mpe_param_target(const MpeParam *p, double *value)

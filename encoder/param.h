@@ -53,6 +53,8 @@ typedef struct MpeParam {
     double target_mad;   /* --target-mad: MAD index, 0 = none */
     double target_bliinds; /* --target-bliinds: BLIINDS-II score, 0 = none */
     int max_trials;      /* --max-trials: codings of one picture a quality/bitrate target may try; 0: auto */
+    int strict;          /* --strict: 1 = refuse what the format cannot signal conformantly (a frame
+                            rate without a frame_rate_code); 0 = allow it, with a warning */
     /* set by the caller from the input, not options: */
     int width, height;
 } MpeParam;

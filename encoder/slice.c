@@ -231,6 +231,18 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
     return bsad;
 }
 
+/* The refresh rule (see MPE_REFRESH_PERIOD): a macroblock's next coding
+ * with residual must be intra once it has had period - 1 of them since its
+ * last intra coding.  Each macroblock reaches its limit a few pictures
+ * earlier than that, by its address, so that when every macroblock is coded
+ * in every picture they are not all refreshed in the same one (a whole
+ * intra picture in the middle of a GOP, and a spike in its bits). */
+static int refresh_due(const MpePictureCtx *pc, int addr)
+{
+    const int limit = MPE_REFRESH_PERIOD - 1 - addr % MPE_REFRESH_SPREAD;
+    return pc->refresh_count[addr] >= limit;
+}
+
 void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWriter *bw,
                     MpeSliceStats *stats)
 {
@@ -269,6 +281,17 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
             intra = pc->dsp->intra_activity(src, pc->orig->stride[0]) + INTRA_BIAS < bsad;
         }
 
+        if (!intra) {
+            predict_macroblock(pc, mbx, mby, vx, vy, pred_y, pred_c);
+            cbp = pc->drop_residual || pc->skip_all
+                      ? 0
+                      : quantise_inter_mb(pc, mbx, mby, pred_y, pred_c, level);
+            /* one more coding with residual would break the refresh rule */
+            if (cbp && refresh_due(pc, addr)) {
+                intra = 1;
+                stats->refreshed++;
+            }
+        }
         if (intra) {
             BsVlc t = bs_vlc_mb_type(pc->coding_type, BS_MB_INTRA);
             bs_write_mb_addr_inc(bw, addr - st.prev_addr);
@@ -277,12 +300,11 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
             st.prev_addr = addr;
             st.pmv[0] = st.pmv[1] = 0;   /* §7.6.3.4: intra resets the predictors */
             stats->intra++;
+            pc->mb_coding[addr] = MPE_MB_CODED_INTRA;
             continue;
         }
 
-        predict_macroblock(pc, mbx, mby, vx, vy, pred_y, pred_c);
-        cbp = pc->drop_residual || pc->skip_all ? 0
-                                                : quantise_inter_mb(pc, mbx, mby, pred_y, pred_c, level);
+        pc->mb_coding[addr] = cbp ? MPE_MB_CODED_RESIDUAL : MPE_MB_CODED_PREDICTION;
         reconstruct_inter_mb(pc, mbx, mby, pred_y, pred_c, level, cbp);
         reset_dc(&st);   /* any non-intra macroblock, skipped or not, resets DC prediction */
 

@@ -13,6 +13,27 @@
 #include "encoder/dsp.h"
 #include "gpu/frontend.h"
 
+/* IDCT mismatch control by forced intra refresh.  A decoder's inverse DCT
+ * need only meet IEEE 1180-1990 (11172-2 and 13818-2 Annex A), so it may
+ * differ from ours by a little in each block, and every P coding with
+ * coefficients adds such a difference to what later pictures predict from.
+ * IEEE 1180, which both Annexes cite, bounds the chain: each macroblock is
+ * coded intra at least once in every 132 times it is coded in a predicted
+ * picture.  Like H.261 and H.263 we count the codings that transmit
+ * coefficients: only they run an IDCT and can add a mismatch (a macroblock
+ * predicted without residual copies its reference exactly).  MPEG-2 also has mismatch control (§7.4.4), which we do; the
+ * refresh applies to both formats.  Refreshes are spread over
+ * MPE_REFRESH_SPREAD pictures. */
+#define MPE_REFRESH_PERIOD 132
+#define MPE_REFRESH_SPREAD 32
+
+/* How a macroblock was coded, for the refresh counters. */
+enum {
+    MPE_MB_CODED_PREDICTION = 0,   /* skipped or no residual: no IDCT, no new mismatch */
+    MPE_MB_CODED_RESIDUAL = 1,     /* non-intra with coefficients */
+    MPE_MB_CODED_INTRA = 2,
+};
+
 /* Everything a slice needs to know about its picture; read-only while the
  * slices of a picture are coded. */
 typedef struct MpePictureCtx {
@@ -33,10 +54,14 @@ typedef struct MpePictureCtx {
     const MpeDsp *dsp;
     GpuSad16Fn sad16;          /* 16x16 SAD (the front end's fastest) */
     const MpeQuantizer *quant; /* qscale, matrices and their reciprocals */
+    const uint8_t *refresh_count; /* per macroblock: codings with residual since its last
+                                     intra coding, before this picture (P) */
+    uint8_t *mb_coding;        /* per macroblock: MPE_MB_CODED_*, written for the slice's rows */
 } MpePictureCtx;
 
 typedef struct MpeSliceStats {
     int intra, inter, skipped;
+    int refreshed;       /* of the intra ones: forced by the refresh rule */
     double mv_abs_sum;   /* sum of |mv| in pels over the inter (coded) macroblocks */
 } MpeSliceStats;
 
