@@ -5,7 +5,10 @@
  * quantiser codes once; a PSNR target is met with the fewest bits the
  * model allows within one ladder step, by row mixing; a bit budget is never
  * exceeded; the VBV never underflows and a constant-rate stream is stuffed
- * up to what keeps it from overflowing; decisions are deterministic.  A
+ * up to what keeps it from overflowing, and from holding more than
+ * vbv_delay can say; a picture too big for the buffer even at the coarsest
+ * quantiser is reported; a quality target under a cap keeps to it over
+ * whole GOPs; decisions are deterministic.  A
  * second model stands in for MAD on a P picture: flat at its reference's
  * score for coarse quantisers, falling to 0 at q 1, "copy the reference"
  * far off, and a mix of rows scored by a power mean that, like MAD, lets a
