@@ -120,6 +120,7 @@ struct MpeEncoder {
     uint8_t *refresh_count;       /* per macroblock: P codings with coefficients since its
                                      last intra coding, in the stream (slice.h) */
     MpeRc *rc;
+    int cap_warned;               /* the rate control said once that a --bitrate cap cannot hold */
     uint64_t *row_bits, *row_sse; /* a bank's per-slice numbers for the rate control */
     BsWriter hdr;                 /* headers written once to count their bits */
     MpeChecker *check_rc;         /* the rate control's target metric, on this thread */
@@ -267,34 +268,66 @@ static void choose_frame_rate(MpeEncoder *e, int num, int den)
 }
 
 /* MPEG-2 Main profile at the lowest level that holds the picture size and
- * rate (13818-2 Table 8-11/8-12); bit_rate and vbv_buffer_size are that
- * level's maxima, since constant-quantiser streams have no rate of their own. */
-static void choose_profile_level(MpeEncoder *e)
+ * rate, and under rate control the peak bit rate and the VBV buffer asked
+ * for (13818-2 Tables 8-11 to 8-14); bit_rate and vbv_buffer_size are that
+ * level's maxima (open_rate_control replaces them with the rate control's),
+ * since constant-quantiser streams have no rate of their own.  A rate or
+ * buffer beyond Main@High is refused: no level allows it. */
+static int choose_profile_level(MpeEncoder *e, MpeError *err)
 {
+    static const struct {
+        int code;
+        const char *name;
+        int width, height;
+        double fps, bit_rate;   /* bit/s */
+        int vbv_16k;            /* vbv_buffer_size, 16384-bit units */
+    } levels[] = {
+        { 0x48, "Main@Main", 720, 576, 30.0, 15e6, 112 },
+        { 0x46, "Main@High-1440", 1440, 1152, 60.0, 60e6, 448 },
+        { 0x44, "Main@High", 1920, 1152, 60.0, 80e6, 597 },
+    };
+    const int n_levels = (int)(sizeof(levels) / sizeof(levels[0]));
     const int w = e->p.width, h = e->p.height;
     const double rate = (double)e->rate_num / e->rate_den;
+    const double peak = e->p.bitrate > 0 ? fmax(e->p.bitrate, e->p.maxrate) : 0;
+    /* the buffer is signalled (and modelled) in whole 16384-bit units */
+    const double vbv_16k = e->p.bitrate > 0 ? floor(e->p.vbv_size * 1000.0 / 16384.0) : 0;
+    int size_level = n_levels - 1, level;
 
     if (!e->mpeg2) {
         e->seq.bit_rate = 0x3FFFF;       /* 11172-2: variable bit rate */
         e->seq.vbv_buffer_size = 1023;   /* largest expressible: no VBV model in constant-q */
-        return;
+        return 0;
     }
-    if (w <= 720 && h <= 576 && rate <= 30.0) {
-        e->seq.profile_and_level = 0x48;   /* Main@Main */
-        e->seq.bit_rate = 15000000 / 400;
-        e->seq.vbv_buffer_size = 112;
-    } else if (w <= 1440 && h <= 1152 && rate <= 60.0) {
-        e->seq.profile_and_level = 0x46;   /* Main@High-1440 */
-        e->seq.bit_rate = 60000000 / 400;
-        e->seq.vbv_buffer_size = 448;
-    } else {
-        e->seq.profile_and_level = 0x44;   /* Main@High */
-        e->seq.bit_rate = 80000000 / 400;
-        e->seq.vbv_buffer_size = 597;
-        if (w > 1920 || h > 1152 || rate > 60.0)
-            mpe_log(&e->log, MPE_LOG_INFO,
-                    "%dx%d at %.3f fps exceeds Main@High; signalled as Main@High", w, h, rate);
+    for (int k = n_levels - 1; k >= 0; k--)
+        if (w <= levels[k].width && h <= levels[k].height && rate <= levels[k].fps)
+            size_level = k;
+    for (level = size_level; level < n_levels; level++)
+        if (peak <= levels[level].bit_rate && vbv_16k <= levels[level].vbv_16k)
+            break;
+    if (level == n_levels) {
+        const int top = n_levels - 1;
+        if (peak > levels[top].bit_rate)
+            return mpe_error(err, -EINVAL, "a bit rate of %.0f bit/s is more than MPEG-2 %s allows "
+                             "(%.0f)", peak, levels[top].name, levels[top].bit_rate);
+        return mpe_error(err, -EINVAL, "--vbv-size %d kbit is more than MPEG-2 %s allows (%.0f kbit)",
+                         e->p.vbv_size, levels[top].name, levels[top].vbv_16k * 16.384);
     }
+    e->seq.profile_and_level = levels[level].code;
+    e->seq.bit_rate = (uint32_t)(levels[level].bit_rate / 400);
+    e->seq.vbv_buffer_size = (uint32_t)levels[level].vbv_16k;
+    if (level > size_level && vbv_16k > levels[size_level].vbv_16k)
+        mpe_log(&e->log, MPE_LOG_INFO, "--vbv-size %d kbit is more than %s allows (%.0f kbit): "
+                "signalled as %s", e->p.vbv_size, levels[size_level].name,
+                levels[size_level].vbv_16k * 16.384, levels[level].name);
+    else if (level > size_level)
+        mpe_log(&e->log, MPE_LOG_INFO, "a peak rate of %.0f kbit/s is more than %s allows (%.0f): "
+                "signalled as %s", peak / 1000, levels[size_level].name,
+                levels[size_level].bit_rate / 1000, levels[level].name);
+    if (w > 1920 || h > 1152 || rate > 60.0)
+        mpe_log(&e->log, MPE_LOG_INFO, "%dx%d at %.3f fps exceeds Main@High; signalled as Main@High",
+                w, h, rate);
+    return 0;
 }
 
 /* Smallest f_code whose range [-16f, 16f-1] half-pels holds every vector a
@@ -456,8 +489,10 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
             return mpe_error(err, -EINVAL, "VBV buffer of %.0f kbit cannot hold one picture's "
                                            "share of %.0f kbit/s at %.3f fps", rc.vbv_bits / 1000,
                              peak / 1000, fps);
-        if (!e->mpeg2 && peak / 400.0 >= 0x3FFFF)
-            return mpe_error(err, -EINVAL, "MPEG-1 cannot signal a bit rate of %.0f bit/s", peak);
+        /* the header rounds up to 400 bit/s units, and 0x3FFFF there means variable rate */
+        if (!e->mpeg2 && ceil(peak / 400.0) >= 0x3FFFF)
+            return mpe_error(err, -EINVAL, "MPEG-1 cannot signal a bit rate of %.0f bit/s (at most %.0f)",
+                             peak, (0x3FFFF - 1) * 400.0);
     }
     if ((ret = mpe_rc_new(&e->rc, &rc, (uint64_t)p->width * p->height, err)) < 0)
         return ret;
@@ -543,7 +578,8 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
     e->seq.aspect_ratio_code = 1;   /* square pels / samples */
     e->seq.low_delay = 1;           /* I and P pictures only: no reordering */
     choose_frame_rate(e, p->fps_num > 0 ? p->fps_num : 25, p->fps_num > 0 ? p->fps_den : 1);
-    choose_profile_level(e);
+    if ((ret = choose_profile_level(e, err)) < 0)
+        goto fail;
     /* Valid MPEG-1 (11172-2 allows 4095 lines; slices past row 174 run on
      * with address increments), but libmpeg2 0.5.1 decodes such pictures
      * wrong (5 dB against our reconstruction, tests/e2e/conformance.sh),
@@ -1017,7 +1053,25 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
         for (int c = 0; c < 3; c++)
             fs->sse[c] += s->sse[c];
     }
-    uint64_t stuffing = mpe_rc_end_frame(e->rc, bs_bit_count(&e->out) - start_bits, &trials);
+    const uint64_t pic_bits = bs_bit_count(&e->out) - start_bits;
+    uint64_t stuffing;
+    const int rc_said = mpe_rc_end_frame(e->rc, pic_bits, &trials, &stuffing);
+    if (rc_said > 0 && !e->cap_warned) {
+        e->cap_warned = 1;
+        mpe_log(&e->log, MPE_LOG_WARNING,
+                "picture %d (%c) needs %llu bits even at the coarsest quantiser, more than its "
+                "GOP has left of the %.0f kbit/s cap: the stream will be above the cap",
+                e->frame_index, intra ? 'I' : 'P', (unsigned long long)pic_bits, e->p.bitrate / 1000);
+    }
+    if (rc_said < 0)
+        /* a stream that breaks the VBV its header declares is no stream a
+         * decoder with that buffer can play: stop, rather than finish one */
+        return mpe_error(err, -ERANGE,
+                         "picture %d (%c) needs %llu bits even coded as coarsely as it can be, but "
+                         "the VBV holds only %.0f at %.0f kbit/s: the rate is too low for this "
+                         "content (raise --bitrate, or --gop for fewer I pictures)",
+                         e->frame_index, intra ? 'I' : 'P', (unsigned long long)pic_bits,
+                         fs->vbv_fullness, e->seq.bit_rate * 0.4);
     for (uint64_t i = 0; i < stuffing; i++)
         bs_put(&e->out, 8, 0);   /* zero stuffing before the next start code */
 

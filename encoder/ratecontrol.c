@@ -42,9 +42,13 @@ struct MpeRc {
 
     /* VBV (13818-2 Annex C): fullness just before the current picture is removed */
     int vbv, cbr;
+    int capped;            /* a quality target under a bit-rate cap */
     double fill_rate;      /* bit/s entering the buffer */
     double vbv_size;       /* bits */
+    double vbv_top;        /* the most the buffer may hold before a removal (see mpe_rc_new) */
+    double tick_bits;      /* bits arriving in one period of the 90 kHz clock */
     double fullness;
+    int started;           /* the first picture has set the decoding schedule */
 
     /* bit-rate allocation (Test Model 5's picture-level part) */
     double complexity[2];  /* X = bits * mean q, I and P */
@@ -59,7 +63,8 @@ struct MpeRc {
     int t;                 /* 0 = I, 1 = P */
     uint64_t header_bits;
     double budget;         /* bit-rate mode: target bits of the whole picture */
-    double hard_max;       /* VBV: bits the picture may not exceed (underflow) */
+    double vbv_max;        /* VBV: bits the picture may not exceed (underflow) */
+    double hard_max;       /* that, or less under a cap on a quality target */
     double stuff_min;      /* VBV constant rate: bits the picture must reach (overflow) */
     int trials;
     double px[2], py[2];   /* (ln q, y) of the picture's last two uniform trials */
@@ -194,6 +199,7 @@ int mpe_rc_new(MpeRc **out, const MpeRcConfig *cfg, uint64_t luma_samples, MpeEr
         goto nomem;
 
     rc->vbv = cfg->vbv_bits > 0 && (cfg->bitrate > 0 || cfg->maxrate > 0);
+    rc->capped = cfg->mode == MPE_RC_QUALITY && cfg->bitrate > 0;
     if (rc->vbv) {
         /* the model runs on what the sequence header can say: whole 16384-bit
          * buffer units and a rate in 400 bit/s units */
@@ -202,11 +208,21 @@ int mpe_rc_new(MpeRc **out, const MpeRcConfig *cfg, uint64_t luma_samples, MpeEr
         rc->cbr = cfg->mode == MPE_RC_BITRATE && !(cfg->maxrate > cfg->bitrate);
         rc->fill_rate = rc->cbr ? cfg->bitrate : (cfg->maxrate > 0 ? cfg->maxrate : cfg->bitrate);
         rc->fill_rate = ceil(rc->fill_rate / 400.0) * 400.0;
+        rc->tick_bits = rc->fill_rate / 90000.0;
+        /* Constant rate: vbv_delay says how long the buffer has been filling
+         * since the picture's start code came in, at most 0xFFFE ticks, so at
+         * low rates it caps the fullness well below vbv_buffer_size (1.8
+         * Mbit at 300 kbit/s would be 6 s; vbv_delay says 0.73 s at most).
+         * One tick to spare also keeps a decoder that takes each picture's
+         * rounded vbv_delay as its decoding time (half a tick off) from
+         * overflowing. */
+        rc->vbv_top = rc->cbr ? fmin(rc->vbv_size, 0xFFFE * rc->tick_bits) - rc->tick_bits
+                              : rc->vbv_size;
         /* variable rate: the decoder waits for a full buffer (Annex C.3.2);
-         * constant rate: start 90 % full, at most what vbv_delay can express */
-        rc->fullness = rc->cbr ? fmin(0.9 * rc->vbv_size, 0.7 * rc->fill_rate) : rc->vbv_size;
+         * constant rate: start 90 % full, at most 0.7 s of data */
+        rc->fullness = rc->cbr ? fmin(0.9 * rc->vbv_top, 0.7 * rc->fill_rate) : rc->vbv_size;
     }
-    if (cfg->mode == MPE_RC_BITRATE) {
+    if (cfg->mode == MPE_RC_BITRATE || rc->capped) {
         /* Test Model 5's initial complexities */
         rc->complexity[0] = 160.0 * cfg->bitrate / 115.0;
         rc->complexity[1] = 60.0 * cfg->bitrate / 115.0;
@@ -259,7 +275,7 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
     rc->ok_bank = rc->fail_bank = rc->mix_bank = rc->done_bank = -1;
     rc->cur = -1;
     rc->emergency = 0;
-    if (rc->cfg.mode == MPE_RC_BITRATE) {
+    if (rc->cfg.mode == MPE_RC_BITRATE || rc->capped) {
         if (rc->t == 0) {
             /* a new GOP: its budget joins what the last one left over */
             const int gop = rc->cfg.gop;
@@ -269,21 +285,34 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
         }
         rc->budget = allocate_bits(rc);
     }
-    rc->hard_max = INFINITY;
+    rc->vbv_max = INFINITY;
     rc->stuff_min = 0;
-    if (rc->vbv) {
-        /* never take the buffer below empty; aim to keep a tenth of it */
-        rc->hard_max = rc->fullness;
-        if (rc->cfg.mode == MPE_RC_BITRATE)
-            rc->budget = fmin(rc->budget, fmax(rc->fullness - 0.1 * rc->vbv_size, 0.5 * rc->fullness));
-        if (rc->cbr)
-            rc->stuff_min = rc->fullness + rc->fill_rate / rc->cfg.fps - rc->vbv_size;
+    if (rc->vbv && rc->cbr && !rc->started) {
+        /* the first picture's vbv_delay fixes when every picture is decoded
+         * (a frame period apart): a whole number of ticks, so that the
+         * model's fullness is the one the stream's schedule gives */
+        const double d = floor(((rc->fullness - (double)start_code_bits) / rc->tick_bits));
+        rc->fullness = (double)start_code_bits + d * rc->tick_bits;
     }
+    rc->started = 1;
+    if (rc->vbv) {
+        /* never take the buffer below empty (a tick to spare, see
+         * mpe_rc_new); aim to keep a tenth of it */
+        rc->vbv_max = rc->fullness - rc->tick_bits;
+        if (rc->cfg.mode == MPE_RC_BITRATE || rc->capped)
+            rc->budget = fmin(rc->budget, fmax(rc->fullness - 0.1 * rc->vbv_top, 0.5 * rc->fullness));
+        if (rc->cbr)
+            rc->stuff_min = rc->fullness + rc->fill_rate / rc->cfg.fps - rc->vbv_top;
+    }
+    /* a cap on a quality target: no picture above its share of the rate
+     * (the finest coding within it, when the target asks for more) */
+    rc->hard_max = rc->capped ? fmin(rc->vbv_max, rc->budget) : rc->vbv_max;
     if (rc->vbv && rc->cbr) {
         /* the last byte of the picture start code is in the buffer
          * (fullness - header bits) / rate seconds before the picture is
-         * decoded (13818-2 C.3, 11172-2 C.1.5) */
-        double d = (rc->fullness - (double)start_code_bits) * 90000.0 / rc->fill_rate;
+         * decoded (13818-2 C.3, 11172-2 C.1.5); vbv_top keeps it within
+         * 0xFFFE, and only a stream that has underflowed could go below 1 */
+        double d = (rc->fullness - (double)start_code_bits) / rc->tick_bits;
         return d < 1 ? 1 : d > 0xFFFE ? 0xFFFE : (int)lround(d);
     }
     return 0xFFFF;
@@ -520,12 +549,17 @@ static int closest_bank(const MpeRc *rc)
 static void finish(MpeRc *rc, MpeRcStep *step, int b)
 {
     const Trial *tr = &rc->bank[b];
-    if ((double)(tr->bits + rc->header_bits) > rc->hard_max && tr->q_mean < qval(rc, rc->nl - 1)) {
-        /* VBV underflow ahead: code coarser, whatever the trial budget */
-        int q = clamp_q(rc, tr->q_mean * (double)(tr->bits + rc->header_bits) / rc->hard_max * 1.15);
+    const double total = (double)(tr->bits + rc->header_bits);
+    /* a VBV underflow may take any step; a cap stops where the target's search would */
+    const int top = total > rc->vbv_max ? rc->nl - 1 : top_step(rc);
+    if (total > rc->hard_max && tr->q_mean < qval(rc, top)) {
+        /* VBV underflow or the cap ahead: code coarser, whatever the trial budget */
+        int q = clamp_q(rc, tr->q_mean * total / fmax(rc->hard_max, 1.0) * 1.15);
         int nb = (b + 1) % MPE_RC_BANKS;
-        while (q < rc->nl - 1 && qval(rc, q) <= tr->q_mean)
+        while (q < top && qval(rc, q) <= tr->q_mean)
             q++;
+        if (q > top)
+            q = top;
         rc->emergency = 1;
         rc->ok_bank = rc->fail_bank = -1;
         fill_uniform(rc, nb, q);
@@ -672,24 +706,29 @@ void mpe_rc_report(MpeRc *rc, const MpeRcResult *res)
     }
 }
 
-uint64_t mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials)
+int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
 {
     const Trial *tr = &rc->bank[rc->done_bank >= 0 ? rc->done_bank : 0];
-    uint64_t stuffing = 0;
     const int t = rc->t;
+    const int underflow = rc->vbv && (double)bits > rc->fullness;
+    int over_cap = 0;
 
     *trials = rc->trials;
+    *stuffing = 0;
     if (rc->vbv && rc->cbr && (double)bits < rc->stuff_min)
-        stuffing = (uint64_t)ceil((rc->stuff_min - (double)bits) / 8.0);
-    bits += stuffing * 8;
+        *stuffing = (uint64_t)ceil((rc->stuff_min - (double)bits) / 8.0);
+    bits += *stuffing * 8;
     if (rc->vbv) {
         rc->fullness = rc->fullness - (double)bits + rc->fill_rate / rc->cfg.fps;
         if (!rc->cbr && rc->fullness > rc->vbv_size)
             rc->fullness = rc->vbv_size;   /* variable rate: input stops while full */
     }
-    if (rc->cfg.mode == MPE_RC_BITRATE) {
+    if (rc->cfg.mode == MPE_RC_BITRATE || rc->capped) {
         rc->complexity[t] = (double)bits * tr->q_mean;
         rc->gop_left -= (double)bits;
+        /* a quality target's GOP has spent its share of the cap, at the
+         * coarsest coding the target may use */
+        over_cap = rc->capped && rc->gop_left < 0 && tr->q_mean >= qval(rc, top_step(rc));
         if (t == 0)
             rc->left_i--;
         else
@@ -709,5 +748,5 @@ uint64_t mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials)
         rc->last_x[t] = log(tr->q_mean);
         rc->last_y[t] = model_y(rc, tr->metric);
     }
-    return stuffing;
+    return underflow ? -1 : over_cap ? 1 : 0;
 }

@@ -87,9 +87,15 @@ void mpe_rc_free(MpeRc *rc);
 int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t start_code_bits);
 void mpe_rc_next(MpeRc *rc, MpeRcStep *step);
 void mpe_rc_report(MpeRc *rc, const MpeRcResult *res);
-/* The picture as written: total bits (headers + slices); returns the zero
- * stuffing bytes to write after it so a constant-rate VBV cannot overflow. */
-uint64_t mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials);
+/* The picture as written: total bits (headers + slices).  *stuffing: the
+ * zero bytes to write after it so that a constant-rate VBV cannot overflow
+ * nor hold more than vbv_delay can say.  Returns -1 when the picture did
+ * not fit in the VBV (it underflowed: even the coarsest coding the search
+ * falls back to was too big for what the buffer held); 1 when a quality
+ * target's GOP has spent its share of the bit-rate cap and this picture
+ * was at the coarsest coding the target may use (the stream will be above
+ * the cap, within its VBV); else 0. */
+int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing);
 /* VBV fullness in bits just before the current/last picture was removed,
  * negative without a VBV model. */
 double mpe_rc_vbv_fullness(const MpeRc *rc);

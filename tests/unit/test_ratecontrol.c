@@ -5,7 +5,10 @@
  * quantiser codes once; a PSNR target is met with the fewest bits the
  * model allows within one ladder step, by row mixing; a bit budget is never
  * exceeded; the VBV never underflows and a constant-rate stream is stuffed
- * up to what keeps it from overflowing; decisions are deterministic.  A
+ * up to what keeps it from overflowing, and from holding more than
+ * vbv_delay can say; a picture too big for the buffer even at the coarsest
+ * quantiser is reported; a quality target under a cap keeps to it over
+ * whole GOPs; decisions are deterministic.  A
  * second model stands in for MAD on a P picture: flat at its reference's
  * score for coarse quantisers, falling to 0 at q 1, "copy the reference"
  * far off, and a mix of rows scored by a power mean that, like MAD, lets a
@@ -69,6 +72,9 @@ typedef struct Outcome {
     uint64_t bits, sse;
     double metric;         /* with a MadModel: the score of the coding kept */
     int trials, codes;
+    int underflow;         /* mpe_rc_end_frame said the picture did not fit in the VBV */
+    uint64_t stuffing;     /* zero bytes it asked for after the picture */
+    int vbv_delay;         /* what mpe_rc_start_frame returned */
 } Outcome;
 
 /* The encoder's side of the loop, with the model standing in for coding
@@ -78,7 +84,7 @@ static Outcome run_picture(MpeRc *rc, Picture *p, char type, const MadModel *m)
 {
     Outcome o = { 0 };
     uint64_t rb[ROWS], rs[ROWS];
-    mpe_rc_start_frame(rc, type, 400, 100);
+    o.vbv_delay = mpe_rc_start_frame(rc, type, 400, 100);
     for (;;) {
         MpeRcStep st;
         mpe_rc_next(rc, &st);
@@ -104,7 +110,9 @@ static Outcome run_picture(MpeRc *rc, Picture *p, char type, const MadModel *m)
         MpeRcResult res = { rb, rs, m ? mad_of(m, p->q[st.bank]) : 0 };
         mpe_rc_report(rc, &res);
     }
-    mpe_rc_end_frame(rc, o.bits + 400, &o.trials);
+    uint64_t stuffing;
+    o.underflow = mpe_rc_end_frame(rc, o.bits + 400, &o.trials, &stuffing) < 0;
+    o.stuffing = stuffing;
     return o;
 }
 
@@ -203,6 +211,88 @@ static void t_bit_budget(TestCtx *t)
     /* four GOPs: the mean rate is within 15 % of the target */
     double rate = total * 25 / 48;
     CHECK(t, rate > 0.85 * c.bitrate && rate < 1.15 * c.bitrate, "rate %.0f", rate);
+    mpe_rc_free(rc);
+}
+
+/* Easy pictures at a low constant rate: the buffer would fill far past
+ * what vbv_delay (at most 0xFFFE ticks) can say long before it reaches
+ * vbv_buffer_size.  Stuffing keeps it there, and every vbv_delay is the
+ * model's fullness (the encoder writes the headers: 100 bits to the end of
+ * the picture start code). */
+static void t_vbv_delay_expressible(TestCtx *t)
+{
+    TestRng rng = { 31 };
+    MpeRcConfig c = base_config(MPE_RC_BITRATE);
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    c.bitrate = 300e3;
+    c.vbv_bits = 112 * 16384.0;
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    double worst_ticks = 0, worst_off = 0;
+    int underflows = 0;
+    for (int n = 0; n < 30; n++) {
+        make_picture(&p, &rng);
+        for (int r = 0; r < ROWS; r++)
+            p.a[r] = 20;   /* a few bits a row */
+        double before = mpe_rc_vbv_fullness(rc);
+        Outcome o = run_picture(rc, &p, n % 12 ? 'P' : 'I', NULL);
+        worst_ticks = fmax(worst_ticks, (mpe_rc_vbv_fullness(rc) - 100) * 90000.0 / 300e3);
+        if (n > 0)   /* the first picture's start sets the fullness to a whole vbv_delay */
+            worst_off = fmax(worst_off, fabs(o.vbv_delay - (before - 100) * 90000.0 / 300e3));
+        underflows += o.underflow;
+    }
+    CHECK(t, worst_ticks <= 0xFFFE, "a vbv_delay of %.0f ticks would be needed", worst_ticks);
+    CHECK(t, worst_off <= 0.5 + 1e-6, "a vbv_delay %.1f ticks off the buffer's fullness", worst_off);
+    CHECK(t, underflows == 0, "%d pictures underflowed", underflows);
+    mpe_rc_free(rc);
+}
+
+/* Pictures bigger at the coarsest quantiser than the buffer can hold: the
+ * controller codes them at the coarsest step and says they underflowed. */
+static void t_underflow_reported(TestCtx *t)
+{
+    TestRng rng = { 41 };
+    MpeRcConfig c = base_config(MPE_RC_BITRATE);
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    int underflows = 0;
+    c.bitrate = 20e3;   /* 0.73 s of vbv_delay holds 14.6 kbit, a picture is 34 at q 31 */
+    c.vbv_bits = 112 * 16384.0;
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    make_picture(&p, &rng);
+    Outcome o = run_picture(rc, &p, 'I', NULL);
+    for (int r = 0; r < ROWS; r++)
+        underflows += p.q[0][r] < 31 && p.q[1][r] < 31 && p.q[2][r] < 31;
+    CHECK(t, o.underflow, "a %llu-bit picture fitted a buffer of 14.6 kbit", (unsigned long long)o.bits);
+    CHECK(t, underflows == 0, "%d rows never tried at the coarsest quantiser", underflows);
+    mpe_rc_free(rc);
+}
+
+/* A PSNR target no rate can give, under a 1 Mbit/s cap: four GOPs come
+ * to at most the cap (a GOP's savings carry over to the next, and the
+ * coarsest quantiser, about 340 kbit/s here, is well within it). */
+static void t_quality_cap(TestCtx *t)
+{
+    TestRng rng = { 43 };
+    MpeRcConfig c = base_config(MPE_RC_QUALITY);
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    double total = 0;
+    c.target_metric = MPE_IQA_PSNR;
+    c.target = 60;
+    c.bitrate = 1e6;
+    c.vbv_bits = 112 * 16384.0;
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    for (int n = 0; n < 48; n++) {
+        make_picture(&p, &rng);
+        Outcome o = run_picture(rc, &p, n % 12 ? 'P' : 'I', NULL);
+        total += o.bits + 400;
+        CHECK(t, !o.underflow, "picture %d underflowed", n);
+    }
+    CHECK(t, total * 25 / 48 <= 1.0 * c.bitrate, "%.0f bit/s under a %.0f cap", total * 25 / 48, c.bitrate);
     mpe_rc_free(rc);
 }
 
@@ -310,6 +400,9 @@ int main(void)
     test_run(&t, "constant_quantiser_codes_once", t_constant);
     test_run(&t, "psnr_target_met_with_fewest_bits", t_psnr_target);
     test_run(&t, "bit_budget_and_vbv", t_bit_budget);
+    test_run(&t, "vbv_delay_expressible", t_vbv_delay_expressible);
+    test_run(&t, "underflow_reported", t_underflow_reported);
+    test_run(&t, "quality_target_under_cap", t_quality_cap);
     test_run(&t, "mad_target_within_tolerance", t_mad_target);
     test_run(&t, "bliinds_target_never_copies", t_bliinds_never_copies);
     test_run(&t, "deterministic", t_deterministic);
