@@ -67,6 +67,8 @@ typedef struct SliceJob {
     _Alignas(64) BsWriter bw;   /* reused picture after picture: no mallocs once grown */
     MpeSliceStats ss;
     uint64_t sse[3];            /* recon vs source over the slice's rows, true size */
+    int64_t dsum[3];            /* sum of (source - recon) over the same samples */
+    int64_t samples[3];         /* how many */
     int row_begin, row_end;     /* macroblock rows */
     int q;                      /* quantiser_scale_code it was coded with */
 } SliceJob;
@@ -122,6 +124,8 @@ struct MpeEncoder {
     MpeRc *rc;
     int cap_warned;               /* the rate control said once that a --bitrate cap cannot hold */
     uint64_t *row_bits, *row_sse; /* a bank's per-slice numbers for the rate control */
+    double *row_mean_err;         /* ... and its rows' mean-level error, when measure_mean */
+    int measure_mean;             /* the rate control guards a MAD or BLIINDS-II target */
     BsWriter hdr;                 /* headers written once to count their bits */
     MpeChecker *check_rc;         /* the rate control's target metric, on this thread */
     MpeChecker *check_log;        /* measures only logged, on the quality task */
@@ -372,6 +376,7 @@ void mpe_encoder_close(MpeEncoder *e)
     free(e->refresh_count);
     free(e->row_bits);
     free(e->row_sse);
+    free(e->row_mean_err);
     free(e);
 }
 
@@ -395,7 +400,8 @@ static int plan_slices(MpeEncoder *e)
     e->row_bits = calloc((size_t)e->n_slices, sizeof(uint64_t));
     e->row_sse = calloc((size_t)e->n_slices, sizeof(uint64_t));
     e->refresh_count = calloc(n_mb, 1);
-    if (!e->row_bits || !e->row_sse || !e->refresh_count)
+    e->row_mean_err = calloc((size_t)e->n_slices, sizeof(double));
+    if (!e->row_bits || !e->row_sse || !e->refresh_count || !e->row_mean_err)
         return -ENOMEM;
     for (int row = 0; row < mbh; n++) {
         int end = row + 1;
@@ -468,6 +474,7 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         .maxrate = p->maxrate,
         .target_metric = metric,
         .target = target,
+        .mean_tol = MPE_RC_MEAN_TOL,
         /* a MAD or BLIINDS-II curve is no straight line (a P picture's score is
          * mostly its reference's until fine quantisers refresh it): bisection
          * needs about five codings to close the bracket, and mixing two more */
@@ -496,6 +503,8 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
     }
     if ((ret = mpe_rc_new(&e->rc, &rc, (uint64_t)p->width * p->height, err)) < 0)
         return ret;
+    /* the guard's numbers are read only for these targets (see ratecontrol.c) */
+    e->measure_mean = metric == MPE_IQA_MAD || metric == MPE_IQA_BLIINDS;
     uint32_t rate400, vbv16k;
     mpe_rc_stream_rates(e->rc, &rate400, &vbv16k);
     if (rate400) {
@@ -674,6 +683,20 @@ typedef struct CodeJob {
     const uint8_t *row_q;
 } CodeJob;
 
+/* Sum of (a - b): the mean level the rate control's guard checks. */
+static int64_t diff_sum_plane(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs,
+                              int w, int h)
+{
+    int64_t sum = 0;
+    for (int y = 0; y < h; y++) {
+        int32_t line = 0;
+        for (int x = 0; x < w; x++)
+            line += a[(ptrdiff_t)y * as + x] - b[(ptrdiff_t)y * bs + x];
+        sum += line;
+    }
+    return sum;
+}
+
 /* Distortion of the slice's rows (luma rows 16*begin.., chroma 8*begin..,
  * clipped to the true size): measured here, while the rows are still in
  * this core's cache, instead of in a serial pass over the picture. */
@@ -689,6 +712,15 @@ static void slice_sse(const MpeEncoder *e, const MpePictureCtx *pc, SliceJob *s)
                                             pc->recon->plane[c] + (ptrdiff_t)y0 * pc->recon->stride[c],
                                             pc->recon->stride[c], w, y1 - y0)
                             : 0;
+        if (!e->measure_mean || y1 <= y0) {
+            s->dsum[c] = s->samples[c] = 0;
+            continue;
+        }
+        s->dsum[c] = diff_sum_plane(pc->orig->plane[c] + (ptrdiff_t)y0 * pc->orig->stride[c],
+                                    pc->orig->stride[c],
+                                    pc->recon->plane[c] + (ptrdiff_t)y0 * pc->recon->stride[c],
+                                    pc->recon->stride[c], w, y1 - y0);
+        s->samples[c] = (int64_t)w * (y1 - y0);
     }
 }
 
@@ -711,6 +743,16 @@ static void code_slice_job(void *ctx, int index, int worker)
     slice_sse(job->e, &pc, s);
 }
 
+/* The slice's largest |mean(source) - mean(recon)| over Y, Cb, Cr, in levels. */
+static double slice_mean_err(const SliceJob *s)
+{
+    double m = 0;
+    for (int c = 0; c < 3; c++)
+        if (s->samples[c] > 0)
+            m = fmax(m, fabs((double)s->dsum[c] / (double)s->samples[c]));
+    return m;
+}
+
 /* One coding of the picture into a bank, each slice at its row quantiser. */
 static void code_bank(MpeEncoder *e, const MpePictureCtx *pc_in, int bank, const uint8_t *row_q)
 {
@@ -724,6 +766,7 @@ static void code_bank(MpeEncoder *e, const MpePictureCtx *pc_in, int bank, const
         e->origin[bank][i] = (uint8_t)bank;
         e->row_bits[i] = (uint64_t)e->slices[bank][i].bw.pos * 8;
         e->row_sse[i] = e->slices[bank][i].sse[0];
+        e->row_mean_err[i] = slice_mean_err(&e->slices[bank][i]);
     }
     e->bank_scored[bank] = 0;
 }
@@ -969,18 +1012,21 @@ static void update_refresh_count(MpeEncoder *e, int origin, const SliceJob *s)
 static void trace_trial(MpeEncoder *e, const MpeRcStep *step, int intra, int trial, double metric)
 {
     uint64_t bits = 0, sse = 0;
-    double q = 0;
+    double q = 0, mean_err = 0;
     for (int i = 0; i < e->n_slices; i++) {
         const SliceJob *s = &e->slices[e->origin[step->bank][i]][i];
+        mean_err = fmax(mean_err, slice_mean_err(s));
         bits += (uint64_t)s->bw.pos * 8;
         sse += s->sse[0];
         q += (double)s->q * (s->row_end - s->row_begin);
     }
-    mpe_log(&e->log, MPE_LOG_DEBUG, "frame %d %c trial %d: %s mean q %.2f, %llu bits, PSNR-Y %.3f dB%s%.4g",
+    mpe_log(&e->log, MPE_LOG_DEBUG,
+            "frame %d %c trial %d: %s mean q %.2f, %llu bits, PSNR-Y %.3f dB%s%.4g%s%.2f",
             e->frame_index, intra ? 'I' : 'P', trial, step->action == MPE_RC_CODE ? "code" : "mix",
             q / e->orig[0].mb_height, (unsigned long long)bits,
             iqa_psnr_from_mse((double)sse / ((double)e->p.width * e->p.height)),
-            step->need_metric ? ", metric " : "", step->need_metric ? metric : 0.0);
+            step->need_metric ? ", metric " : "", step->need_metric ? metric : 0.0,
+            e->measure_mean ? ", row mean error " : "", e->measure_mean ? mean_err : 0.0);
 }
 
 /* Code frame number e->frame_index, fetched already: the rate control's
@@ -1019,7 +1065,8 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
     };
     for (;;) {
         MpeRcStep step;
-        MpeRcResult res = { e->row_bits, e->row_sse, 0 };
+        MpeRcResult res = { .row_bits = e->row_bits, .row_sse = e->row_sse,
+                            .row_mean_err = e->row_mean_err };
         mpe_rc_next(e->rc, &step);
         if (step.action == MPE_RC_DONE) {
             bank = step.bank;
@@ -1093,6 +1140,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
     fs->qscale = (int)lround(fs->qscale_mean);
     fs->mv_mean_abs = fs->mb_inter ? mv_sum / fs->mb_inter : 0;
     fs->trials = trials;
+    fs->guard_mean = mpe_rc_guard_mean_rejects(e->rc);
     fs->bits = bs_bit_count(&e->out) - start_bits;
     if (refreshed)
         mpe_log(&e->log, MPE_LOG_DEBUG, "frame %d: %d macroblocks intra for the refresh rule",

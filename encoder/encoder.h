@@ -69,6 +69,8 @@ typedef struct MpeFrameStats {
     double mv_mean_abs;    /* mean |mv| (Euclidean, pels) over inter macroblocks; 0 if none */
     int mb_intra, mb_inter, mb_skipped;
     int trials;            /* reconstructions tried before this one was kept (1 = none redone) */
+    int guard_mean;        /* trials that met a MAD/BLIINDS-II target but were turned down
+                              because a row's mean level was off the source's */
     double vbv_fullness;   /* bits in the VBV buffer just before this picture is removed;
                               negative when no VBV model is active */
     MpeStageTimes time;

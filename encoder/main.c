@@ -448,6 +448,8 @@ static int take_record(Records *r, const Cli *cli, MpeFrameStats *fs)
         fprintf(stderr, "  mb intra %d inter %d skip %d", fs->mb_intra, fs->mb_inter, fs->mb_skipped);
         if (fs->trials > 1)
             fprintf(stderr, "  trials %d", fs->trials);
+        if (fs->guard_mean)
+            fprintf(stderr, "  guard mean %d", fs->guard_mean);
         fprintf(stderr, "\n");
         if (cli->stats)
             fprintf(stderr,

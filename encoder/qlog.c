@@ -55,6 +55,8 @@ static const QlogColumn qlog_columns[] = {
     COL("mb_inter", "macroblocks", QLOG_INT, mb_inter, 0),
     COL("mb_skipped", "macroblocks", QLOG_INT, mb_skipped, 0),
     COL("trials", "codings of the picture", QLOG_INT, trials, 0),
+    COL("guard_mean", "trials that met a MAD/BLIINDS-II target, turned down by the row mean-level guard",
+        QLOG_INT, guard_mean, 0),
     COL("vbv_fullness_bits", "bits", QLOG_VBV, vbv_fullness, 0),
     COL("read_ms", "ms", QLOG_DOUBLE, time.read_ms, 0),
     COL("decode_ms", "ms", QLOG_DOUBLE, time.decode_ms, 0),

@@ -12,7 +12,19 @@
  * what each switch gains per unit of what it costs, for as long as the
  * result stays ok: exactly for PSNR and bits (row SSE and bits add up),
  * estimated and then checked with one metric evaluation for MAD and
- * BLIINDS-II. */
+ * BLIINDS-II.
+ *
+ * A MAD or BLIINDS-II target is also guarded.  MAD compares contrast, not
+ * level: a picture that only got darker or brighter (a fade, a cut from
+ * black to white) scores 0 against a stale copy of its reference, and in
+ * dark pictures it sees nothing at any quantiser; BLIINDS-II never sees the
+ * source at all; neither sees chroma.  So "the copy meets the target" can
+ * mean a frozen or blank picture.  What both miss is the mean level, and
+ * that is cheap and exact per row: a coding (or mix) in which any row's
+ * mean Y, Cb or Cr is off the source's by more than cfg.mean_tol does not
+ * count as meeting the target, whatever its score.  Normal coding stays
+ * far inside it (intra DC is exact to a level; on the solar clip every kept
+ * row is within 0.7), a stale or blank row is far outside. */
 #include "ratecontrol.h"
 
 #include <errno.h>
@@ -28,9 +40,12 @@ typedef struct Trial {
     uint64_t bits;         /* slices only */
     uint64_t sse;
     double metric;         /* target metric (quality mode) */
+    double mean_err;       /* largest row mean-level error (see the guard above) */
     int ok;
+    int guarded;           /* met the metric target but turned down by the guard */
     uint8_t *row_q;
     uint64_t *row_bits, *row_sse;
+    double *row_mean_err;
 } Trial;
 
 struct MpeRc {
@@ -77,6 +92,7 @@ struct MpeRc {
     double mix_frac;
     int done_bank;
     int emergency;         /* coding ever higher quantisers to fit the VBV */
+    int guard_rejects;     /* trials the mean-level guard turned down */
     Trial bank[MPE_RC_BANKS];
     uint8_t *mix_src;
     int *order;
@@ -134,13 +150,33 @@ static double psnr_of(const MpeRc *rc, uint64_t sse)
     return mse > 0 ? 10.0 * log10(255.0 * 255.0 / mse) : 100.0;
 }
 
-static int trial_ok(const MpeRc *rc, const Trial *tr)
+static int guard_on(const MpeRc *rc)
 {
-    if (rc->cfg.mode == MPE_RC_BITRATE)
-        return (double)(tr->bits + rc->header_bits) <= rc->budget;
+    return rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric != MPE_IQA_PSNR &&
+           rc->cfg.mean_tol > 0;
+}
+
+static int metric_met(const MpeRc *rc, const Trial *tr)
+{
     if (better_is_higher(rc))
         return tr->metric >= rc->cfg.target - 1e-9;   /* a mix is planned to the SSE budget */
     return tr->metric <= rc->cfg.target;
+}
+
+/* Sets tr->ok and tr->guarded. */
+static void judge(MpeRc *rc, Trial *tr)
+{
+    tr->guarded = 0;
+    if (rc->cfg.mode == MPE_RC_BITRATE) {
+        tr->ok = (double)(tr->bits + rc->header_bits) <= rc->budget;
+        return;
+    }
+    tr->ok = metric_met(rc, tr);
+    if (tr->ok && guard_on(rc) && tr->mean_err > rc->cfg.mean_tol) {
+        tr->ok = 0;
+        tr->guarded = 1;
+        rc->guard_rejects++;
+    }
 }
 
 static double trial_value(const MpeRc *rc, const Trial *tr)
@@ -161,6 +197,7 @@ void mpe_rc_free(MpeRc *rc)
         free(rc->bank[b].row_q);
         free(rc->bank[b].row_bits);
         free(rc->bank[b].row_sse);
+        free(rc->bank[b].row_mean_err);
     }
     free(rc->mix_src);
     free(rc->order);
@@ -189,7 +226,9 @@ int mpe_rc_new(MpeRc **out, const MpeRcConfig *cfg, uint64_t luma_samples, MpeEr
         rc->bank[b].row_q = calloc(n, 1);
         rc->bank[b].row_bits = calloc(n, sizeof(uint64_t));
         rc->bank[b].row_sse = calloc(n, sizeof(uint64_t));
-        if (!rc->bank[b].row_q || !rc->bank[b].row_bits || !rc->bank[b].row_sse)
+        rc->bank[b].row_mean_err = calloc(n, sizeof(double));
+        if (!rc->bank[b].row_q || !rc->bank[b].row_bits || !rc->bank[b].row_sse ||
+            !rc->bank[b].row_mean_err)
             goto nomem;
     }
     rc->mix_src = calloc(n, 1);
@@ -275,6 +314,7 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
     rc->ok_bank = rc->fail_bank = rc->mix_bank = rc->done_bank = -1;
     rc->cur = -1;
     rc->emergency = 0;
+    rc->guard_rejects = 0;
     if (rc->cfg.mode == MPE_RC_BITRATE || rc->capped) {
         if (rc->t == 0) {
             /* a new GOP: its budget joins what the last one left over */
@@ -411,8 +451,10 @@ static int next_q(MpeRc *rc)
         const Trial *o = &rc->bank[rc->ok_bank], *f = &rc->bank[rc->fail_bank];
         const double yo = model_y(rc, o->metric), yf = model_y(rc, f->metric);
         const double xo = log(qval(rc, qok)), xf = log(qval(rc, qfail));
-        const double x = yf != yo ? xo + (model_y(rc, goal_value(rc)) - yo) * (xf - xo) / (yf - yo)
-                                  : 0.5 * (xo + xf);
+        /* a failing end the guard turned down has no score to aim by */
+        const double x = yf != yo && !f->guarded
+                             ? xo + (model_y(rc, goal_value(rc)) - yo) * (xf - xo) / (yf - yo)
+                             : 0.5 * (xo + xf);
         const int w = hi - lo;
         q = clamp_q(rc, exp(x));
         if (q < lo + w / 4)
@@ -420,6 +462,11 @@ static int next_q(MpeRc *rc)
         if (q > hi - w / 4)
             q = hi - w / 4;
     }
+    /* the last coding met the metric but was turned down by the guard: its
+     * score says go coarser, the guard finer; without a bracket, halve
+     * the range below it rather than creep down a step at a time */
+    if (a->guarded && qok < 0)
+        q = (lo + hi) / 2;
     return q < lo ? lo : q > hi ? hi : q;
 }
 
@@ -463,6 +510,8 @@ static int plan_mix(MpeRc *rc, double sse_budget)
             g = dsse < 0 ? (dbits <= 0 ? INFINITY : -dsse / dbits) : -1;
         else
             g = dbits < 0 ? (dsse <= 0 ? INFINITY : -dbits / dsse) : -1;
+        if (guard_on(rc) && f->row_mean_err[r] > rc->cfg.mean_tol)
+            g = -1;   /* the guard holds per row: the mix keeps it by construction */
         if (g > 0) {
             rc->gain[r] = g;
             rc->order[n_cand++] = r;
@@ -498,10 +547,12 @@ static void sum_rows(const MpeRc *rc, Trial *tr)
 {
     double qsum = 0;
     tr->bits = tr->sse = 0;
+    tr->mean_err = 0;
     for (int r = 0; r < rc->n; r++) {
         tr->bits += tr->row_bits[r];
         tr->sse += tr->row_sse[r];
         qsum += tr->row_q[r];
+        tr->mean_err = fmax(tr->mean_err, tr->row_mean_err[r]);
     }
     tr->q_mean = qsum / rc->n;
 }
@@ -515,6 +566,7 @@ static void set_mix_result(MpeRc *rc, int b)
         m->row_q[r] = s->row_q[r];
         m->row_bits[r] = s->row_bits[r];
         m->row_sse[r] = s->row_sse[r];
+        m->row_mean_err[r] = s->row_mean_err[r];
     }
     sum_rows(rc, m);
 }
@@ -535,7 +587,7 @@ static int closest_bank(const MpeRc *rc)
         const int cand[2] = { rc->fail_bank, rc->phase == PH_MIX_EVAL ? rc->mix_bank : -1 };
         for (int i = 0; i < 2; i++) {
             const int b = cand[i];
-            if (b >= 0 && fabs(rc->bank[b].metric - t) <= 0.1 * t &&
+            if (b >= 0 && !rc->bank[b].guarded && fabs(rc->bank[b].metric - t) <= 0.1 * t &&
                 (best < 0 || fabs(rc->bank[b].metric - t) < fabs(rc->bank[best].metric - t)))
                 best = b;
         }
@@ -599,7 +651,8 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
         return;
     }
     if (rc->phase == PH_MIX_EVAL) {
-        if (trial_ok(rc, &rc->bank[rc->mix_bank])) {
+        judge(rc, &rc->bank[rc->mix_bank]);
+        if (rc->bank[rc->mix_bank].ok) {
             finish(rc, step, rc->mix_bank);
             return;
         }
@@ -637,6 +690,10 @@ start_mix:
         double span = model_y(rc, f->metric) - model_y(rc, o->metric);
         rc->mix_frac = span != 0 ? (model_y(rc, rc->cfg.target) - model_y(rc, o->metric)) / span : 0;
         rc->mix_frac = fmin(fmax(rc->mix_frac, 0), 1);
+        /* the failing coding met the metric and only some rows failed the
+         * guard: try every row that passes it (plan_mix keeps the others) */
+        if (f->guarded)
+            rc->mix_frac = 1;
         if (rc->trials >= rc->cfg.max_trials || rc->mix_frac < 0.05) {
             finish(rc, step, closest_bank(rc));
             return;
@@ -680,12 +737,16 @@ void mpe_rc_report(MpeRc *rc, const MpeRcResult *res)
         return;
     memcpy(tr->row_bits, res->row_bits, (size_t)rc->n * sizeof(*tr->row_bits));
     memcpy(tr->row_sse, res->row_sse, (size_t)rc->n * sizeof(*tr->row_sse));
+    if (res->row_mean_err)
+        memcpy(tr->row_mean_err, res->row_mean_err, (size_t)rc->n * sizeof(*tr->row_mean_err));
+    else
+        memset(tr->row_mean_err, 0, (size_t)rc->n * sizeof(*tr->row_mean_err));
     sum_rows(rc, tr);
     if (rc->cfg.mode == MPE_RC_QUALITY)
         tr->metric = rc->cfg.target_metric == MPE_IQA_PSNR ? psnr_of(rc, tr->sse) : res->metric;
     if (rc->cfg.mode == MPE_RC_CQ || rc->emergency)
         return;
-    tr->ok = trial_ok(rc, tr);
+    judge(rc, tr);
     rc->run_len = rc->run_len && rc->run_ok == tr->ok ? rc->run_len + 1 : 1;
     rc->run_ok = tr->ok;
     rc->px[0] = rc->px[1];
@@ -738,7 +799,7 @@ int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
         /* slope from this picture's extreme trials, if two uniform ones exist */
         const Trial *o = rc->ok_bank >= 0 ? &rc->bank[rc->ok_bank] : NULL;
         const Trial *f = rc->fail_bank >= 0 ? &rc->bank[rc->fail_bank] : NULL;
-        if (o && f && o->q != f->q) {
+        if (o && f && o->q != f->q && !f->guarded) {
             double s = (model_y(rc, f->metric) - model_y(rc, o->metric)) /
                        (log(qval(rc, f->q)) - log(qval(rc, o->q)));
             if (s * default_slope(rc) > 0 && isfinite(s))
@@ -749,4 +810,9 @@ int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
         rc->last_y[t] = model_y(rc, tr->metric);
     }
     return underflow ? -1 : over_cap ? 1 : 0;
+}
+
+int mpe_rc_guard_mean_rejects(const MpeRc *rc)
+{
+    return rc->guard_rejects;
 }

@@ -28,6 +28,12 @@
 
 #define MPE_RC_BANKS 3
 
+/* The mean-level guard of MAD and BLIINDS-II targets (see ratecontrol.c):
+ * two 8-bit levels over a row 16 lines high, about one just-noticeable
+ * step of a flat offset, and three times the largest row error normal
+ * coding showed on the solar clip (0.66). */
+#define MPE_RC_MEAN_TOL 2.0
+
 typedef enum MpeRcMode {
     MPE_RC_CQ = 0,        /* constant quantiser */
     MPE_RC_BITRATE = 1,   /* target bit rate with VBV */
@@ -49,6 +55,9 @@ typedef struct MpeRcConfig {
     unsigned target_metric; /* QUALITY: MPE_IQA_PSNR, MPE_IQA_MAD or MPE_IQA_BLIINDS */
     double target;          /* QUALITY: PSNR-Y dB, or MAD / BLIINDS-II score (lower is better) */
     int max_trials;         /* codings (and mix evaluations) per picture */
+    double mean_tol;        /* QUALITY with MAD or BLIINDS-II: the largest |mean(source) -
+                               mean(recon)| a row may show in Y, Cb or Cr, in 8-bit levels,
+                               for a coding to count as meeting the target; 0: no guard */
 } MpeRcConfig;
 
 typedef struct MpeRc MpeRc;
@@ -75,6 +84,8 @@ typedef struct MpeRcResult {
     const uint64_t *row_bits;  /* slice bits */
     const uint64_t *row_sse;   /* luma SSE of the slice's rows */
     double metric;             /* the target metric when need_metric was set */
+    const double *row_mean_err;/* per row: the largest |mean(source) - mean(recon)| of Y, Cb
+                                  and Cr (levels); read when cfg.mean_tol > 0 */
 } MpeRcResult;
 
 int mpe_rc_new(MpeRc **rc, const MpeRcConfig *cfg, uint64_t luma_samples, MpeError *err);
@@ -96,6 +107,9 @@ void mpe_rc_report(MpeRc *rc, const MpeRcResult *res);
  * was at the coarsest coding the target may use (the stream will be above
  * the cap, within its VBV); else 0. */
 int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing);
+/* Codings (and mixes) of the last picture that met the metric target but
+ * were turned down by the mean-level guard (cfg.mean_tol). */
+int mpe_rc_guard_mean_rejects(const MpeRc *rc);
 /* VBV fullness in bits just before the current/last picture was removed,
  * negative without a VBV model. */
 double mpe_rc_vbv_fullness(const MpeRc *rc);

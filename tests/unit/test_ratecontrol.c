@@ -12,7 +12,11 @@
  * second model stands in for MAD on a P picture: flat at its reference's
  * score for coarse quantisers, falling to 0 at q 1, "copy the reference"
  * far off, and a mix of rows scored by a power mean that, like MAD, lets a
- * few bad rows dominate. */
+ * few bad rows dominate.  The same model in the dark (a fade to black,
+ * where MAD sees nothing at any quantiser) scores 0 everywhere while the
+ * rows' mean levels drift from the source's as the quantiser coarsens and
+ * jump without residual: the mean-level guard must keep every row of the
+ * picture kept within its tolerance, and still find the coarsest that is. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,15 +53,27 @@ typedef struct MadModel {
     double plateau;
     int knee;
     double copy;    /* > 0: the copy step's score instead of 100 (a no-reference metric) */
+    int dark;       /* scores 0 at every step, copy included */
+    const double *drift;   /* per row: mean-level error per unit of q (NULL: none) */
+    double stale;          /* mean-level error of every row without residual (q 32, 33) */
 } MadModel;
 
 static double mad_row(const MadModel *m, int q)
 {
+    if (m->dark)
+        return 0;
     if (q >= 33)
         return m->copy > 0 ? m->copy : 100;
     if (q == 32)
         return 1.05 * m->plateau;
     return q >= m->knee ? m->plateau : m->plateau * (q - 1) / (m->knee - 1);
+}
+
+static double mean_err_row(const MadModel *m, int r, int q)
+{
+    if (!m || !m->drift)
+        return 0;
+    return q >= 32 ? m->stale : m->drift[r] * q;
 }
 
 static double mad_of(const MadModel *m, const uint8_t *row_q)
@@ -75,6 +91,7 @@ typedef struct Outcome {
     int underflow;         /* mpe_rc_end_frame said the picture did not fit in the VBV */
     uint64_t stuffing;     /* zero bytes it asked for after the picture */
     int vbv_delay;         /* what mpe_rc_start_frame returned */
+    int bank;              /* the bank kept */
 } Outcome;
 
 /* The encoder's side of the loop, with the model standing in for coding
@@ -84,11 +101,13 @@ static Outcome run_picture(MpeRc *rc, Picture *p, char type, const MadModel *m)
 {
     Outcome o = { 0 };
     uint64_t rb[ROWS], rs[ROWS];
+    double re[ROWS];
     o.vbv_delay = mpe_rc_start_frame(rc, type, 400, 100);
     for (;;) {
         MpeRcStep st;
         mpe_rc_next(rc, &st);
         if (st.action == MPE_RC_DONE) {
+            o.bank = st.bank;
             for (int r = 0; r < ROWS; r++) {
                 o.bits += row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]);
                 o.sse += row_sse(p, r, p->q[st.bank][r]);
@@ -106,8 +125,9 @@ static Outcome run_picture(MpeRc *rc, Picture *p, char type, const MadModel *m)
         for (int r = 0; r < ROWS; r++) {
             rb[r] = row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]);
             rs[r] = row_sse(p, r, p->q[st.bank][r]);
+            re[r] = mean_err_row(m, r, p->q[st.bank][r]);
         }
-        MpeRcResult res = { rb, rs, m ? mad_of(m, p->q[st.bank]) : 0 };
+        MpeRcResult res = { rb, rs, m ? mad_of(m, p->q[st.bank]) : 0, re };
         mpe_rc_report(rc, &res);
     }
     uint64_t stuffing;
@@ -315,7 +335,8 @@ static void t_mad_target(TestCtx *t)
         c.target = 3 + (test_rand(&rng) % 1700) / 100.0;
         CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
         for (int n = 0; n < 8; n++) {
-            MadModel m = { 5 + (test_rand(&rng) % 2500) / 100.0, 6 + (int)(test_rand(&rng) % 19), 0 };
+            MadModel m = { .plateau = 5 + (test_rand(&rng) % 2500) / 100.0,
+                           .knee = 6 + (int)(test_rand(&rng) % 19) };
             make_picture(&p, &rng);
             Outcome o = run_picture(rc, &p, n ? 'P' : 'I', &m);
             const double got = o.metric;
@@ -361,7 +382,8 @@ static void t_bliinds_never_copies(TestCtx *t)
     CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
     for (int n = 0; n < 24; n++) {
         /* the plateau on either side of the target; the copy scores 5 */
-        MadModel m = { 10 + (test_rand(&rng) % 1500) / 100.0, 4 + (int)(test_rand(&rng) % 8), 5 };
+        MadModel m = { .plateau = 10 + (test_rand(&rng) % 1500) / 100.0,
+                       .knee = 4 + (int)(test_rand(&rng) % 8), .copy = 5 };
         make_picture(&p, &rng);
         run_picture(rc, &p, n % 12 ? 'P' : 'I', &m);
         for (int b = 0; b < MPE_RC_BANKS; b++)
@@ -370,6 +392,69 @@ static void t_bliinds_never_copies(TestCtx *t)
     }
     CHECK(t, copies == 0, "%d rows tried or kept as a copy of the reference", copies);
     mpe_rc_free(rc);
+}
+
+/* A fade to black under a MAD target: the metric is 0 at every step, so
+ * without the guard "copy the reference" wins and the picture freezes.
+ * With it, every kept row is within the tolerance, the guard says it
+ * acted, and the picture costs no more than the coarsest uniform
+ * quantiser the guard allows (rows the guard lets go coarser save more). */
+static void t_mad_guard_fade(TestCtx *t)
+{
+    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
+    for (int guard = 1; guard >= 0; guard--) {
+        TestRng rng = { 41 };
+        MpeRcConfig c = base_config(MPE_RC_QUALITY);
+        MpeRc *rc;
+        MpeError err;
+        Picture p;
+        int stale_rows = 0, worst_trials = 0, over_budget = 0, guard_silent = 0;
+        c.ladder = ladder33;
+        c.n_ladder = 33;
+        c.max_trials = 8;
+        c.target_metric = MPE_IQA_MAD;
+        c.target = 10;
+        c.mean_tol = guard ? MPE_RC_MEAN_TOL : 0;
+        CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+        for (int n = 0; n < 24; n++) {
+            double drift[ROWS];
+            /* rows allowed up to q 4..40 by the guard; stale rows 5..40 levels off */
+            for (int r = 0; r < ROWS; r++)
+                drift[r] = MPE_RC_MEAN_TOL / (4 + (int)(test_rand(&rng) % 37)) + 1e-9;
+            MadModel m = { .plateau = 8, .knee = 10, .dark = 1, .drift = drift,
+                           .stale = 5 + (test_rand(&rng) % 3500) / 100.0 };
+            make_picture(&p, &rng);
+            Outcome o = run_picture(rc, &p, n % 12 ? 'P' : 'I', &m);
+            int q_allowed = 33;   /* the coarsest uniform step the guard lets through */
+            for (int r = 0; r < ROWS; r++)
+                while (q_allowed > 1 && mean_err_row(&m, r, q_allowed) > MPE_RC_MEAN_TOL)
+                    q_allowed--;
+            uint64_t bits_allowed = 0, bits_kept = 0;
+            for (int r = 0; r < ROWS; r++) {
+                const int q = p.q[o.bank][r];
+                bits_allowed += row_bits(&p, r, q_allowed);
+                bits_kept += row_bits(&p, r, q > 31 ? 31 : q);
+                stale_rows += mean_err_row(&m, r, q) > MPE_RC_MEAN_TOL;
+            }
+            over_budget += o.trials < c.max_trials && bits_kept > bits_allowed;
+            worst_trials = o.trials > worst_trials ? o.trials : worst_trials;
+            guard_silent += guard && mpe_rc_guard_mean_rejects(rc) == 0;
+        }
+        if (guard) {
+            CHECK(t, stale_rows == 0, "%d rows kept with their mean level off the source's", stale_rows);
+            CHECK(t, over_budget == 0, "%d pictures cost more than the coarsest uniform q the guard allows",
+                  over_budget);
+            CHECK(t, worst_trials <= c.max_trials + 2, "%d trials", worst_trials);
+            CHECK(t, guard_silent == 0, "%d pictures where the guard acted without saying so",
+                  guard_silent);
+        } else {
+            /* the model tempts the controller: unguarded, it keeps stale rows */
+            CHECK(t, stale_rows > 0, "no stale rows even without the guard");
+        }
+        mpe_rc_free(rc);
+    }
 }
 
 static void t_deterministic(TestCtx *t)
@@ -405,6 +490,7 @@ int main(void)
     test_run(&t, "quality_target_under_cap", t_quality_cap);
     test_run(&t, "mad_target_within_tolerance", t_mad_target);
     test_run(&t, "bliinds_target_never_copies", t_bliinds_never_copies);
+    test_run(&t, "mad_guard_keeps_mean_level_in_a_fade", t_mad_guard_fade);
     test_run(&t, "deterministic", t_deterministic);
     return test_finish(&t);
 }
