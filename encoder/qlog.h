@@ -7,7 +7,8 @@
  * Each record is flushed as soon as it is written.  mpe_qlog_open writes
  * under the final name; the mpegenc command writes through a temporary
  * renamed at the end (mpe_qlog_open_file), so a failed run leaves an older
- * log untouched while a Ctrl-C'd one still keeps every finished frame.
+ * log untouched while a Ctrl-C'd one still keeps every finished frame (and
+ * a run killed outright leaves them in FILE.tmp-XXXXXX).
  *
  *   MpeQlog *q; mpe_qlog_open(&q, "run.csv", &err);
  *   for each picture: mpe_qlog_write(q, &out.stats, &err);

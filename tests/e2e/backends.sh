@@ -14,9 +14,10 @@ backends=$("$MPEGENC" --list-backends | awk '{ print $1 }' | grep -v '^cpu$')
 
 # Where no GPU device node exists (gpu_has_device_node), --backend auto must
 # not load an OpenCL platform only to decline its CPU device: PoCL brings
-# LLVM, whose handlers catch SIGUSR1 (no longer ending the process), SIGSEGV
-# and more.  Checked on a running encode (the backend is open once a picture
-# is logged): none of these signals is caught or ignored.
+# LLVM, whose handlers catch SIGSEGV, SIGFPE, SIGILL, SIGBUS (and SIGUSR1,
+# which mpegenc itself now catches to remove its temporaries).  Checked on a
+# running encode (the backend is open once a picture is logged): none of
+# those four is caught or ignored.
 auto_signals() {
     local fifo=$TMP/auto-fifo.y4m log=$TMP/auto.csv pid status caught bad="" n
     mkfifo "$fifo"
@@ -33,7 +34,7 @@ auto_signals() {
     exec 3>&-
     wait $pid
     caught=$(( 0x$(printf '%s\n' "$status" | sed -n 's/^SigCgt:\t//p') | 0x$(printf '%s\n' "$status" | sed -n 's/^SigIgn:\t//p') ))
-    for s in USR1 USR2 SEGV FPE ILL BUS; do
+    for s in SEGV FPE ILL BUS; do
         n=$(kill -l $s)
         (( caught >> (n - 1) & 1 )) && bad="$bad SIG$s"
     done

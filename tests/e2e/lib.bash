@@ -18,6 +18,11 @@ check() {
 
 have() { command -v "$1" >/dev/null 2>&1; }
 
+# ffmpeg never reads the terminal: without -nostdin it takes whatever sits on
+# the test's stdin as interactive commands ("Enter command: ...") and prints
+# them, which fails the clean-decode checks at random
+ffmpeg() { command ffmpeg -nostdin "$@"; }
+
 # error_verdict NAME WANT_STATUS PATTERN STATUS STDERR LEFT: PASS if the
 # run ended with WANT_STATUS and one stderr line matching PATTERN, and left
 # no file behind (LEFT: what the output directory still holds)
@@ -44,10 +49,12 @@ make_y4m() {
 }
 
 # PSNR-Y of clip A against clip B, frames paired by index (DESIGN.md §6:
-# reset timestamps, or the psnr filter pairs the wrong frames).
+# reset timestamps, or the psnr filter pairs the wrong frames; a 1/25 time
+# base with pts = N pairs them exactly, where setpts=N/25/TB in the input's
+# own time base could round two frames onto one timestamp).
 psnr_y() {
     ffmpeg -hide_banner -nostats -i "$1" -i "$2" \
-        -lavfi "[0:v]setpts=N/25/TB,format=yuv420p[a];[1:v]setpts=N/25/TB,format=yuv420p[b];[a][b]psnr" \
+        -lavfi "[0:v]settb=1/25,setpts=N,format=yuv420p[a];[1:v]settb=1/25,setpts=N,format=yuv420p[b];[a][b]psnr" \
         -f null - 2>&1 | sed -n 's/.*PSNR y:\([0-9.inf]*\).*/\1/p' | tail -n 1
 }
 

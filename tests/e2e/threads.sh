@@ -23,14 +23,14 @@ SOLAR="$ROOT/samples/solar/solar_%d.png"
 same() {
     local name=$1; shift
     local base="$TMP/$name.t1" ok=1 detail="" t
-    if ! "$MPEGENC" --quiet --threads 1 --read-threads 0 "$@" -o "$base.mpg" --recon "$base.y4m" 2>"$TMP/err"; then
+    if ! "$MPEGENC" -y --quiet --threads 1 --read-threads 0 "$@" -o "$base.mpg" --recon "$base.y4m" 2>"$TMP/err"; then
         fail "$name" "encode failed: $(cat "$TMP/err")"; return
     fi
     for t in "2 1" "7 3" "3 0 --dsp c" "16 2"; do
         local th rt extra out
         read -r th rt extra <<<"$t"
         out="$TMP/$name.t$th"
-        if ! "$MPEGENC" --quiet --threads $th --read-threads $rt $extra "$@" -o "$out.mpg" --recon "$out.y4m" 2>"$TMP/err"; then
+        if ! "$MPEGENC" -y --quiet --threads $th --read-threads $rt $extra "$@" -o "$out.mpg" --recon "$out.y4m" 2>"$TMP/err"; then
             ok=0; detail="$detail; threads $th failed: $(cat "$TMP/err")"; continue
         fi
         cmp -s "$base.mpg" "$out.mpg" || { ok=0; detail="$detail; stream differs at --threads $th $extra: $(cmp "$base.mpg" "$out.mpg" 2>&1)"; }
@@ -49,11 +49,11 @@ same tall-mpeg2 --backend cpu -i "$TMP/tall.y4m" --format mpeg2 --q 6
 same intra-only --backend cpu -i "$TMP/odd.y4m" --format mpeg2 --q 31 --gop 1
 
 # the threaded streams still decode cleanly
-"$MPEGENC" --quiet --threads 7 -i "$TMP/odd.y4m" -o "$TMP/d.m2v" --q 3
+"$MPEGENC" -y --quiet --threads 7 -i "$TMP/odd.y4m" -o "$TMP/d.m2v" --q 3
 if out=$(ffmpeg_clean_decode "$TMP/d.m2v"); then pass "threads-7-ffmpeg-clean"; else fail "threads-7-ffmpeg-clean" "$out"; fi
 
 # from stdin, read ahead on its reader thread
-if "$MPEGENC" --quiet --threads 3 -i - -o "$TMP/stdin.m2v" --q 3 --gop 4 --backend cpu < "$TMP/odd.y4m" 2>"$TMP/err" &&
+if "$MPEGENC" -y --quiet --threads 3 -i - -o "$TMP/stdin.m2v" --q 3 --gop 4 --backend cpu < "$TMP/odd.y4m" 2>"$TMP/err" &&
    cmp -s "$TMP/stdin.m2v" "$TMP/odd-mpeg2-R16.t1.mpg"; then
     pass "stdin-read-ahead-identical"
 else
@@ -63,7 +63,7 @@ fi
 # every other backend that runs here, at several thread counts, against cpu
 for b in $("$MPEGENC" --list-backends | awk '$2 ~ /^available/ { print $1 }' | grep -v '^cpu$'); do
     for th in 1 7; do
-        if "$MPEGENC" --quiet --backend "$b" --threads $th -i "$SOLAR" -o "$TMP/$b.m2v" --q 5 2>"$TMP/err" &&
+        if "$MPEGENC" -y --quiet --backend "$b" --threads $th -i "$SOLAR" -o "$TMP/$b.m2v" --q 5 2>"$TMP/err" &&
            cmp -s "$TMP/$b.m2v" "$TMP/solar-png-mpeg2.t1.mpg"; then
             pass "$b-threads-$th-identical-to-cpu"
         else
@@ -73,14 +73,14 @@ for b in $("$MPEGENC" --list-backends | awk '$2 ~ /^available/ { print $1 }' | g
 done
 
 # --stats: every stage in the summary; with -v a line of times per frame
-err=$("$MPEGENC" --stats --threads 2 --backend cpu -i "$SOLAR" -o "$TMP/s.m2v" 2>&1 >/dev/null); rc=$?
+err=$("$MPEGENC" -y --stats --threads 2 --backend cpu -i "$SOLAR" -o "$TMP/s.m2v" 2>&1 >/dev/null); rc=$?
 missing=""
 for stage in read "front end" download code quality write encode wall hidden "slice threads 2"; do
     printf '%s' "$err" | grep -q "$stage" || missing="$missing '$stage'"
 done
 check stats-summary "rc $rc, missing:$missing in: $err" [ $rc = 0 -a -z "$missing" ]
-n=$("$MPEGENC" -v --stats --backend cpu -i "$SOLAR" -o "$TMP/s.m2v" 2>&1 >/dev/null | grep -c "ms: read .* code ")
+n=$("$MPEGENC" -y -v --stats --backend cpu -i "$SOLAR" -o "$TMP/s.m2v" 2>&1 >/dev/null | grep -c "ms: read .* code ")
 check stats-per-frame "$n per-frame time lines, expected 8" [ "$n" = 8 ]
-n=$("$MPEGENC" --backend cpu -i "$SOLAR" -o "$TMP/s.m2v" 2>&1 >/dev/null | grep -c "stages")
+n=$("$MPEGENC" -y --backend cpu -i "$SOLAR" -o "$TMP/s.m2v" 2>&1 >/dev/null | grep -c "stages")
 check no-stats-without-flag "stage table printed without --stats" [ "$n" = 0 ]
 exit 0
