@@ -46,6 +46,8 @@ auto_signals() {
 }
 if ! printf '%s\n' $backends | grep -qx opencl; then
     skip auto-no-opencl-without-gpu "OpenCL not compiled in"
+elif grep -qa -e __asan_init -e __tsan_init -e __msan_init "$MPEGENC"; then
+    skip auto-no-opencl-without-gpu "a sanitizer's own handlers catch SIGSEGV, SIGFPE and SIGBUS"
 elif ls /dev/dri/renderD* /dev/dri/card* /dev/kfd /dev/nvidia[0-9]* /dev/dxg >/dev/null 2>&1; then
     skip auto-no-opencl-without-gpu "this machine has a GPU device node: auto may load OpenCL"
 elif ! "$MPEGENC" --list-backends | grep -q '^opencl *available'; then
