@@ -27,7 +27,7 @@ LDLIBS_ALL := $(PNG_LIBS) $(FFTW_LIBS) -lm -lpthread $(LDLIBS)
 BUILD := build
 LIB   := $(BUILD)/libmpegenc.a
 BIN   := mpegenc
-IQA_BIN := $(if $(wildcard encoder/iqa_main.c),mpegenc-iqa)
+IQA_BIN := $(if $(wildcard cli/iqa_main.c),mpegenc-iqa)
 
 # Sanitized build (make test SANITIZE=address,undefined; any -fsanitize=
 # list, gcc or clang): everything, binaries included, goes into its own
@@ -71,8 +71,8 @@ FUZZ_SECONDS ?= 20
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-LIB_SRCS := $(wildcard common/*.c bitstream/*.c gpu/*.c iqa/*.c encoder/*.c)
-LIB_SRCS := $(filter-out encoder/main.c encoder/iqa_main.c gpu/frontend_ocl.c,$(LIB_SRCS))
+LIB_SRCS := $(wildcard common/*.c bitstream/*.c dsp/*.c input/*.c gpu/*.c iqa/*.c encoder/*.c cli/*.c)
+LIB_SRCS := $(filter-out cli/main.c cli/iqa_main.c gpu/frontend_ocl.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 
 # OpenCL backend: built when the headers and the ICD loader are there
@@ -117,7 +117,7 @@ $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_BINS += $(FUZZ_NAMES:%=$(BUILD)/tests/test_fuzz_%)
-DEPS := $(LIB_OBJS:.o=.d) $(BUILD)/obj/encoder/main.d $(BUILD)/obj/encoder/iqa_main.d $(TEST_BINS:%=%.d)
+DEPS := $(LIB_OBJS:.o=.d) $(BUILD)/obj/cli/main.d $(BUILD)/obj/cli/iqa_main.d $(TEST_BINS:%=%.d)
 
 .PHONY: all deps test demo bench bench-gpu bench-iqa clean FORCE fuzz fuzz-bins ci
 
@@ -140,10 +140,10 @@ $(LIB): $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BIN): $(BUILD)/obj/encoder/main.o $(LIB)
+$(BIN): $(BUILD)/obj/cli/main.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS_ALL) -o $@
 
-mpegenc-iqa: $(BUILD)/obj/encoder/iqa_main.o $(LIB)
+mpegenc-iqa: $(BUILD)/obj/cli/iqa_main.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS_ALL) -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/test.h $(CONFIG)
@@ -162,7 +162,7 @@ $(BUILD)/fuzzers/fuzz_%: tests/fuzz/fuzz_%.c $(LIB) $(CONFIG)
 	$(CC) $(CPPFLAGS_ALL) $(PNG_CFLAGS) $(WARN) $(CFLAGS) -fsanitize=fuzzer -MMD -MP $< $(LIB) \
 	    $(LDFLAGS) $(LDLIBS_ALL) -o $@
 
-$(BUILD)/mpegenc-iqa: $(BUILD)/obj/encoder/iqa_main.o $(LIB)
+$(BUILD)/mpegenc-iqa: $(BUILD)/obj/cli/iqa_main.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS_ALL) -o $@
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB) $(CONFIG)

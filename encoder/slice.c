@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "bitstream/mpeg12.h"
-#include "encoder/quant.h"
+#include "dsp/quant.h"
 
 /* Mode decision biases, in luma SAD units over 256 pixels.  Intra is chosen
  * only when its activity beats the best prediction clearly (intra blocks cost

@@ -10,7 +10,7 @@
 
 #include "bitstream/bitwriter.h"
 #include "common/picture.h"
-#include "encoder/dsp.h"
+#include "dsp/dsp.h"
 #include "gpu/frontend.h"
 
 /* IDCT mismatch control by forced intra refresh.  A decoder's inverse DCT

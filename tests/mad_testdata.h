@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "encoder/input.h"
+#include "input/input.h"
 #include "iqa/mad.h"
 #include "tests/test.h"
 

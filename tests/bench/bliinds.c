@@ -19,7 +19,7 @@
 
 #include "common/threads.h"
 #include "common/timer.h"
-#include "encoder/input.h"
+#include "input/input.h"
 #include "iqa/bliinds.h"
 #include "iqa/bliinds_internal.h"
 #ifdef MPE_HAVE_CUDA

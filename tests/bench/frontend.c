@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "encoder/input.h"
+#include "input/input.h"
 #include "gpu/frontend.h"
 #include "common/timer.h"
 

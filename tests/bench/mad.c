@@ -28,7 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "encoder/input.h"
+#include "input/input.h"
 #include "iqa/mad.h"
 #include "iqa/mad_internal.h"
 #include "common/timer.h"

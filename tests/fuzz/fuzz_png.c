@@ -1,4 +1,4 @@
-/* fuzz_png.c — libFuzzer target for the PNG decoder (encoder/png_decode.c).
+/* fuzz_png.c — libFuzzer target for the PNG decoder (input/png_decode.c).
  *
  * Each input is decoded twice from memory: by the fast path when it takes
  * the image, and by libpng alone (its setjmp/longjmp error path included);
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encoder/png_decode.h"
+#include "input/png_decode.h"
 
 #define NAME "fuzz.png"
 #define MAX_PIXELS (512 * 512) /* larger images only slow the search down */

@@ -1,12 +1,12 @@
 /* fuzz_y4m.c — libFuzzer target for the YUV4MPEG2 header and frame reader
- * (encoder/input.c), fed from memory through fmemopen.  Reads up to a few
+ * (input/input.c), fed from memory through fmemopen.  Reads up to a few
  * frames; any message must start with the stream's name. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "encoder/input.h"
+#include "input/input.h"
 
 #define NAME "fuzz.y4m"
 #define MAX_FRAMES 4

@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "encoder/input.h"
+#include "input/input.h"
 #include "iqa/bliinds.h"
 #include "iqa/bliinds_internal.h"
 #include "tests/bliinds_testdata.h"

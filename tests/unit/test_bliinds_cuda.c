@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "common/timer.h"
-#include "encoder/input.h"
+#include "input/input.h"
 #include "iqa/bliinds.h"
 #include "iqa/bliinds_cuda_internal.h"
 #include "iqa/bliinds_internal.h"

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "encoder/dct.h"
+#include "dsp/dct.h"
 #include "tests/test.h"
 
 #ifndef M_PI

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encoder/input.h"
+#include "input/input.h"
 #include "gpu/frontend.h"
 #include "tests/test.h"
 

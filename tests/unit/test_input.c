@@ -1,5 +1,5 @@
-/* test_input.c — the PNG and YUV4MPEG2 readers (encoder/input.c) and the
- * Y4M recon writer (encoder/recon.c).
+/* test_input.c — the PNG and YUV4MPEG2 readers (input/input.c) and the
+ * Y4M recon writer (cli/recon.c).
  *
  * Every fixture is written by this program into a fresh mkdtemp directory
  * under /tmp, which is removed at the end: PNGs through libpng's writer in
@@ -24,8 +24,8 @@
 
 #include "common/common.h"
 #include "common/picture.h"
-#include "encoder/input.h"
-#include "encoder/recon.h"
+#include "input/input.h"
+#include "cli/recon.h"
 #include "tests/test.h"
 
 static char g_dir[64];

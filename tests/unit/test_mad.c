@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "encoder/input.h"
+#include "input/input.h"
 #include "iqa/mad.h"
 #include "iqa/mad_internal.h"
 #include "tests/mad_testdata.h"

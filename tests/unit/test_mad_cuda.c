@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "encoder/input.h"
+#include "input/input.h"
 #include "iqa/mad.h"
 #include "iqa/mad_internal.h"
 #ifdef MPE_HAVE_MAD_CUDA

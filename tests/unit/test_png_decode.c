@@ -1,4 +1,4 @@
-/* test_png_decode.c — the fast PNG path (encoder/png_decode.c) against
+/* test_png_decode.c — the fast PNG path (input/png_decode.c) against
  * libpng and against the pixels it was made from.
  *
  * The PNGs are written here byte by byte (own CRC-32, zlib streams of
@@ -24,7 +24,7 @@
 #include "common/common.h"
 #include "common/cpu.h"
 #include "common/picture.h"
-#include "encoder/png_decode.h"
+#include "input/png_decode.h"
 #include "tests/test.h"
 
 /* ------------------------------------------------------------- writer */

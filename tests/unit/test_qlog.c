@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "encoder/qlog.h"
+#include "cli/qlog.h"
 #include "tests/test.h"
 
 /* The documented layout, written out here rather than taken from qlog.c. */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "encoder/quant.h"
+#include "dsp/quant.h"
 #include "tests/test.h"
 
 static int rand_range(TestRng *r, int lo, int hi)

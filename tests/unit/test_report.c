@@ -1,4 +1,4 @@
-/* test_report.c — the HTML report (encoder/report.h).
+/* test_report.c — the HTML report (cli/report.h).
  *
  * Synthetic frame arrays are written to a temporary directory and the page
  * is read back.  The truth is the input array: every chart must hold one
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "encoder/report.h"
+#include "cli/report.h"
 #include "tests/test.h"
 #include "common/timer.h"
 

@@ -4,7 +4,7 @@
  * the four-sample average is done in 16-bit lanes (at most 4*255+2), and
  * psadbw sums |a-b| exactly.  SSE2 is part of the x86-64 baseline, so these
  * need no run-time check (like gpu_sad16_best). */
-#include "encoder/pred.h"
+#include "dsp/pred.h"
 
 #include <stdlib.h>
 

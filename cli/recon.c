@@ -3,7 +3,7 @@
  * Both functions flush the stream before returning, so a write failure
  * (ENOSPC, EPIPE, EIO) is reported by the call that caused it rather than by
  * a later fclose. */
-#include "encoder/recon.h"
+#include "cli/recon.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -5,7 +5,7 @@
  * the JSON header object and every record come from the same list and
  * cannot drift apart.  A record is formatted into a buffer and handed to
  * stdio in one piece, then flushed. */
-#include "encoder/qlog.h"
+#include "cli/qlog.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -8,18 +8,18 @@
 #define MPE_DSP_H
 
 #include "bitstream/bitwriter.h"
-#include "encoder/dct.h"
-#include "encoder/pred.h"
-#include "encoder/quant.h"
+#include "dsp/dct.h"
+#include "dsp/pred.h"
+#include "dsp/quant.h"
 
 typedef void (*MpeIntraBlockFn)(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma,
                                 int mpeg2);
 typedef void (*MpeInterBlockFn)(BsWriter *bw, const int16_t scan[64], int mpeg2);
 
 typedef struct MpeDsp {
-    MpeDctFn fdct, idct;                 /* encoder/dct.h */
-    MpeQuantFn quant_intra, quant_inter; /* encoder/quant.h */
-    MpePredictFn predict;                /* encoder/pred.h */
+    MpeDctFn fdct, idct;                 /* dsp/dct.h */
+    MpeQuantFn quant_intra, quant_inter; /* dsp/quant.h */
+    MpePredictFn predict;                /* dsp/pred.h */
     MpeActivityFn intra_activity;
     MpeGetPixelsFn get_pixels;
     MpeDiffPixelsFn diff_pixels;

@@ -41,7 +41,7 @@
  * implementation-defined in C11 §6.5.7), so the results are bit-identical on
  * every conforming compiler and the transforms are exactly odd-symmetric:
  * T(-X) = -T(X).  The IEEE 1180 reference rounds the same way. */
-#include "encoder/dct.h"
+#include "dsp/dct.h"
 
 #include <stdint.h>
 

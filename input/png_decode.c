@@ -24,7 +24,7 @@
  * setjmp: everything the error path needs (the message, the row buffer to
  * free) lives in the PngDec owned by the caller, so it is never
  * indeterminate after the longjmp.  No state is global. */
-#include "encoder/png_decode.h"
+#include "input/png_decode.h"
 
 #include <errno.h>
 #include <png.h>

@@ -8,7 +8,7 @@
  * Numbers go through printf under a thread-local "C" locale (uselocale), so
  * a caller running in a decimal-comma locale still gets "41.5", and nothing
  * global is touched. */
-#include "encoder/report.h"
+#include "cli/report.h"
 
 #include "common/outfile.h"
 

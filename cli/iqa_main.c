@@ -9,7 +9,7 @@
  * line on stderr, "mpegenc-iqa: FILE: problem".
  *
  * Inputs become one 8-bit plane:
- *  - PNG, read here with libpng rather than encoder/input.h because the
+ *  - PNG, read here with libpng rather than input/input.h because the
  *    metrics accept sizes that reader refuses (BLIINDS-II from 4x4, anything
  *    above 4095) and because a 16-bit RGB image should be rounded to 8 bits
  *    once, after the luma sum, not per channel before it.  Gray is taken as
@@ -18,7 +18,7 @@
  *    which keeps gray exact and is what users of the original MATLAB code
  *    feed it (the original itself reads the first channel, SPEC §2); alpha
  *    is ignored; 16-bit samples are scaled by 255/65535 and rounded.
- *  - Y4M (.y4m, or - for stdin) through encoder/input.h: the Y plane of
+ *  - Y4M (.y4m, or - for stdin) through input/input.h: the Y plane of
  *    frame --frame N, as stored for bliinds; for mad expanded from studio
  *    range (16..235) to 0..255, the display range MAD's lightness model
  *    assumes (iqa/mad.h).
@@ -38,7 +38,7 @@
 #include "common/picture.h"
 #include "encoder/encoder.h"
 #include "encoder/checker.h"
-#include "encoder/input.h"
+#include "input/input.h"
 #include "iqa/bliinds.h"
 #include "iqa/mad.h"
 

@@ -34,7 +34,7 @@
  * pass-2 input is below 1e8 and every int32 sum below 2^30); inside them the
  * output is identical to the reference, outside it is unspecified (no UB:
  * vector lanes wrap). */
-#include "encoder/dct.h"
+#include "dsp/dct.h"
 
 #include <stdint.h>
 

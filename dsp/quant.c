@@ -16,7 +16,7 @@
  * "/" (11172-2 §2.2.1 and 13818-2 §4.1 define "/" as integer division with
  * truncation toward zero), and parity is tested with "% 2" rather than
  * "& 1" so it does not depend on the representation of negative values. */
-#include "encoder/quant.h"
+#include "dsp/quant.h"
 
 #include <stdint.h>
 

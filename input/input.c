@@ -14,7 +14,7 @@
  * A frame that fails keeps its message until it is its turn: the caller
  * sees exactly what the synchronous reader would have said, when it would
  * have said it, and no thread reads past an end or an error. */
-#include "encoder/input.h"
+#include "input/input.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 
 #include "common/timer.h"
-#include "encoder/png_decode.h"
+#include "input/png_decode.h"
 
 #define MIN_DIM 16
 #define MAX_DIM 4095

@@ -1,5 +1,5 @@
 /* dsp.c — filling the primitive table. */
-#include "encoder/dsp.h"
+#include "dsp/dsp.h"
 
 #include "bitstream/mpeg12.h"
 #include "common/cpu.h"
