@@ -16,6 +16,7 @@
 #include "common/timer.h"
 #include "encoder/encoder.h"
 #include "input/input.h"
+#include "cli/psmux.h"
 #include "cli/qlog.h"
 #include "cli/recon.h"
 #include "cli/report.h"
@@ -73,8 +74,11 @@ typedef struct Cli {
     const char *input, *output, *recon, *log, *report;
     int verbose, quiet, stats;
     int overwrite;     /* -y: 1, -n: -1, neither: 0 (an existing file is refused) */
+    int container;     /* CONTAINER_*: --container, else from the output's extension */
     MpeParam param;
 } Cli;
+
+enum { CONTAINER_AUTO = 0, CONTAINER_ES, CONTAINER_PS };
 
 /* Per-picture records for the log, the summary and the report.  The caller's
  * own stage times (read, write) are kept by display index until the record
@@ -112,9 +116,12 @@ static void print_help(void)
            "usage: mpegenc [options] -i INPUT -o OUTPUT\n\n"
            "INPUT:  frames/solar_%%d.png (printf pattern, see --start), a directory of .png\n"
            "        files (name order), a single .png, a .y4m file, or - for Y4M on stdin\n"
-           "OUTPUT: .m1v (MPEG-1), .m2v (MPEG-2), or - for stdout\n\n"
+           "OUTPUT: .m1v (MPEG-1) or .m2v (MPEG-2) elementary stream, .mpg or .mpeg program\n"
+           "        stream (MPEG-1 system stream with --format mpeg1), or - for stdout\n\n"
            "  -i, --input FILE       input (required)\n"
-           "  -o, --output FILE      output elementary stream (required)\n"
+           "  -o, --output FILE      output stream (required)\n"
+           "      --container KIND   es, ps or auto (default: auto: ps for .mpg/.mpeg/.m2p, es\n"
+           "                         for .m1v/.m2v/.mpv, stdout and names without extension)\n"
            "  -y, --overwrite        replace output files that exist (default: refuse)\n"
            "  -n, --no-overwrite     never replace an existing file (the default, explicit)\n"
            "      --recon FILE.y4m   also write the encoder's reconstructed pictures\n"
@@ -236,6 +243,18 @@ static int parse_args(Cli *cli, int argc, char **argv)
             cli->log = value;
         } else if (!strcmp(name, "report")) {
             cli->report = value;
+        } else if (!strcmp(name, "container")) {
+            if (!strcmp(value, "es"))
+                cli->container = CONTAINER_ES;
+            else if (!strcmp(value, "ps"))
+                cli->container = CONTAINER_PS;
+            else if (!strcmp(value, "auto"))
+                cli->container = CONTAINER_AUTO;
+            else {
+                fprintf(stderr, "mpegenc: --container '%s': es (elementary stream), ps (program "
+                                "stream) or auto\n", value);
+                return EXIT_USAGE;
+            }
         } else {
             MpeError err;
             if (mpe_param_parse(&cli->param, name, value, &err) < 0) {
@@ -257,6 +276,41 @@ static int has_ext(const char *path, const char *ext)
 {
     size_t n = strlen(path), e = strlen(ext);
     return n > e && !strcasecmp(path + n - e, ext);
+}
+
+/* The container from the output's name: a program stream for .mpg, .mpeg
+ * and .m2p, an elementary stream for .m1v, .m2v and .mpv, stdout, a device
+ * or FIFO, and names without an extension.  Any other extension is refused:
+ * an elementary stream named .mp4 or .ts would only look like one.
+ * Returns -1 to go on, else the exit status. */
+static int choose_container(Cli *cli)
+{
+    static const char *const ps_ext[] = { ".mpg", ".mpeg", ".m2p" };
+    static const char *const es_ext[] = { ".m1v", ".m2v", ".mpv" };
+    const char *out = cli->output, *base = strrchr(out, '/'), *dot;
+    struct stat st;
+
+    if (cli->container != CONTAINER_AUTO)
+        return -1;
+    cli->container = CONTAINER_ES;
+    if (!strcmp(out, "-"))
+        return -1;
+    for (size_t i = 0; i < sizeof(ps_ext) / sizeof(ps_ext[0]); i++)
+        if (has_ext(out, ps_ext[i])) {
+            cli->container = CONTAINER_PS;
+            return -1;
+        }
+    for (size_t i = 0; i < sizeof(es_ext) / sizeof(es_ext[0]); i++)
+        if (has_ext(out, es_ext[i]))
+            return -1;
+    base = base ? base + 1 : out;
+    dot = strrchr(base, '.');
+    if (!dot || dot == base || (stat(out, &st) == 0 && !S_ISREG(st.st_mode)))
+        return -1;
+    fprintf(stderr, "mpegenc: %s: cannot write '%s' files: name the output .m1v/.m2v "
+                    "(elementary stream) or .mpg/.mpeg (program stream), or say --container\n",
+            out, dot);
+    return EXIT_USAGE;
 }
 
 static const char *const output_option[N_OUT] = { "-o", "--recon", "--log", "--report" };
@@ -527,6 +581,7 @@ int main(int argc, char **argv)
     MpeStageTimes caller = { 0 };   /* the caller's stages since the last picture */
     Records rs = { 0 };
     FILE *out, *rec;
+    MpePsMux *mux = NULL;
 
     mpe_param_default(&cli.param);
     if ((ret = parse_args(&cli, argc, argv)) >= 0)
@@ -577,7 +632,7 @@ int main(int argc, char **argv)
         mpe_input_close(in);
         return EXIT_USAGE;
     }
-    if ((ret = check_outputs(&cli, in)) >= 0) {
+    if ((ret = check_outputs(&cli, in)) >= 0 || (ret = choose_container(&cli)) >= 0) {
         mpe_input_close(in);
         return ret;
     }
@@ -609,6 +664,16 @@ int main(int argc, char **argv)
         if (mpe_y4m_write_header(rec, info->width, info->height, rn, rd) < 0) {
             fprintf(stderr, "mpegenc: %s: write error: %s\n", outputs[OUT_RECON].path,
                     strerror(errno ? errno : EIO));
+            goto end;
+        }
+    }
+    if (cli.container == CONTAINER_PS) {
+        int rn, rd;
+        mpe_encoder_stream_rate(enc, &rn, &rd);
+        /* I and P pictures only: decoded in display order (reorder 0) */
+        if (mpe_ps_open(&mux, cli.param.format != MPE_FORMAT_MPEG1, rn, rd, 0,
+                        MPE_MAX(cli.param.bitrate, cli.param.maxrate), &err) < 0) {
+            fprintf(stderr, "mpegenc: %s: %s\n", outputs[OUT_STREAM].path, err.msg);
             goto end;
         }
     }
@@ -653,7 +718,13 @@ int main(int argc, char **argv)
         }
         ta = mpe_time_ms();
         st.encode_ms += ta - tb;
-        if (o.size && fwrite(o.data, 1, o.size, out) != o.size) {
+        if (mux && o.size &&
+            mpe_ps_write(mux, out, o.data, o.size, o.have_picture, o.stats.display_index, frames,
+                         &err) < 0) {
+            fprintf(stderr, "mpegenc: %s: %s\n", outputs[OUT_STREAM].path, err.msg);
+            goto end;
+        }
+        if (!mux && o.size && fwrite(o.data, 1, o.size, out) != o.size) {
             fprintf(stderr, "mpegenc: %s: write error: %s\n", outputs[OUT_STREAM].path,
                     strerror(errno));
             goto end;
@@ -681,6 +752,10 @@ int main(int argc, char **argv)
         }
         if (!got)
             break;
+    }
+    if (mux && mpe_ps_finish(mux, out, &err) < 0) {
+        fprintf(stderr, "mpegenc: %s: %s\n", outputs[OUT_STREAM].path, err.msg);
+        goto end;
     }
     ok = 1;
     /* a Ctrl-C that came while the input was waiting (stdin) still counts */
@@ -719,6 +794,7 @@ end:
     if (ok && interrupted)
         fprintf(stderr, "mpegenc: interrupted: %s holds the %d frames encoded so far\n", cli.output,
                 frames);
+    mpe_ps_close(mux);
     mpe_encoder_close(enc);
     mpe_frame_free(&frame);
     mpe_input_close(in);

@@ -23,17 +23,17 @@ SOLAR="$ROOT/samples/solar/solar_%d.png"
 same() {
     local name=$1; shift
     local base="$TMP/$name.t1" ok=1 detail="" t
-    if ! "$MPEGENC" -y --quiet --threads 1 --read-threads 0 "$@" -o "$base.mpg" --recon "$base.y4m" 2>"$TMP/err"; then
+    if ! "$MPEGENC" -y --quiet --threads 1 --read-threads 0 "$@" -o "$base.m2v" --recon "$base.y4m" 2>"$TMP/err"; then
         fail "$name" "encode failed: $(cat "$TMP/err")"; return
     fi
     for t in "2 1" "7 3" "3 0 --dsp c" "16 2"; do
         local th rt extra out
         read -r th rt extra <<<"$t"
         out="$TMP/$name.t$th"
-        if ! "$MPEGENC" -y --quiet --threads $th --read-threads $rt $extra "$@" -o "$out.mpg" --recon "$out.y4m" 2>"$TMP/err"; then
+        if ! "$MPEGENC" -y --quiet --threads $th --read-threads $rt $extra "$@" -o "$out.m2v" --recon "$out.y4m" 2>"$TMP/err"; then
             ok=0; detail="$detail; threads $th failed: $(cat "$TMP/err")"; continue
         fi
-        cmp -s "$base.mpg" "$out.mpg" || { ok=0; detail="$detail; stream differs at --threads $th $extra: $(cmp "$base.mpg" "$out.mpg" 2>&1)"; }
+        cmp -s "$base.m2v" "$out.m2v" || { ok=0; detail="$detail; stream differs at --threads $th $extra: $(cmp "$base.m2v" "$out.m2v" 2>&1)"; }
         cmp -s "$base.y4m" "$out.y4m" || { ok=0; detail="$detail; recon differs at --threads $th $extra"; }
     done
     if [ $ok = 1 ]; then pass "$name-identical-threads-1-2-7-16-and-c"; else fail "$name-identical" "${detail#; }"; fi
@@ -54,20 +54,20 @@ if out=$(ffmpeg_clean_decode "$TMP/d.m2v"); then pass "threads-7-ffmpeg-clean"; 
 
 # from stdin, read ahead on its reader thread
 if "$MPEGENC" -y --quiet --threads 3 -i - -o "$TMP/stdin.m2v" --q 3 --gop 4 --backend cpu < "$TMP/odd.y4m" 2>"$TMP/err" &&
-   cmp -s "$TMP/stdin.m2v" "$TMP/odd-mpeg2-R16.t1.mpg"; then
+   cmp -s "$TMP/stdin.m2v" "$TMP/odd-mpeg2-R16.t1.m2v"; then
     pass "stdin-read-ahead-identical"
 else
-    fail "stdin-read-ahead-identical" "$(cat "$TMP/err") $(cmp "$TMP/stdin.m2v" "$TMP/odd-mpeg2-R16.t1.mpg" 2>&1)"
+    fail "stdin-read-ahead-identical" "$(cat "$TMP/err") $(cmp "$TMP/stdin.m2v" "$TMP/odd-mpeg2-R16.t1.m2v" 2>&1)"
 fi
 
 # every other backend that runs here, at several thread counts, against cpu
 for b in $("$MPEGENC" --list-backends | awk '$2 ~ /^available/ { print $1 }' | grep -v '^cpu$'); do
     for th in 1 7; do
         if "$MPEGENC" -y --quiet --backend "$b" --threads $th -i "$SOLAR" -o "$TMP/$b.m2v" --q 5 2>"$TMP/err" &&
-           cmp -s "$TMP/$b.m2v" "$TMP/solar-png-mpeg2.t1.mpg"; then
+           cmp -s "$TMP/$b.m2v" "$TMP/solar-png-mpeg2.t1.m2v"; then
             pass "$b-threads-$th-identical-to-cpu"
         else
-            fail "$b-threads-$th-identical-to-cpu" "$(cat "$TMP/err") $(cmp "$TMP/$b.m2v" "$TMP/solar-png-mpeg2.t1.mpg" 2>&1)"
+            fail "$b-threads-$th-identical-to-cpu" "$(cat "$TMP/err") $(cmp "$TMP/$b.m2v" "$TMP/solar-png-mpeg2.t1.m2v" 2>&1)"
         fi
     done
 done
