@@ -648,6 +648,7 @@ int main(int argc, char **argv)
     }
     /* the readers start first: they decode the first frames while the
      * encoder opens its GPU backend (a context costs ~0.3 s on some machines) */
+    mpe_input_set_cpu_flags(in, mpe_param_cpu_flags(&cli.param));
     if (mpe_input_start_ahead(in, read_threads, &err) < 0) {
         fprintf(stderr, "mpegenc: %s\n", err.msg);
         goto end;

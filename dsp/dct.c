@@ -45,8 +45,6 @@
 
 #include <stdint.h>
 
-#include "common/cpu.h"
-
 #define MPE_DCT_TAB_BITS 30 /* fractional bits of mpe_dct_tab */
 #define MPE_DCT_MID_BITS 14 /* fractional bits kept between the passes */
 
@@ -146,27 +144,4 @@ void mpe_idct_c(int16_t block[64])
                 -256, 255);
         }
     }
-}
-
-void mpe_dct_dsp_init_flags(MpeDctDsp *dsp, unsigned cpu_flags)
-{
-    dsp->fdct = mpe_fdct_c;
-    dsp->idct = mpe_idct_c;
-    /* every variant gives the reference's output bit for bit
-     * (tests/unit/test_dsp.c), so the choice never changes a stream */
-    dsp->fdct = mpe_fdct_fast_c;
-    dsp->idct = mpe_idct_fast_c;
-#ifdef MPE_ARCH_X86
-    if (cpu_flags & MPE_CPU_AVX2) {
-        dsp->fdct = mpe_fdct_avx2;
-        dsp->idct = mpe_idct_avx2;
-    }
-#else
-    (void)cpu_flags;
-#endif
-}
-
-void mpe_dct_dsp_init(MpeDctDsp *dsp)
-{
-    mpe_dct_dsp_init_flags(dsp, mpe_cpu_flags());
 }

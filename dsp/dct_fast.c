@@ -6,7 +6,7 @@
  * forms the EXACT integer sum of eight int x Q30 products and rounds it once.
  * Integer addition is associative, so any regrouping of that sum gives the
  * same integer as long as nothing overflows.  The 8-point DCT matrix has
- *     T[u][7-x] = (-1)^u T[u][x]        (checked by tests/unit/test_dsp.c)
+ *     T[u][7-x] = (-1)^u T[u][x]        (checked by tests/unit/test_dct.c)
  * so the sums fold into the usual even/odd butterflies, 22 multiplications
  * per 8 outputs instead of 64, with the very same Q30 constants:
  *

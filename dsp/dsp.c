@@ -1,10 +1,11 @@
-/* dsp.c — filling the primitive table. */
+/* dsp.c — filling the primitive table: the C references, then one arch
+ * init gated by the flags (dav1d's src/mc_tmpl.c + src/x86/mc.h shape). */
 #include "dsp/dsp.h"
 
 #include "bitstream/mpeg12.h"
 #include "common/cpu.h"
 
-void mpe_dsp_init_reference(MpeDsp *dsp)
+void mpe_dsp_init_c(MpeDsp *dsp)
 {
     dsp->fdct = mpe_fdct_c;
     dsp->idct = mpe_idct_c;
@@ -20,25 +21,36 @@ void mpe_dsp_init_reference(MpeDsp *dsp)
     dsp->write_inter_block = bs_write_inter_block;
 }
 
+#ifdef MPE_ARCH_X86
+static void dsp_init_x86(MpeDsp *dsp, unsigned cpu_flags)
+{
+    if (cpu_flags & MPE_CPU_SSE2) {
+        dsp->predict = mpe_predict_sse2;
+        dsp->intra_activity = mpe_intra_activity_sse2;
+        dsp->get_pixels = mpe_get_pixels_sse2;
+        dsp->diff_pixels = mpe_diff_pixels_sse2;
+        dsp->put_pixels = mpe_put_pixels_sse2;
+        dsp->add_pixels = mpe_add_pixels_sse2;
+    }
+    if (cpu_flags & MPE_CPU_AVX2) {
+        dsp->fdct = mpe_fdct_avx2;
+        dsp->idct = mpe_idct_avx2;
+    }
+}
+#endif
+
 void mpe_dsp_init(MpeDsp *dsp, unsigned cpu_flags)
 {
-    MpeDctDsp dct;
-
-    mpe_dsp_init_reference(dsp);
-    mpe_dct_dsp_init_flags(&dct, cpu_flags);
-    dsp->fdct = dct.fdct;
-    dsp->idct = dct.idct;
-    dsp->quant_intra = mpe_quant_intra_fast;
-    dsp->quant_inter = mpe_quant_inter_fast;
-    dsp->write_intra_block = bs_write_intra_block_fast;
-    dsp->write_inter_block = bs_write_inter_block_fast;
-    /* SSE2 is the x86-64 baseline: compiled in or not, no run-time check */
-#if defined(__SSE2__)
-    dsp->predict = mpe_predict_sse2;
-    dsp->intra_activity = mpe_intra_activity_sse2;
-    dsp->get_pixels = mpe_get_pixels_sse2;
-    dsp->diff_pixels = mpe_diff_pixels_sse2;
-    dsp->put_pixels = mpe_put_pixels_sse2;
-    dsp->add_pixels = mpe_add_pixels_sse2;
+    mpe_dsp_init_c(dsp);
+    if (cpu_flags & MPE_CPU_FAST_C) {
+        dsp->fdct = mpe_fdct_fast_c;
+        dsp->idct = mpe_idct_fast_c;
+        dsp->quant_intra = mpe_quant_intra_fast;
+        dsp->quant_inter = mpe_quant_inter_fast;
+        dsp->write_intra_block = bs_write_intra_block_fast;
+        dsp->write_inter_block = bs_write_inter_block_fast;
+    }
+#ifdef MPE_ARCH_X86
+    dsp_init_x86(dsp, cpu_flags);
 #endif
 }

@@ -1,9 +1,15 @@
 /* dsp.h — the slice coder's hot primitives as one table of function pointers
  * (dav1d's DSP-context habit): mpe_dsp_init fills the C references, then
- * overwrites each entry with the fastest variant this CPU runs.  Every
- * variant gives output identical to its reference (tests/unit/test_dsp.c
- * checks them on random inputs), so the choice never changes a stream;
- * --dsp c (mpe_dsp_init_reference) keeps the references, for comparison. */
+ * overwrites entries with the variants the flags allow (common/cpu.h):
+ *   entry              C reference            FAST_C           SSE2    AVX2
+ *   fdct, idct         mpe_[fi]dct_c          _fast_c          -       _avx2
+ *   quant_intra/inter  mpe_quant_*_ref        _fast            -       -
+ *   predict, intra_activity, get/diff/put/add_pixels   _c      -       _sse2   -
+ *   write_intra/inter_block  bs_write_*_block _fast            -       -
+ * Every variant gives output identical to its reference
+ * (tests/unit/test_checkasm.c checks every entry under every subset of the
+ * flags), so the choice never changes a stream; --dsp c (flags 0) keeps the
+ * references.  The SAD and block sums are dsp/sad.h's table. */
 #ifndef MPE_DSP_H
 #define MPE_DSP_H
 
@@ -29,9 +35,9 @@ typedef struct MpeDsp {
     MpeInterBlockFn write_inter_block;
 } MpeDsp;
 
-/* The fastest variants `cpu_flags` (common/cpu.h MPE_CPU_*) allow. */
-void mpe_dsp_init(MpeDsp *dsp, unsigned cpu_flags);
 /* The C references only. */
-void mpe_dsp_init_reference(MpeDsp *dsp);
+void mpe_dsp_init_c(MpeDsp *dsp);
+/* The C references, then the variants that cpu_flags (mpe_cpu_flags() & mask) allow. */
+void mpe_dsp_init(MpeDsp *dsp, unsigned cpu_flags);
 
 #endif

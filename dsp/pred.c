@@ -2,13 +2,14 @@
  *
  * The SSE2 versions are exact by construction: pavgb computes (a+b+1)>>1,
  * the four-sample average is done in 16-bit lanes (at most 4*255+2), and
- * psadbw sums |a-b| exactly.  SSE2 is part of the x86-64 baseline, so these
- * need no run-time check (like gpu_sad16_best). */
+ * psadbw sums |a-b| exactly.  Compiled for x86 with a target attribute;
+ * dsp.c installs them when the flags allow SSE2. */
 #include "dsp/pred.h"
 
 #include <stdlib.h>
 
-#if defined(__SSE2__)
+#include "common/cpu.h"
+#ifdef MPE_ARCH_X86
 #include <emmintrin.h>
 #endif
 
@@ -86,9 +87,11 @@ void mpe_add_pixels_c(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, ptrd
             dst[y * dstride + x] = clip_u8(pred[y * pstride + x] + blk[y * 8 + x]);
 }
 
-#if defined(__SSE2__)
+#ifdef MPE_ARCH_X86
 
-void mpe_get_pixels_sse2(int16_t blk[64], const uint8_t *src, ptrdiff_t stride)
+#define SSE2 __attribute__((target("sse2")))
+
+SSE2 void mpe_get_pixels_sse2(int16_t blk[64], const uint8_t *src, ptrdiff_t stride)
 {
     const __m128i z = _mm_setzero_si128();
     for (int y = 0; y < 8; y++)
@@ -96,7 +99,7 @@ void mpe_get_pixels_sse2(int16_t blk[64], const uint8_t *src, ptrdiff_t stride)
                          _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(src + y * stride)), z));
 }
 
-uint32_t mpe_diff_pixels_sse2(int16_t blk[64], const uint8_t *src, ptrdiff_t sstride,
+SSE2 uint32_t mpe_diff_pixels_sse2(int16_t blk[64], const uint8_t *src, ptrdiff_t sstride,
                               const uint8_t *pred, ptrdiff_t pstride)
 {
     const __m128i z = _mm_setzero_si128();
@@ -111,7 +114,7 @@ uint32_t mpe_diff_pixels_sse2(int16_t blk[64], const uint8_t *src, ptrdiff_t sst
     return (uint32_t)_mm_cvtsi128_si32(acc);
 }
 
-void mpe_put_pixels_sse2(uint8_t *dst, ptrdiff_t stride, const int16_t blk[64])
+SSE2 void mpe_put_pixels_sse2(uint8_t *dst, ptrdiff_t stride, const int16_t blk[64])
 {
     for (int y = 0; y < 8; y += 2) {
         __m128i a = _mm_loadu_si128((const __m128i *)(blk + 8 * y));
@@ -122,7 +125,7 @@ void mpe_put_pixels_sse2(uint8_t *dst, ptrdiff_t stride, const int16_t blk[64])
     }
 }
 
-void mpe_add_pixels_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, ptrdiff_t pstride,
+SSE2 void mpe_add_pixels_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, ptrdiff_t pstride,
                          const int16_t blk[64])
 {
     const __m128i z = _mm_setzero_si128();
@@ -140,7 +143,7 @@ void mpe_add_pixels_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, p
 }
 
 /* (a + b + c + d + 2) >> 2 of 8 samples each, in 16-bit lanes. */
-static inline __m128i avg4_lo(__m128i a, __m128i b, __m128i c, __m128i d)
+SSE2 static inline __m128i avg4_lo(__m128i a, __m128i b, __m128i c, __m128i d)
 {
     const __m128i z = _mm_setzero_si128();
     __m128i s = _mm_add_epi16(_mm_add_epi16(_mm_unpacklo_epi8(a, z), _mm_unpacklo_epi8(b, z)),
@@ -148,7 +151,7 @@ static inline __m128i avg4_lo(__m128i a, __m128i b, __m128i c, __m128i d)
     return _mm_srli_epi16(_mm_add_epi16(s, _mm_set1_epi16(2)), 2);
 }
 
-static inline __m128i avg4_hi(__m128i a, __m128i b, __m128i c, __m128i d)
+SSE2 static inline __m128i avg4_hi(__m128i a, __m128i b, __m128i c, __m128i d)
 {
     const __m128i z = _mm_setzero_si128();
     __m128i s = _mm_add_epi16(_mm_add_epi16(_mm_unpackhi_epi8(a, z), _mm_unpackhi_epi8(b, z)),
@@ -156,7 +159,7 @@ static inline __m128i avg4_hi(__m128i a, __m128i b, __m128i c, __m128i d)
     return _mm_srli_epi16(_mm_add_epi16(s, _mm_set1_epi16(2)), 2);
 }
 
-static void predict16_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *s, ptrdiff_t rstride,
+SSE2 static void predict16_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *s, ptrdiff_t rstride,
                            int hx, int hy, int bh)
 {
     if (!hx && !hy) {
@@ -187,12 +190,12 @@ static void predict16_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *s, pt
     }
 }
 
-static inline __m128i load8(const uint8_t *p)
+SSE2 static inline __m128i load8(const uint8_t *p)
 {
     return _mm_loadl_epi64((const __m128i *)p);
 }
 
-static void predict8_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *s, ptrdiff_t rstride,
+SSE2 static void predict8_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *s, ptrdiff_t rstride,
                           int hx, int hy, int bh)
 {
     for (int y = 0; y < bh; y++, s += rstride, dst += dstride) {
@@ -211,7 +214,7 @@ static void predict8_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *s, ptr
     }
 }
 
-void mpe_predict_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *ref, ptrdiff_t rstride,
+SSE2 void mpe_predict_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *ref, ptrdiff_t rstride,
                       int px, int py, int bw, int bh)
 {
     const uint8_t *s = ref + (py >> 1) * rstride + (px >> 1);
@@ -223,7 +226,7 @@ void mpe_predict_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *ref, ptrdi
         mpe_predict_c(dst, dstride, ref, rstride, px, py, bw, bh);
 }
 
-uint32_t mpe_intra_activity_sse2(const uint8_t *p, ptrdiff_t stride)
+SSE2 uint32_t mpe_intra_activity_sse2(const uint8_t *p, ptrdiff_t stride)
 {
     const __m128i z = _mm_setzero_si128();
     __m128i acc = z;
@@ -236,41 +239,6 @@ uint32_t mpe_intra_activity_sse2(const uint8_t *p, ptrdiff_t stride)
         acc = _mm_add_epi64(acc,
                             _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(p + y * stride)), mean));
     return (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)));
-}
-
-#else
-
-void mpe_predict_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *ref, ptrdiff_t rstride,
-                      int px, int py, int bw, int bh)
-{
-    mpe_predict_c(dst, dstride, ref, rstride, px, py, bw, bh);
-}
-
-uint32_t mpe_intra_activity_sse2(const uint8_t *p, ptrdiff_t stride)
-{
-    return mpe_intra_activity_c(p, stride);
-}
-
-void mpe_get_pixels_sse2(int16_t blk[64], const uint8_t *src, ptrdiff_t stride)
-{
-    mpe_get_pixels_c(blk, src, stride);
-}
-
-uint32_t mpe_diff_pixels_sse2(int16_t blk[64], const uint8_t *src, ptrdiff_t sstride,
-                              const uint8_t *pred, ptrdiff_t pstride)
-{
-    return mpe_diff_pixels_c(blk, src, sstride, pred, pstride);
-}
-
-void mpe_put_pixels_sse2(uint8_t *dst, ptrdiff_t stride, const int16_t blk[64])
-{
-    mpe_put_pixels_c(dst, stride, blk);
-}
-
-void mpe_add_pixels_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, ptrdiff_t pstride,
-                         const int16_t blk[64])
-{
-    mpe_add_pixels_c(dst, dstride, pred, pstride, blk);
 }
 
 #endif

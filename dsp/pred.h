@@ -1,6 +1,7 @@
 /* pred.h — pixel primitives of the slice coder: half-pel motion-compensated
  * prediction and the intra activity measure of mode decision.  Each has the
- * C reference and an SSE2 version (x86-64 baseline) with identical output. */
+ * C reference and an SSE2 version with identical output; the SSE2 ones exist
+ * on x86 (MPE_ARCH_X86 of common/cpu.h). */
 #ifndef MPE_PRED_H
 #define MPE_PRED_H
 

@@ -31,12 +31,12 @@
 #include <string.h>
 
 #include "bitstream/mpeg12.h"
-#include "common/cpu.h"
 #include "common/threads.h"
 #include "common/timer.h"
 #include "encoder/checker.h"
 #include "dsp/dsp.h"
 #include "dsp/quant.h"
+#include "dsp/sad.h"
 #include "encoder/ratecontrol.h"
 #include "encoder/slice.h"
 #include "gpu/frontend.h"
@@ -110,7 +110,7 @@ struct MpeEncoder {
     int drop_q;                   /* the ladder's last steps: coarsest quantiser without inter
                                      residual (drop_q), then every macroblock skipped (+1) */
     uint8_t q_code[MAX_Q + 3];    /* quantiser -> quantiser_scale_code */
-    GpuSad16Fn sad16;
+    MpeSadDsp sad;
     MpePicture orig[ORIG_RING];   /* source of picture n in orig[n % ORIG_RING] */
     MpePicture pics[N_PICS];      /* reconstructions: the reference and the banks' */
     int ref_pic;                  /* pics[] index of the reference (latest picture) */
@@ -570,16 +570,13 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
         e->log = *log;
     e->mpeg2 = p->format != MPE_FORMAT_MPEG1;
     e->f_code = f_code_for_range(p->search_range);
-    if (p->dsp == MPE_DSP_C)
-        mpe_dsp_init_reference(&e->dsp);
-    else
-        mpe_dsp_init(&e->dsp, mpe_cpu_flags());
+    mpe_dsp_init(&e->dsp, mpe_param_cpu_flags(p));
+    mpe_sad_dsp_init(&e->sad, mpe_param_cpu_flags(p));
     /* every quantiser a slice may use, so rows can differ */
     for (int q = 1; q <= MAX_Q + 2; q++)
         mpe_quantizer_init(&e->quant[q], q, mpe_default_intra_matrix, mpe_default_inter_matrix,
                            e->mpeg2 ? 2047 : 255);
     plan_quantisers(e);
-    e->sad16 = gpu_sad16_best();
 
     e->seq.mpeg2 = e->mpeg2;
     e->seq.width = p->width;
@@ -600,7 +597,7 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
                 "decodes it (--format mpeg2 suits both)", p->height);
 
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = FRONTEND_SLOTS, .threads = p->threads,
-                      .device = p->device, .log = &e->log };
+                      .device = p->device, .cpu_flags = mpe_param_cpu_flags(p), .log = &e->log };
     /* auto falls back to the next backend if one fails to open (kernel
      * build, device memory), before the first frame */
     if ((ret = gpu_frontend_open(&e->fe, &e->fe_ctx, p->backend, &cfg, &e->log, err)) < 0)
@@ -1060,7 +1057,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
         .ref = &e->pics[e->ref_pic],
         .mv = e->mv[e->frame_index % FRONTEND_SLOTS],
         .dsp = &e->dsp,
-        .sad16 = e->sad16,
+        .sad16 = e->sad.sad16,
         .refresh_count = e->refresh_count,
     };
     for (;;) {

@@ -6,10 +6,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/cpu.h"
+
 /* OPT_AUTO_INT: an integer in min..max or "auto", stored as auto_value. */
 typedef enum {
     OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING, OPT_AUTO_INT, OPT_DSP, OPT_IQA,
-    OPT_BITRATE, OPT_DOUBLE, OPT_IQA_BACKEND,
+    OPT_BITRATE, OPT_DOUBLE, OPT_IQA_BACKEND, OPT_CPU_MASK,
 } OptType;
 
 typedef struct OptDesc {
@@ -48,6 +50,9 @@ static const OptDesc options[] = {
     { { "dsp", "KIND", "primitives: auto (fastest on this CPU) or c (the C references: "
                        "slower, identical stream)" },
       OPT_DSP, OFF(dsp), 0, 0, 0 },
+    { { "cpu-mask", "HEX", "optimised primitives allowed, as MPE_CPU_* bits ANDed with the CPU's: "
+                           "1 portable-C speed-ups, 2 SSE2, 4 AVX2 (0 is --dsp c)" },
+      OPT_CPU_MASK, OFF(cpu_mask), 0, 0, 0 },
     { { "iqa", "LIST", "quality measures scored on every reconstructed picture, comma-separated: "
                        "psnr, ssim, mad, bliinds, all (psnr is always measured)" },
       OPT_IQA, OFF(iqa), 0, 0, 0 },
@@ -91,6 +96,7 @@ void mpe_param_default(MpeParam *p)
     p->device = -1;
     p->threads = 0;
     p->read_threads = -1;
+    p->cpu_mask = MPE_CPU_ALL;
     p->iqa = MPE_IQA_PSNR;
     snprintf(p->iqa_backend, sizeof(p->iqa_backend), "auto");
     p->max_trials = 0;   /* auto */
@@ -302,6 +308,17 @@ int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *
         else
             return mpe_error(err, MPE_PARAM_BAD_VALUE, "--dsp: '%s' is not one of auto, c", value);
         return 0;
+    case OPT_CPU_MASK: {
+        char *end;
+        unsigned long v;
+        errno = 0;
+        v = strtoul(value, &end, 16);
+        if (!*value || *end || errno || v > 0xffff || value[0] == '-')
+            return mpe_error(err, MPE_PARAM_BAD_VALUE,
+                             "--cpu-mask: '%s' is not a hexadecimal mask (e.g. 0, 3, 0x7)", value);
+        p->cpu_mask = (unsigned)v;
+        return 0;
+    }
     case OPT_AUTO_INT: {
         long v;
         if (!strcasecmp(value, "auto")) {
@@ -383,6 +400,9 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
     case OPT_DSP:
         snprintf(buf, size, "%s", p->dsp == MPE_DSP_C ? "c" : "auto");
         break;
+    case OPT_CPU_MASK:
+        snprintf(buf, size, "0x%x", p->cpu_mask);
+        break;
     case OPT_IQA: {
         static const char *const names[] = { "psnr", "ssim", "mad", "bliinds" };
         size_t pos = 0;
@@ -434,4 +454,9 @@ int mpe_param_check(const MpeParam *p, MpeError *err)
     if (p->vbv_size > 0 && !(p->bitrate > 0))
         return mpe_error(err, -EINVAL, "--vbv-size needs --bitrate");
     return 0;
+}
+
+unsigned mpe_param_cpu_flags(const MpeParam *p)
+{
+    return p->dsp == MPE_DSP_C ? 0 : mpe_cpu_flags() & p->cpu_mask;
 }

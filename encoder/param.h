@@ -40,7 +40,9 @@ typedef struct MpeParam {
     char backend[32];    /* --backend: auto | cpu | (opencl | cuda when built) */
     int device;          /* --device: the backend's device index, -1 = auto */
     int threads;         /* --threads: slice-coding threads, 0 = auto (all online cores) */
-    int dsp;             /* --dsp: MpeDspChoice */
+    int dsp;             /* --dsp: MpeDspChoice; c is cpu_mask 0 */
+    unsigned cpu_mask;   /* --cpu-mask: MPE_CPU_* bits (common/cpu.h) the DSP tables may use,
+                            ANDed with the CPU's own; default all */
     int read_threads;    /* --read-threads: PNG decoding threads ahead of the encoder,
                             -1 = auto (min(4, cores)), 0 = read on the calling thread */
     unsigned iqa;        /* --iqa: MPE_IQA_* bits (encoder.h) scored on every picture */
@@ -72,6 +74,10 @@ unsigned mpe_param_target(const MpeParam *p, double *value);
  * --vbv-size without --bitrate, ...): a usage error, found before any input
  * is opened.  mpe_encoder_open checks the same. */
 int mpe_param_check(const MpeParam *p, MpeError *err);
+
+/* The flags every DSP table is filled with: this CPU's MPE_CPU_* features
+ * ANDed with --cpu-mask, or 0 (C only) for --dsp c. */
+unsigned mpe_param_cpu_flags(const MpeParam *p);
 
 /* Set option `name` (without leading dashes) from its text value. */
 int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *err);

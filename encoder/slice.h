@@ -11,6 +11,7 @@
 #include "bitstream/bitwriter.h"
 #include "common/picture.h"
 #include "dsp/dsp.h"
+#include "dsp/sad.h"
 #include "gpu/frontend.h"
 
 /* IDCT mismatch control by forced intra refresh.  A decoder's inverse DCT
@@ -52,7 +53,7 @@ typedef struct MpePictureCtx {
     MpePicture *recon;         /* reconstruction written here */
     const GpuMotion *mv;       /* full-pel vectors from the front end (P) */
     const MpeDsp *dsp;
-    GpuSad16Fn sad16;          /* 16x16 SAD (the front end's fastest) */
+    MpeSad16Fn sad16;          /* 16x16 SAD (dsp/sad.h's table) */
     const MpeQuantizer *quant; /* qscale, matrices and their reciprocals */
     const uint8_t *refresh_count; /* per macroblock: codings with residual since its last
                                      intra coding, before this picture (P) */

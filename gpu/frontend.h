@@ -33,6 +33,7 @@
 
 #include "common/common.h"
 #include "common/picture.h"
+#include "dsp/sad.h"
 
 #define GPU_MAX_SEARCH_RANGE 64
 
@@ -47,6 +48,8 @@ typedef struct GpuConfig {
     int slots;           /* frame slots in the ring, >= 2 */
     int device;          /* backend's device index (--device), -1: its own choice */
     int threads;         /* cpu backend: threads it works on, 0: all online cores */
+    unsigned cpu_flags;  /* cpu backend: MPE_CPU_* its kernels may use (common/cpu.h:
+                          * mpe_cpu_flags() & mask); 0: the C ones */
     const MpeLog *log;
 } GpuConfig;
 
@@ -205,15 +208,9 @@ static inline int gpu_mv_better(uint32_t sad, int dx, int dy, uint32_t bsad, int
 /* Convert true-size RGB24 into the padded Y/Cb/Cr planes of pic. */
 void gpu_convert_rgb_c(MpePicture *pic, const uint8_t *rgb, ptrdiff_t rgb_stride);
 
-/* SAD of the 16x16 blocks at a (stride as) and b (stride bs). */
-typedef uint32_t (*GpuSad16Fn)(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs);
-uint32_t gpu_sad16_c(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs);
-/* The fastest SAD this CPU has (SSE2 on x86-64, else the C one). */
-GpuSad16Fn gpu_sad16_best(void);
-
 /* Exhaustive search of every macroblock of cur's luma against ref's. */
 void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture *ref,
-                         int range, GpuSad16Fn sad16);
+                         int range, MpeSad16Fn sad16);
 
 /* --- The cpu backend's fast kernels: the references' results, bit for bit ---
  *
@@ -241,24 +238,29 @@ typedef struct GpuBlockSums {
 int gpu_block_sums_alloc(GpuBlockSums *s, const MpePicture *pic);
 void gpu_block_sums_free(GpuBlockSums *s);
 
-typedef struct GpuCpuKernels {
-    const char *name;   /* "c" (portable), "avx2" */
+/* The sums at y = 16 * row0 .. 16 * row1 - 1 (those that exist; they read
+ * 7 luma rows further), with sad's block sums. */
+void gpu_block_sums_rows(const MpeSadDsp *sad, GpuBlockSums *s, const MpePicture *pic, int row0,
+                         int row1);
+
+typedef struct GpuCpuKernels GpuCpuKernels;
+struct GpuCpuKernels {
+    const char *name;   /* "c", "sse2", "avx2": the widest instructions it uses */
+    MpeSadDsp sad;      /* the search's SAD and the block sums (dsp/sad.h) */
     /* gpu_convert_rgb_c's output for rows [row0, row1) */
     void (*convert_rgb_rows)(MpePicture *pic, const uint8_t *rgb, ptrdiff_t rgb_stride, int row0,
                              int row1);
-    /* the sums at y = 16 * row0 .. 16 * row1 - 1 (those that exist; they
-     * read 7 luma rows further) */
-    void (*block_sums_rows)(GpuBlockSums *s, const MpePicture *pic, int row0, int row1);
     /* gpu_motion_search_c's vectors for rows [row0, row1), given both
      * pictures' complete sums; hint (may be NULL): a vector per macroblock
      * likely to be good, tried early (the previous picture's, say) */
-    void (*motion_search_rows)(GpuMotion *mv, const MpePicture *cur, const GpuBlockSums *cur_sums,
-                               const MpePicture *ref, const GpuBlockSums *ref_sums, int range,
-                               const GpuMotion *hint, int row0, int row1);
-} GpuCpuKernels;
+    void (*motion_search_rows)(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,
+                               const GpuBlockSums *cur_sums, const MpePicture *ref,
+                               const GpuBlockSums *ref_sums, int range, const GpuMotion *hint,
+                               int row0, int row1);
+};
 
-/* The kernel sets this CPU can run, fastest first: index 0 is the one to
- * use; NULL past the last (the portable "c" set, always present). */
-const GpuCpuKernels *gpu_cpu_kernels(int index);
+/* Like every DSP table (common/cpu.h): the C kernels, then the variants
+ * cpu_flags (mpe_cpu_flags() & mask) allow. */
+void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags);
 
 #endif

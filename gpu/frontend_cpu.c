@@ -10,9 +10,6 @@
 #include <string.h>
 
 #include "common/threads.h"
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 /* 16-bit fixed-point BT.601 studio-range coefficients (see frontend.h):
  * round(65536 * {219,224}/255 * Kx) with each chroma row adjusted to sum to
@@ -78,39 +75,8 @@ void gpu_convert_rgb_c(MpePicture *pic, const uint8_t *rgb, ptrdiff_t rgb_stride
     }
 }
 
-uint32_t gpu_sad16_c(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs)
-{
-    uint32_t sad = 0;
-    for (int y = 0; y < 16; y++, a += as, b += bs)
-        for (int x = 0; x < 16; x++)
-            sad += (uint32_t)abs(a[x] - b[x]);
-    return sad;
-}
-
-#if defined(__SSE2__)
-static uint32_t sad16_sse2(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs)
-{
-    __m128i acc = _mm_setzero_si128();
-    for (int y = 0; y < 16; y++, a += as, b += bs) {
-        __m128i va = _mm_loadu_si128((const __m128i *)a);
-        __m128i vb = _mm_loadu_si128((const __m128i *)b);
-        acc = _mm_add_epi64(acc, _mm_sad_epu8(va, vb));
-    }
-    return (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)));
-}
-#endif
-
-GpuSad16Fn gpu_sad16_best(void)
-{
-#if defined(__SSE2__)
-    return sad16_sse2;   /* SSE2 is part of the x86-64 baseline: no runtime check */
-#else
-    return gpu_sad16_c;
-#endif
-}
-
 void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture *ref,
-                         int range, GpuSad16Fn sad16)
+                         int range, MpeSad16Fn sad16)
 {
     const ptrdiff_t stride = cur->stride[0], rstride = ref->stride[0];
     const int pw = cur->plane_w[0], ph = cur->plane_h[0];
@@ -157,7 +123,7 @@ struct GpuContext {
     GpuMotion **mv;
     int *has_mv;
     MpePool *pool;
-    const GpuCpuKernels *k;
+    GpuCpuKernels k;
     GpuFailHook fail;
 };
 
@@ -186,14 +152,14 @@ static void sums_job(void *arg, int row, int worker)
 {
     const RowJob *j = arg;
     (void)worker;
-    j->k->block_sums_rows(j->sums, j->pic, row, row + 1);
+    gpu_block_sums_rows(&j->k->sad, j->sums, j->pic, row, row + 1);
 }
 
 static void search_job(void *arg, int row, int worker)
 {
     const RowJob *j = arg;
     (void)worker;
-    j->k->motion_search_rows(j->mv, j->pic, j->sums, j->ref, j->ref_sums, j->range, j->hint, row,
+    j->k->motion_search_rows(j->k, j->mv, j->pic, j->sums, j->ref, j->ref_sums, j->range, j->hint, row,
                              row + 1);
 }
 
@@ -236,7 +202,7 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
     if (!(ctx = calloc(1, sizeof(*ctx))))
         goto nomem;
     ctx->slots = n;
-    ctx->k = gpu_cpu_kernels(0);
+    gpu_cpu_kernels_init(&ctx->k, cfg->cpu_flags);
     /* nothing to build here, but the test hook can pretend there was */
     gpu_fail_init(&ctx->fail, "cpu");
     if ((ret = gpu_fail_open(&ctx->fail, GPU_FAIL_BUILD, err)) < 0)
@@ -263,7 +229,7 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
     threads = MPE_MIN(threads, ctx->pic[0].mb_height);
     if ((ret = mpe_pool_open(&ctx->pool, threads, err)) < 0)
         goto fail;
-    mpe_log(cfg->log, MPE_LOG_INFO, "front end cpu: %s kernels on %d threads", ctx->k->name, threads);
+    mpe_log(cfg->log, MPE_LOG_INFO, "front end cpu: %s kernels on %d threads", ctx->k.name, threads);
     *out = ctx;
     return 0;
 nomem:
@@ -285,7 +251,7 @@ static int cpu_submit_frame(GpuContext *ctx, int slot, const MpeFrame *frame, Mp
     pic = &ctx->pic[slot];
     if ((ret = gpu_check_frame(frame, pic->width, pic->height, err)) < 0)
         return ret;
-    RowJob job = { .k = ctx->k, .pic = pic, .rgb = frame->data[0], .rgb_stride = frame->stride[0],
+    RowJob job = { .k = &ctx->k, .pic = pic, .rgb = frame->data[0], .rgb_stride = frame->stride[0],
                    .sums = &ctx->sums[slot] };
     if (frame->format == MPE_FRAME_RGB24)
         mpe_pool_run(ctx->pool, pic->mb_height, convert_job, &job);
@@ -306,7 +272,7 @@ static int cpu_motion_search(GpuContext *ctx, int cur, int ref, int range, MpeEr
         return ret;
     /* the reference picture's own vectors are likely good here too (smooth
      * motion); they only order the search, never change its answer */
-    RowJob job = { .k = ctx->k, .pic = &ctx->pic[cur], .sums = &ctx->sums[cur], .mv = ctx->mv[cur],
+    RowJob job = { .k = &ctx->k, .pic = &ctx->pic[cur], .sums = &ctx->sums[cur], .mv = ctx->mv[cur],
                    .ref = &ctx->pic[ref], .ref_sums = &ctx->sums[ref], .range = range,
                    .hint = ref != cur && ctx->has_mv[ref] ? ctx->mv[ref] : NULL };
     mpe_pool_run(ctx->pool, ctx->pic[cur].mb_height, search_job, &job);

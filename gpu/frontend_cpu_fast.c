@@ -1,8 +1,9 @@
 /* frontend_cpu_fast.c — the cpu backend's fast kernels (see frontend.h):
- * conversion, block sums and the pruned exhaustive search, each on bands of
- * macroblock rows, in portable C (whose SAD is SSE2 on x86-64, the baseline)
- * and with AVX2 where the CPU has it.  The references in frontend_cpu.c
- * define the results; tests/unit/test_frontend.c holds every set to them. */
+ * conversion and the pruned exhaustive search, each on bands of macroblock
+ * rows, in portable C and with AVX2, chosen by the flags like every DSP
+ * table (common/cpu.h); the SAD and block sums they use are dsp/sad.h's.
+ * The references in frontend_cpu.c define the results;
+ * tests/unit/test_frontend.c holds every flag subset's set to them. */
 #include "frontend.h"
 
 #include <errno.h>
@@ -11,9 +12,6 @@
 #include <string.h>
 
 #include "common/cpu.h"
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #ifdef MPE_ARCH_X86
 #include <immintrin.h>
 #endif
@@ -154,35 +152,11 @@ void gpu_block_sums_free(GpuBlockSums *s)
     s->sum = NULL;
 }
 
-/* Column sums of 8 rows slide down the rows, then a sliding 8-wide window
- * along each row. */
-static void block_sums_rows_c(GpuBlockSums *s, const MpePicture *pic, int row0, int row1)
+void gpu_block_sums_rows(const MpeSadDsp *sad, GpuBlockSums *s, const MpePicture *pic, int row0,
+                         int row1)
 {
-    uint16_t col[4096];
-    const int pw = pic->plane_w[0], y1 = MPE_MIN(16 * row1, pic->plane_h[0] - 7);
-    const ptrdiff_t ls = pic->stride[0];
-
-    for (int y = 16 * row0; y < y1; y++) {
-        const uint8_t *l = pic->plane[0] + y * ls;
-        if (y == 16 * row0) {
-            memset(col, 0, sizeof(col));
-            for (int j = 0; j < 8; j++)
-                for (int x = 0; x < pw; x++)
-                    col[x] = (uint16_t)(col[x] + l[j * ls + x]);
-        } else {
-            for (int x = 0; x < pw; x++)
-                col[x] = (uint16_t)(col[x] + l[7 * ls + x] - l[-ls + x]);
-        }
-        uint16_t *out = s->sum + y * s->stride;
-        unsigned t = 0;
-        for (int x = 0; x < 8; x++)
-            t += col[x];
-        out[0] = (uint16_t)t;
-        for (int x = 1; x <= pw - 8; x++) {
-            t += col[x + 7] - col[x - 1];
-            out[x] = (uint16_t)t;
-        }
-    }
+    sad->block_sums(s->sum, s->stride, pic->plane[0], pic->stride[0], pic->plane_w[0], 16 * row0,
+                    MPE_MIN(16 * row1, pic->plane_h[0] - 7));
 }
 
 /* ------------------------------------------------------------ search */
@@ -197,49 +171,14 @@ typedef struct MbSearch {
     int dx_lo, dx_hi, dy_lo, dy_hi;
     uint32_t bsad;               /* best so far */
     int bdx, bdy;
+    MpeSad16BoundFn sad16_bound;
 } MbSearch;
-
-/* Exact SAD, or once the first half alone exceeds bound, that partial sum:
- * then SAD > bound too, and a caller comparing against bound decides the
- * same either way. */
-#if defined(__SSE2__)
-static uint32_t sad16_bound_sse2(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs,
-                                 uint32_t bound)
-{
-    __m128i acc = _mm_setzero_si128();
-    for (int y = 0; y < 8; y++, a += as, b += bs)
-        acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)a),
-                                              _mm_loadu_si128((const __m128i *)b)));
-    uint32_t sad = (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)));
-    if (sad > bound)
-        return sad;
-    for (int y = 8; y < 16; y++, a += as, b += bs)
-        acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)a),
-                                              _mm_loadu_si128((const __m128i *)b)));
-    return (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)));
-}
-#define sad16_bound sad16_bound_sse2   /* SSE2 is the x86-64 baseline */
-#else
-static uint32_t sad16_bound_c(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs,
-                              uint32_t bound)
-{
-    uint32_t sad = 0;
-    for (int y = 0; y < 16; y++, a += as, b += bs) {
-        for (int x = 0; x < 16; x++)
-            sad += (uint32_t)abs(a[x] - b[x]);
-        if (y == 7 && sad > bound)
-            return sad;
-    }
-    return sad;
-}
-#define sad16_bound sad16_bound_c
-#endif
 
 /* Out of line: rare next to the bound checks, and kept out of their loops'
  * registers. */
 static void evaluate(MbSearch *m, int dx, int dy)
 {
-    uint32_t sad = sad16_bound(m->blk, m->stride, m->rblk + dy * m->rstride + dx, m->rstride, m->bsad);
+    uint32_t sad = m->sad16_bound(m->blk, m->stride, m->rblk + dy * m->rstride + dx, m->rstride, m->bsad);
     if (gpu_mv_better(sad, dx, dy, m->bsad, m->bdx, m->bdy)) {
         m->bsad = sad;
         m->bdx = dx;
@@ -317,7 +256,7 @@ typedef void (*ScanWindowFn)(MbSearch *m);
 static void search_mb(GpuMotion *out, MbSearch *m, const GpuMotion *left, const GpuMotion *hint,
                       ScanWindowFn scan)
 {
-    const uint32_t sad0 = sad16_bound(m->blk, m->stride, m->rblk, m->rstride, UINT32_MAX);
+    const uint32_t sad0 = m->sad16_bound(m->blk, m->stride, m->rblk, m->rstride, UINT32_MAX);
 
     m->bsad = sad0;
     m->bdx = m->bdy = 0;
@@ -335,13 +274,15 @@ static void search_mb(GpuMotion *out, MbSearch *m, const GpuMotion *left, const 
     out->sad0 = sad0;
 }
 
-static void search_rows(GpuMotion *mv, const MpePicture *cur, const GpuBlockSums *cur_sums,
-                        const MpePicture *ref, const GpuBlockSums *ref_sums, int range,
-                        const GpuMotion *hint, int row0, int row1, ScanWindowFn scan)
+static void search_rows(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,
+                        const GpuBlockSums *cur_sums, const MpePicture *ref,
+                        const GpuBlockSums *ref_sums, int range, const GpuMotion *hint, int row0,
+                        int row1, ScanWindowFn scan)
 {
     const ptrdiff_t stride = cur->stride[0], rstride = ref->stride[0];
     const int pw = cur->plane_w[0], ph = cur->plane_h[0];
-    MbSearch m = { .stride = stride, .rstride = rstride, .sstride = ref_sums->stride };
+    MbSearch m = { .stride = stride, .rstride = rstride, .sstride = ref_sums->stride,
+                   .sad16_bound = k->sad.sad16_bound };
 
     for (int mby = row0; mby < row1; mby++) {
         for (int mbx = 0; mbx < cur->mb_width; mbx++) {
@@ -364,11 +305,12 @@ static void search_rows(GpuMotion *mv, const MpePicture *cur, const GpuBlockSums
     }
 }
 
-static void motion_search_rows_c(GpuMotion *mv, const MpePicture *cur, const GpuBlockSums *cur_sums,
-                                 const MpePicture *ref, const GpuBlockSums *ref_sums, int range,
-                                 const GpuMotion *hint, int row0, int row1)
+static void motion_search_rows_c(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,
+                                 const GpuBlockSums *cur_sums, const MpePicture *ref,
+                                 const GpuBlockSums *ref_sums, int range, const GpuMotion *hint,
+                                 int row0, int row1)
 {
-    search_rows(mv, cur, cur_sums, ref, ref_sums, range, hint, row0, row1, scan_window_c);
+    search_rows(k, mv, cur, cur_sums, ref, ref_sums, range, hint, row0, row1, scan_window_c);
 }
 
 /* ------------------------------------------------------------ AVX2 */
@@ -513,55 +455,6 @@ static void convert_rgb_rows_avx2(MpePicture *pic, const uint8_t *rgb, ptrdiff_t
         convert_band(pic, rgb, rgb_stride, row, &conv_ops_avx2);
 }
 
-/* Sums of the 8 bytes at l[x .. x+7] for x .. x+15: (v)mpsadbw against zero
- * gives sums of 4 bytes at 8 consecutive offsets per lane, from byte 0 or
- * byte 4 of the lane.  last: x = pw - 16, where only x + 8's sum has bytes
- * left in the row, so the upper lane takes its bytes from the lower one
- * rather than from past the row. */
-AVX2 static inline __m256i hsum8_avx2(const uint8_t *l, int x, int last)
-{
-    const __m256i z = _mm256_setzero_si256();
-    __m128i lo = _mm_loadu_si128((const __m128i *)(l + x));
-    __m128i hi = last ? _mm_srli_si128(lo, 8) : _mm_loadu_si128((const __m128i *)(l + x + 8));
-    __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
-    return _mm256_add_epi16(_mm256_mpsadbw_epu8(v, z, 0), _mm256_mpsadbw_epu8(v, z, 0x24));
-}
-
-/* Row sums of 8 bytes, then 8 of those down the rows, sliding: each new
- * row adds the row 7 below and drops the one above, kept in a ring.  Lanes
- * past a row's last block hold sums of whatever lies there; the search
- * masks them off. */
-AVX2 static void block_sums_rows_avx2(GpuBlockSums *s, const MpePicture *pic, int row0, int row1)
-{
-    alignas(32) uint16_t ring[8][4096];   /* row sums of rows y-1 .. y+6, by row mod 8 */
-    const int pw = pic->plane_w[0], y0 = 16 * row0, y1 = MPE_MIN(16 * row1, pic->plane_h[0] - 7);
-    const ptrdiff_t ls = pic->stride[0], st = s->stride;
-
-    if (y0 >= y1)
-        return;
-    for (int x = 0; x < pw; x += 16) {
-        __m256i acc = _mm256_setzero_si256();
-        for (int j = 0; j < 8; j++) {
-            __m256i h = hsum8_avx2(pic->plane[0] + (y0 + j) * ls, x, x == pw - 16);
-            _mm256_store_si256((__m256i *)(ring[(y0 + j) & 7] + x), h);
-            acc = _mm256_add_epi16(acc, h);
-        }
-        _mm256_storeu_si256((__m256i *)(s->sum + y0 * st + x), acc);
-    }
-    for (int y = y0 + 1; y < y1; y++) {
-        const uint8_t *l = pic->plane[0] + (y + 7) * ls;
-        uint16_t *slot = ring[(y + 7) & 7];   /* row y - 1's, out; row y + 7's, in */
-        uint16_t *out = s->sum + y * st;
-        for (int x = 0; x < pw; x += 16) {
-            __m256i h = hsum8_avx2(l, x, x == pw - 16);
-            __m256i old = _mm256_load_si256((const __m256i *)(slot + x));
-            __m256i prev = _mm256_loadu_si256((const __m256i *)(out - st + x));
-            _mm256_store_si256((__m256i *)(slot + x), h);
-            _mm256_storeu_si256((__m256i *)(out + x), _mm256_sub_epi16(_mm256_add_epi16(prev, h), old));
-        }
-    }
-}
-
 AVX2 static inline __m256i absdiff16(__m256i a, __m256i b)
 {
     return _mm256_or_si256(_mm256_subs_epu16(a, b), _mm256_subs_epu16(b, a));
@@ -614,38 +507,29 @@ AVX2 static void scan_window_avx2(MbSearch *m)
     }
 }
 
-static void motion_search_rows_avx2(GpuMotion *mv, const MpePicture *cur,
+static void motion_search_rows_avx2(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,
                                     const GpuBlockSums *cur_sums, const MpePicture *ref,
                                     const GpuBlockSums *ref_sums, int range, const GpuMotion *hint,
                                     int row0, int row1)
 {
-    search_rows(mv, cur, cur_sums, ref, ref_sums, range, hint, row0, row1, scan_window_avx2);
+    search_rows(k, mv, cur, cur_sums, ref, ref_sums, range, hint, row0, row1, scan_window_avx2);
 }
-
-static const GpuCpuKernels kernels_avx2 = {
-    .name = "avx2",
-    .convert_rgb_rows = convert_rgb_rows_avx2,
-    .block_sums_rows = block_sums_rows_avx2,
-    .motion_search_rows = motion_search_rows_avx2,
-};
 
 #endif /* MPE_ARCH_X86 */
 
-static const GpuCpuKernels kernels_c = {
-    .name = "c",
-    .convert_rgb_rows = convert_rgb_rows_c,
-    .block_sums_rows = block_sums_rows_c,
-    .motion_search_rows = motion_search_rows_c,
-};
-
-const GpuCpuKernels *gpu_cpu_kernels(int index)
+void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
 {
+    k->name = "c";
+    mpe_sad_dsp_init(&k->sad, cpu_flags);
+    k->convert_rgb_rows = convert_rgb_rows_c;
+    k->motion_search_rows = motion_search_rows_c;
 #ifdef MPE_ARCH_X86
-    if (mpe_cpu_flags() & MPE_CPU_AVX2) {
-        if (index == 0)
-            return &kernels_avx2;
-        index--;
+    if (cpu_flags & MPE_CPU_SSE2)
+        k->name = "sse2";
+    if (cpu_flags & MPE_CPU_AVX2) {
+        k->name = "avx2";
+        k->convert_rgb_rows = convert_rgb_rows_avx2;
+        k->motion_search_rows = motion_search_rows_avx2;
     }
 #endif
-    return index == 0 ? &kernels_c : NULL;
 }

@@ -27,6 +27,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "common/cpu.h"
 #include "common/timer.h"
 #include "input/png_decode.h"
 
@@ -95,6 +96,7 @@ struct MpeInput {
     unsigned long long y4m_good_end;  /* y4m_pos after the header or the last complete frame */
 
     Ahead *ahead;             /* non-NULL once reader threads run */
+    unsigned cpu_flags;       /* the PNG unfilters' (common/cpu.h) */
     double decode_ms;         /* reading time of the frame returned last */
 };
 
@@ -189,7 +191,7 @@ static int file_slurp(uint8_t **data, size_t *size, FILE *f, const char *path, M
  * *h), else the whole image, which must be frame's size.  When missing
  * is non-NULL and the file does not exist, sets *missing and returns 0. */
 static int png_load(const char *path, MpeFrame *frame, int *w, int *h, int *missing,
-                    MpeError *err)
+                    unsigned cpu_flags, MpeError *err)
 {
     static const uint8_t png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     uint8_t *data, sig[8];
@@ -218,7 +220,7 @@ static int png_load(const char *path, MpeFrame *frame, int *w, int *h, int *miss
     fclose(f);
     if (ret < 0)
         return ret;
-    ret = mpe_png_decode(frame, &pw, &ph, data, size, path, 0, err);
+    ret = mpe_png_decode(frame, &pw, &ph, data, size, path, 0, cpu_flags, err);
     free(data);
     if (ret < 0)
         return ret;
@@ -237,7 +239,7 @@ static int png_first(MpeInput *in, const char *path, int *missing, MpeError *err
 {
     int w = 0, h = 0, ret;
 
-    ret = png_load(path, NULL, &w, &h, missing, err);
+    ret = png_load(path, NULL, &w, &h, missing, in->cpu_flags, err);
     if (ret < 0 || (missing && *missing))
         return ret;
     if (!size_ok(w, h))
@@ -823,6 +825,7 @@ int mpe_input_open(MpeInput **out, const char *spec, int start_number, MpeError 
         return mpe_error(err, -ENOMEM, "%s: out of memory", spec);
     }
     in->cur = in->spec;
+    in->cpu_flags = mpe_cpu_flags();
 
     if (strcmp(spec, "-") == 0 || ends_with_ci(spec, ".y4m")) {
         ret = open_y4m(in, spec, err);
@@ -914,13 +917,13 @@ static int read_sync(MpeInput *in, MpeFrame *frame, MpeError *err)
         if (in->next_file >= in->nfiles)
             return 0;
         in->cur = in->files[in->next_file++];
-        ret = png_load(in->cur, frame, NULL, NULL, NULL, err);
+        ret = png_load(in->cur, frame, NULL, NULL, NULL, in->cpu_flags, err);
         return ret < 0 ? ret : 1;
     case SRC_PNG_PATTERN:
         if (in->pattern_done)
             return 0;
         pattern_name(in, in->probe, in->next_number);
-        ret = png_load(in->probe, frame, NULL, NULL, &missing, err);
+        ret = png_load(in->probe, frame, NULL, NULL, &missing, in->cpu_flags, err);
         if (missing) {
             /* the end: the current name stays the last frame's */
             in->pattern_done = 1;
@@ -961,14 +964,14 @@ static int ahead_produce(MpeInput *in, long i, AheadSlot *s)
         if ((size_t)i >= in->nfiles)
             return 0;
         s->name = in->files[i];
-        ret = png_load(s->name, &s->frame, NULL, NULL, NULL, &s->err);
+        ret = png_load(s->name, &s->frame, NULL, NULL, NULL, in->cpu_flags, &s->err);
         return ret < 0 ? ret : 1;
     case SRC_PNG_PATTERN:
         /* the synchronous reader stops after number INT_MAX */
         if (i > (long)INT_MAX - in->start_number)
             return 0;
         pattern_name(in, s->name, (int)(in->start_number + i));
-        ret = png_load(s->name, &s->frame, NULL, NULL, &missing, &s->err);
+        ret = png_load(s->name, &s->frame, NULL, NULL, &missing, in->cpu_flags, &s->err);
         if (missing)
             return i == 0 ? mpe_error(&s->err, -ENOENT, "%s: no frame found (looked for %s)",
                                       in->spec, s->name)
@@ -1250,4 +1253,9 @@ int mpe_input_find_file(const MpeInput *in, dev_t dev, ino_t ino, char *name, si
     }
     }
     return 0;
+}
+
+void mpe_input_set_cpu_flags(MpeInput *in, unsigned cpu_flags)
+{
+    in->cpu_flags = cpu_flags;
 }

@@ -43,6 +43,11 @@ int mpe_input_open_y4m_stream(MpeInput **in, FILE *f, const char *name, MpeError
 
 const MpeInputInfo *mpe_input_info(const MpeInput *in);
 
+/* The MPE_CPU_* flags (common/cpu.h: mpe_cpu_flags() & mask) the PNG
+ * unfilters may use; mpe_input_open sets mpe_cpu_flags().  Call before the
+ * first mpe_input_read or mpe_input_start_ahead. */
+void mpe_input_set_cpu_flags(MpeInput *in, unsigned cpu_flags);
+
 /* mpe_input_read's answer when a Y4M stream goes on, after one or more
  * complete frames, with bytes that are not a frame: a few stray bytes, a
  * cut last frame, a broken FRAME marker.  The frames read are intact and

@@ -324,22 +324,9 @@ paeth2_avx2(uint8_t *restrict dst0, uint8_t *restrict dst1, const uint8_t *restr
     }
 SSE2_UNFILTERS(3)
 SSE2_UNFILTERS(4)
-#endif /* MPE_ARCH_X86 */
 
-static void dsp_init(MpePngDsp *dsp, unsigned cpu_flags)
+static void png_dsp_init_x86(MpePngDsp *dsp, unsigned cpu_flags)
 {
-    memset(dsp, 0, sizeof(*dsp));
-#define SET_C(bpp)                                           \
-    dsp->unfilter[MPE_PNG_SUB][bpp - 1] = sub##bpp##_c;     \
-    dsp->unfilter[MPE_PNG_UP][bpp - 1] = up##bpp##_c;       \
-    dsp->unfilter[MPE_PNG_AVG][bpp - 1] = avg##bpp##_c;     \
-    dsp->unfilter[MPE_PNG_PAETH][bpp - 1] = paeth##bpp##_c;
-    SET_C(1)
-    SET_C(2)
-    SET_C(3)
-    SET_C(4)
-#undef SET_C
-#ifdef MPE_ARCH_X86
     if (cpu_flags & MPE_CPU_SSE2) {
         for (int b = 0; b < 4; b++)
             dsp->unfilter[MPE_PNG_UP][b] = up_sse2;
@@ -358,10 +345,8 @@ static void dsp_init(MpePngDsp *dsp, unsigned cpu_flags)
         dsp->paeth2[2] = paeth2_3_avx2;
         dsp->paeth2[3] = paeth2_4_avx2;
     }
-#else
-    (void)cpu_flags;
-#endif
 }
+#endif /* MPE_ARCH_X86 */
 
 /* ----------------------------------------------------------------- zlib */
 
@@ -642,7 +627,7 @@ static int fast_rows(FastRows *r, const uint8_t *src, int two)
 
 /* Decodes the image data from d->pos (the first IDAT's data, its chunk
  * header just before) to IEND into frame. */
-static int fast_decode(PngDec *d, MpeFrame *frame, unsigned flags,
+static int fast_decode(PngDec *d, MpeFrame *frame, unsigned flags, unsigned cpu_flags,
                        MpeError *err)
 {
     MpePngDsp dsp;
@@ -654,7 +639,7 @@ static int fast_decode(PngDec *d, MpeFrame *frame, unsigned flags,
 
     memset(&r, 0, sizeof(r));
     memset(&z, 0, sizeof(z));
-    dsp_init(&dsp, (flags & MPE_PNG_NO_SIMD) ? 0 : mpe_cpu_flags());
+    mpe_png_dsp_init(&dsp, cpu_flags);
     r.dsp = &dsp;
     r.frame = frame;
     r.w = d->width;
@@ -814,7 +799,7 @@ static int chunks_truncated(const uint8_t *data, size_t size, int header_only)
 }
 
 int mpe_png_decode(MpeFrame *frame, int *width, int *height, const uint8_t *data, size_t size,
-                   const char *name, unsigned flags, MpeError *err)
+                   const char *name, unsigned flags, unsigned cpu_flags, MpeError *err)
 {
     PngDec d;
     png_structp png;
@@ -844,7 +829,7 @@ int mpe_png_decode(MpeFrame *frame, int *width, int *height, const uint8_t *data
     png_destroy_read_struct(&png, &info, NULL);
     free(d.buf);
     if (ret == 0 && d.fast)
-        ret = fast_decode(&d, frame, flags, err);
+        ret = fast_decode(&d, frame, flags, cpu_flags, err);
     if (ret < 0)
         return ret;
     if (width)
@@ -854,7 +839,27 @@ int mpe_png_decode(MpeFrame *frame, int *width, int *height, const uint8_t *data
     return ret;
 }
 
+void mpe_png_dsp_init_c(MpePngDsp *dsp)
+{
+    memset(dsp, 0, sizeof(*dsp));
+#define SET_C(bpp)                                           \
+    dsp->unfilter[MPE_PNG_SUB][bpp - 1] = sub##bpp##_c;     \
+    dsp->unfilter[MPE_PNG_UP][bpp - 1] = up##bpp##_c;       \
+    dsp->unfilter[MPE_PNG_AVG][bpp - 1] = avg##bpp##_c;     \
+    dsp->unfilter[MPE_PNG_PAETH][bpp - 1] = paeth##bpp##_c;
+    SET_C(1)
+    SET_C(2)
+    SET_C(3)
+    SET_C(4)
+#undef SET_C
+}
+
 void mpe_png_dsp_init(MpePngDsp *dsp, unsigned cpu_flags)
 {
-    dsp_init(dsp, cpu_flags);
+    mpe_png_dsp_init_c(dsp);
+#ifdef MPE_ARCH_X86
+    png_dsp_init_x86(dsp, cpu_flags);
+#else
+    (void)cpu_flags;
+#endif
 }

@@ -31,7 +31,6 @@
 enum {
     MPE_PNG_LIBPNG_ONLY = 1 << 0, /* never the fast decoder */
     MPE_PNG_FAST_ONLY = 1 << 1,   /* -ENOTSUP (no message) when the fast one cannot take it */
-    MPE_PNG_NO_SIMD = 1 << 2,     /* fast decoder with the C unfilters only */
     MPE_PNG_NO_CRC = 1 << 3,      /* chunk CRCs not checked (fuzzing reaches deeper) */
 };
 
@@ -41,9 +40,10 @@ enum {
  * image is frame->width x frame->height: when it is not, sets *width,
  * *height and returns 1 without a message.  Returns 0, 1, or a negative
  * errno with err set ("NAME: not a PNG file", "NAME: corrupt PNG (...)",
- * "NAME: out of memory"). */
+ * "NAME: out of memory").  cpu_flags: the MPE_CPU_* (common/cpu.h) the
+ * fast decoder's unfilters may use, mpe_cpu_flags() & mask; 0 is C only. */
 int mpe_png_decode(MpeFrame *frame, int *width, int *height, const uint8_t *data, size_t size,
-                   const char *name, unsigned flags, MpeError *err);
+                   const char *name, unsigned flags, unsigned cpu_flags, MpeError *err);
 
 /* The PNG unfilters (ISO/IEC 15948 §9.2) for 1..4 bytes per pixel:
  * dst[0..len) = src + predictor(dst to the left, prev above); prev is the
@@ -65,7 +65,9 @@ typedef struct MpePngDsp {
     MpePngPaeth2Fn paeth2[4];        /* [bytes per pixel - 1]; NULL: none faster than two rows */
 } MpePngDsp;
 
-/* Fills the C versions, then the faster ones that cpu_flags (MPE_CPU_*) allow. */
+/* The C versions only. */
+void mpe_png_dsp_init_c(MpePngDsp *dsp);
+/* The C versions, then the variants that cpu_flags (mpe_cpu_flags() & mask) allow. */
 void mpe_png_dsp_init(MpePngDsp *dsp, unsigned cpu_flags);
 
 #endif

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "input/input.h"
+#include "common/cpu.h"
 #include "gpu/frontend.h"
 #include "common/timer.h"
 
@@ -63,7 +64,8 @@ static int bench_backend(const GpuBackend *b, int device, const MpeFrame *f0, co
 {
     static const int ranges[] = { 16, 32, 64 };
     GpuContext *ctx = NULL, *ref_ctx = NULL;
-    GpuConfig cfg = { .width = f0->width, .height = f0->height, .slots = 2, .device = device };
+    GpuConfig cfg = { .width = f0->width, .height = f0->height, .slots = 2, .device = device,
+                      .cpu_flags = mpe_cpu_flags() };
     MpeError err = { "" };
     Pair ref, got;
     int ret = 1;

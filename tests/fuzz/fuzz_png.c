@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cpu.h"
 #include "input/png_decode.h"
 
 #define NAME "fuzz.png"
@@ -37,8 +38,8 @@ static void differential(const uint8_t *data, size_t size, int w, int h, unsigne
         mpe_frame_free(&fast);
         return;
     }
-    r1 = mpe_png_decode(&fast, NULL, NULL, data, size, NAME, flags, &e1);
-    r2 = mpe_png_decode(&ref, NULL, NULL, data, size, NAME, flags | MPE_PNG_LIBPNG_ONLY, &e2);
+    r1 = mpe_png_decode(&fast, NULL, NULL, data, size, NAME, flags, mpe_cpu_flags(), &e1);
+    r2 = mpe_png_decode(&ref, NULL, NULL, data, size, NAME, flags | MPE_PNG_LIBPNG_ONLY, 0, &e2);
     if (r1 < 0)
         check_msg(&e1);
     if (r2 < 0)
@@ -65,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     MpeError err;
     int w = 0, h = 0;
 
-    if (mpe_png_decode(NULL, &w, &h, data, size, NAME, 0, &err) < 0) {
+    if (mpe_png_decode(NULL, &w, &h, data, size, NAME, 0, 0, &err) < 0) {
         check_msg(&err);
         return 0;
     }

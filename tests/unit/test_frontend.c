@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/cpu.h"
+#include "dsp/sad.h"
 #include "gpu/frontend.h"
 #include "tests/test.h"
 
@@ -200,6 +202,8 @@ static void test_search_random(TestCtx *t)
         { 64, 64, 16, 0 },
     };
     TestRng rng = { 777 };
+    MpeSadDsp best_sad;
+    mpe_sad_dsp_init(&best_sad, mpe_cpu_flags());
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         MpePicture cur, ref;
         int w = cases[k][0], h = cases[k][1], r = cases[k][2];
@@ -210,13 +214,13 @@ static void test_search_random(TestCtx *t)
         GpuMotion *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
         memset(a, 0xAB, n * sizeof(*a));
         memset(b, 0x5C, n * sizeof(*b));
-        gpu_motion_search_c(a, &cur, &ref, r, gpu_sad16_c);
+        gpu_motion_search_c(a, &cur, &ref, r, mpe_sad16_c);
         search_ref(b, &cur, &ref, r);
         for (size_t i = 0; i < n; i++)
             CHECK(t, !memcmp(&a[i], &b[i], sizeof(*a)),
                   "%dx%d R=%d mb %zu: got (%d,%d) sad %u sad0 %u, want (%d,%d) sad %u sad0 %u", w, h,
                   r, i, a[i].dx, a[i].dy, a[i].sad, a[i].sad0, b[i].dx, b[i].dy, b[i].sad, b[i].sad0);
-        gpu_motion_search_c(a, &cur, &ref, r, gpu_sad16_best());
+        gpu_motion_search_c(a, &cur, &ref, r, best_sad.sad16);
         for (size_t i = 0; i < n; i++)
             CHECK(t, !memcmp(&a[i], &b[i], sizeof(*a)), "fast SAD: mb %zu differs", i);
         free(a);
@@ -240,7 +244,7 @@ static void test_search_finds_shift(TestCtx *t)
             cur.plane[0][y * cur.stride[0] + x] =
                 ref.plane[0][clampi(y + sy, 0, h - 1) * ref.stride[0] + clampi(x + sx, 0, w - 1)];
     GpuMotion mv[8 * 6];
-    gpu_motion_search_c(mv, &cur, &ref, 8, gpu_sad16_best());
+    gpu_motion_search_c(mv, &cur, &ref, 8, mpe_sad16_c);
     int checked = 0;
     for (int mby = 0; mby < 6; mby++)
         for (int mbx = 0; mbx < 8; mbx++) {
@@ -255,27 +259,6 @@ static void test_search_finds_shift(TestCtx *t)
     CHECK(t, checked >= 30, "only %d macroblocks checked", checked);
     mpe_picture_free(&ref);
     mpe_picture_free(&cur);
-}
-
-static void test_sad_variants(TestCtx *t)
-{
-    TestRng rng = { 31337 };
-    uint8_t a[40 * 40], b[40 * 40];
-    GpuSad16Fn fast = gpu_sad16_best();
-    for (int iter = 0; iter < 2000; iter++) {
-        for (int i = 0; i < 40 * 40; i++) {
-            a[i] = (uint8_t)test_rand(&rng);
-            b[i] = iter & 1 ? (uint8_t)test_rand(&rng) : (uint8_t)(255 - a[i]);
-        }
-        int ox = (int)(test_rand(&rng) % 20), oy = (int)(test_rand(&rng) % 20);
-        int px = (int)(test_rand(&rng) % 20), py = (int)(test_rand(&rng) % 20);
-        uint32_t s1 = gpu_sad16_c(a + oy * 40 + ox, 40, b + py * 40 + px, 40);
-        uint32_t s2 = fast(a + oy * 40 + ox, 40, b + py * 40 + px, 40);
-        if (s1 != s2) {
-            CHECK(t, s1 == s2, "iteration %d: C %u, fast %u", iter, s1, s2);
-            break;
-        }
-    }
 }
 
 static void test_backend_cpu_interface(TestCtx *t)
@@ -302,7 +285,7 @@ static void test_backend_cpu_interface(TestCtx *t)
     gpu_convert_rgb_c(&direct1, f1.data[0], f1.stride[0]);
     size_t n = (size_t)got.mb_width * got.mb_height;
     GpuMotion mv_direct[64], mv_got[64];
-    gpu_motion_search_c(mv_direct, &direct1, &direct0, 12, gpu_sad16_c);
+    gpu_motion_search_c(mv_direct, &direct1, &direct0, 12, mpe_sad16_c);
 
     CHECK(t, gpu_backend_cpu.submit_frame(ctx, 0, &f0, &err) == 0, "submit 0");
     CHECK(t, gpu_backend_cpu.submit_frame(ctx, 1, &f1, &err) == 0, "submit 1");
@@ -332,6 +315,18 @@ static void test_backend_cpu_interface(TestCtx *t)
  * rows done one band at a time in a scrambled order ---- */
 
 /* a permutation of 0..n-1 */
+/* The kernel set of every subset of this CPU's SIMD flags (common/cpu.h):
+ * n of them in k[], the C set first. */
+static int kernel_sets(GpuCpuKernels k[8])
+{
+    const unsigned have = mpe_cpu_flags() & MPE_CPU_ALL;
+    int n = 0;
+    for (unsigned sub = 0; sub <= MPE_CPU_ALL; sub++)
+        if ((sub & have) == sub && !(sub & MPE_CPU_FAST_C))   /* the block DSP's bit only */
+            gpu_cpu_kernels_init(&k[n++], sub);
+    return n;
+}
+
 static void shuffle_rows(int *order, int n, TestRng *rng)
 {
     for (int i = 0; i < n; i++)
@@ -378,8 +373,9 @@ static void test_kernels_convert(TestCtx *t)
     static const int sizes[][2] = { { 16, 16 }, { 17, 33 }, { 330, 250 }, { 47, 18 }, { 1, 1 },
                                     { 5, 3 },   { 31, 17 }, { 4095, 18 }, { 2048, 34 }, { 97, 49 } };
     TestRng rng = { 0xC0FFEE };
-    for (int ki = 0; gpu_cpu_kernels(ki); ki++) {
-        const GpuCpuKernels *k = gpu_cpu_kernels(ki);
+    GpuCpuKernels ks[8];
+    for (int ki = 0, nk = kernel_sets(ks); ki < nk; ki++) {
+        const GpuCpuKernels *k = &ks[ki];
         for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
             for (int mode = 0; mode < 4; mode++) {
                 const int w = sizes[s][0], h = sizes[s][1];
@@ -446,12 +442,13 @@ static void test_kernels_convert_halves(TestCtx *t)
     MpePicture a, b;
     CHECK(t, mpe_picture_alloc(&a, W, H) == 0 && mpe_picture_alloc(&b, W, H) == 0, "alloc");
     gpu_convert_rgb_c(&b, rgb, 3 * W);
-    for (int ki = 0; gpu_cpu_kernels(ki); ki++) {
+    GpuCpuKernels ks[8];
+    for (int ki = 0, nk = kernel_sets(ks); ki < nk; ki++) {
         int c = 0, x = 0, y = 0;
         fill_sentinel(&a, 0x33);
-        gpu_cpu_kernels(ki)->convert_rgb_rows(&a, rgb, 3 * W, 0, a.mb_height);
+        ks[ki].convert_rgb_rows(&a, rgb, 3 * W, 0, a.mb_height);
         CHECK(t, planes_equal(&a, &b, &c, &x, &y), "%s: plane %d differs at (%d,%d)",
-              gpu_cpu_kernels(ki)->name, c, x, y);
+              ks[ki].name, c, x, y);
     }
     mpe_picture_free(&a);
     mpe_picture_free(&b);
@@ -467,8 +464,9 @@ static void test_kernels_convert_rows_only(TestCtx *t)
     uint8_t *rgb = malloc((size_t)w * h * 3);
     CHECK(t, rgb != NULL, "alloc");
     fill_rgb(rgb, w, h, 3 * w, 0, &rng);
-    for (int ki = 0; gpu_cpu_kernels(ki); ki++) {
-        const GpuCpuKernels *k = gpu_cpu_kernels(ki);
+    GpuCpuKernels ks[8];
+    for (int ki = 0, nk = kernel_sets(ks); ki < nk; ki++) {
+        const GpuCpuKernels *k = &ks[ki];
         MpePicture a, ref;
         CHECK(t, mpe_picture_alloc(&a, w, h) == 0 && mpe_picture_alloc(&ref, w, h) == 0, "alloc");
         gpu_convert_rgb_c(&ref, rgb, 3 * w);
@@ -508,8 +506,9 @@ static void test_kernels_block_sums(TestCtx *t)
     static const int sizes[][2] = { { 16, 16 }, { 33, 17 }, { 48, 40 }, { 64, 64 }, { 70, 50 },
                                     { 4095, 20 }, { 200, 33 } };
     TestRng rng = { 0xB10C };
-    for (int ki = 0; gpu_cpu_kernels(ki); ki++) {
-        const GpuCpuKernels *k = gpu_cpu_kernels(ki);
+    GpuCpuKernels ks[8];
+    for (int ki = 0, nk = kernel_sets(ks); ki < nk; ki++) {
+        const GpuCpuKernels *k = &ks[ki];
         for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
             for (int mode = 0; mode < 3; mode++) {
                 MpePicture p;
@@ -524,7 +523,7 @@ static void test_kernels_block_sums(TestCtx *t)
                             (uint8_t)(mode == 0 ? test_rand(&rng) : mode == 1 ? 255 : test_rand(&rng) & 1 ? 255 : 0);
                 shuffle_rows(order, p.mb_height, &rng);
                 for (int i = 0; i < p.mb_height; i++)
-                    k->block_sums_rows(&bs, &p, order[i], order[i] + 1);
+                    gpu_block_sums_rows(&k->sad, &bs, &p, order[i], order[i] + 1);
                 for (int y = 0; y + 8 <= p.plane_h[0] && !bad; y++)
                     for (int x = 0; x + 8 <= p.plane_w[0] && !bad; x++) {
                         unsigned want = 0;
@@ -557,9 +556,9 @@ static void check_kernel_search(TestCtx *t, const GpuCpuKernels *k, const MpePic
 
     CHECK(t, want && got && hint && gpu_block_sums_alloc(&cs, cur) == 0 && gpu_block_sums_alloc(&rs, ref) == 0,
           "alloc");
-    gpu_motion_search_c(want, cur, ref, range, gpu_sad16_best());
-    k->block_sums_rows(&cs, cur, 0, cur->mb_height);
-    k->block_sums_rows(&rs, ref, 0, ref->mb_height);
+    gpu_motion_search_c(want, cur, ref, range, mpe_sad16_c);
+    gpu_block_sums_rows(&k->sad, &cs, cur, 0, cur->mb_height);
+    gpu_block_sums_rows(&k->sad, &rs, ref, 0, ref->mb_height);
     for (int pass = 0; pass < 3; pass++) {
         /* no hint; the answer itself; garbage, much of it outside the window */
         for (int i = 0; i < n; i++) {
@@ -572,7 +571,7 @@ static void check_kernel_search(TestCtx *t, const GpuCpuKernels *k, const MpePic
         memset(got, 0xA5, (size_t)n * sizeof(*got));
         shuffle_rows(order, cur->mb_height, rng);
         for (int i = 0; i < cur->mb_height; i++)
-            k->motion_search_rows(got, cur, &cs, ref, &rs, range, pass ? hint : NULL, order[i], order[i] + 1);
+            k->motion_search_rows(k, got, cur, &cs, ref, &rs, range, pass ? hint : NULL, order[i], order[i] + 1);
         for (int i = 0; i < n; i++)
             if (memcmp(&got[i], &want[i], sizeof(*got))) {
                 CHECK(t, 0, "%s %s %dx%d R=%d hint %d mb %d: got (%d,%d) sad %u sad0 %u, want (%d,%d) sad %u sad0 %u",
@@ -608,14 +607,16 @@ static void test_kernels_search(TestCtx *t)
         { 176, 160, 64, 2 }, { 161, 150, 33, 5 }, { 70, 50, 12, 0 },
     };
     TestRng rng = { 4711 };
+    GpuCpuKernels ks[8];
+    const int nk = kernel_sets(ks);
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         MpePicture cur, ref;
         const int w = cases[c][0], h = cases[c][1];
         CHECK(t, mpe_picture_alloc(&cur, w, h) == 0 && mpe_picture_alloc(&ref, w, h) == 0, "alloc");
         random_picture(&cur, &rng, cases[c][3]);
         random_picture(&ref, &rng, cases[c][3] ? cases[c][3] : -1);
-        for (int ki = 0; gpu_cpu_kernels(ki); ki++)
-            check_kernel_search(t, gpu_cpu_kernels(ki), &cur, &ref, cases[c][2], "random", &rng);
+        for (int ki = 0; ki < nk; ki++)
+            check_kernel_search(t, &ks[ki], &cur, &ref, cases[c][2], "random", &rng);
         mpe_picture_free(&cur);
         mpe_picture_free(&ref);
     }
@@ -632,15 +633,17 @@ static void test_kernels_search_adversarial(TestCtx *t)
     TestRng rng = { 1999 };
     const int w = 163, h = 149;
     MpePicture cur, ref;
+    GpuCpuKernels ks[8];
+    const int nk = kernel_sets(ks);
     CHECK(t, mpe_picture_alloc(&cur, w, h) == 0 && mpe_picture_alloc(&ref, w, h) == 0, "alloc");
     for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
         fill_luma(&cur, modes[m][0], &rng);
         fill_luma(&ref, modes[m][1], &rng);
         for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++)
-            for (int ki = 0; gpu_cpu_kernels(ki); ki++) {
+            for (int ki = 0; ki < nk; ki++) {
                 char what[32];
                 snprintf(what, sizeof(what), "modes %d/%d", modes[m][0], modes[m][1]);
-                check_kernel_search(t, gpu_cpu_kernels(ki), &cur, &ref, ranges[r], what, &rng);
+                check_kernel_search(t, &ks[ki], &cur, &ref, ranges[r], what, &rng);
             }
     }
     /* sparse dots on a flat ground, moved by one pixel: SADs of 0, 1, 2 ...,
@@ -653,8 +656,8 @@ static void test_kernels_search_adversarial(TestCtx *t)
         for (int x = 0; x < cur.plane_w[0]; x++)
             cur.plane[0][y * cur.stride[0] + x] = ref.plane[0][y * ref.stride[0] + clampi(x + 1, 0, cur.plane_w[0] - 1)];
     for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++)
-        for (int ki = 0; gpu_cpu_kernels(ki); ki++)
-            check_kernel_search(t, gpu_cpu_kernels(ki), &cur, &ref, ranges[r], "dots", &rng);
+        for (int ki = 0; ki < nk; ki++)
+            check_kernel_search(t, &ks[ki], &cur, &ref, ranges[r], "dots", &rng);
     /* a texture moved by (3, -2) plus small noise: near-equal SADs around the true vector */
     fill_luma(&ref, 0, &rng);
     for (int y = 0; y < cur.plane_h[0]; y++)
@@ -664,9 +667,9 @@ static void test_kernels_search_adversarial(TestCtx *t)
             cur.plane[0][y * cur.stride[0] + x] = (uint8_t)clampi(v, 0, 255);
         }
     for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++)
-        for (int ki = 0; gpu_cpu_kernels(ki); ki++) {
-            check_kernel_search(t, gpu_cpu_kernels(ki), &cur, &ref, ranges[r], "moved", &rng);
-            check_kernel_search(t, gpu_cpu_kernels(ki), &cur, &cur, ranges[r], "itself", &rng);
+        for (int ki = 0; ki < nk; ki++) {
+            check_kernel_search(t, &ks[ki], &cur, &ref, ranges[r], "moved", &rng);
+            check_kernel_search(t, &ks[ki], &cur, &cur, ranges[r], "itself", &rng);
         }
     mpe_picture_free(&cur);
     mpe_picture_free(&ref);
@@ -712,7 +715,8 @@ static void test_backend_cpu_threads(TestCtx *t)
         }
         for (int threads = 1; threads <= 3; threads++) {
             GpuContext *ctx = NULL;
-            GpuConfig cfg = { .width = w, .height = h, .slots = 2, .threads = threads };
+            GpuConfig cfg = { .width = w, .height = h, .slots = 2, .threads = threads,
+                              .cpu_flags = mpe_cpu_flags() };
             CHECK(t, gpu_backend_cpu.open(&ctx, &cfg, &err) == 0, "open: %s", err.msg);
             for (int i = 0; i < frames && ctx; i++) {
                 int c = 0, x = 0, y = 0;
@@ -728,7 +732,7 @@ static void test_backend_cpu_threads(TestCtx *t)
                       "%s frame %d, %d threads: plane %d differs at (%d,%d)", fmt ? "yuv" : "rgb", i,
                       threads, c, x, y);
                 if (i) {
-                    gpu_motion_search_c(mv_ref, &refpic[i], &refpic[i - 1], range, gpu_sad16_c);
+                    gpu_motion_search_c(mv_ref, &refpic[i], &refpic[i - 1], range, mpe_sad16_c);
                     CHECK(t, !memcmp(mv_got, mv_ref, (size_t)got.mb_width * got.mb_height * sizeof(GpuMotion)),
                           "%s frame %d, %d threads: vectors differ", fmt ? "yuv" : "rgb", i, threads);
                 }
@@ -814,7 +818,6 @@ int main(void)
     test_run(&t, "padding-replicates-edges", test_padding_replicates_edges);
     test_run(&t, "search-random-vs-reference", test_search_random);
     test_run(&t, "search-finds-known-shift", test_search_finds_shift);
-    test_run(&t, "sad16-fast-vs-c", test_sad_variants);
     test_run(&t, "backend-cpu-interface", test_backend_cpu_interface);
     test_run(&t, "backend-select", test_backend_select);
     test_run(&t, "gpu-device-nodes", test_device_nodes);
