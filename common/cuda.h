@@ -22,7 +22,7 @@ extern "C" {
  * why[] naming it ("device 0: NAME (compute 9.0, 132 SMs)"); else -ENODEV
  * and why[] saying why: no driver, no device, an index past the count
  * ("--device 5: only 1 CUDA device (0..0)"), or a compute capability below
- * min_compute (0: any). */
+ * min_compute (0: any).  why may be NULL with why_size 0. */
 int mpe_cuda_pick(int index, int min_compute, int *dev, char *why, size_t why_size);
 
 /* Fills err for a failed CUDA runtime call (cuda_error: its cudaError_t)

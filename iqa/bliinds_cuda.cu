@@ -660,11 +660,8 @@ struct BliindsContext {
 
 static int cuda_probe(char *why, size_t why_size)
 {
-    char buf[256];
-    int dev, ret = mpe_cuda_pick(-1, MPE_CUDA_MIN_COMPUTE, &dev, buf, sizeof(buf));
-    if (why && why_size)
-        snprintf(why, why_size, "%s", buf);
-    return ret;
+    int dev;
+    return mpe_cuda_pick(-1, MPE_CUDA_MIN_COMPUTE, &dev, why, why_size);
 }
 
 static void cuda_close(BliindsContext *ctx)
