@@ -3,6 +3,7 @@
  * and against known BT.601 values. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -744,6 +745,38 @@ static void test_backend_cpu_threads(TestCtx *t)
     mpe_picture_free(&got);
 }
 
+/* The framework's checks hold for every backend, the cpu one included:
+ * a search or download needs a submitted frame, and the frame must have
+ * the configured size. */
+static void test_frontend_slot_checks(TestCtx *t)
+{
+    GpuFrontend *fe = NULL;
+    MpeError err = { "" };
+    MpeFrame f, small;
+    MpePicture pic;
+    GpuConfig cfg = { .width = 48, .height = 32, .slots = 3, .device = -1 };
+
+    CHECK(t, gpu_frontend_open(&fe, "cpu", &cfg, NULL, &err) == 0, "open: %s", err.msg);
+    CHECK(t, mpe_frame_alloc(&f, MPE_FRAME_RGB24, 48, 32) == 0 &&
+                 mpe_frame_alloc(&small, MPE_FRAME_RGB24, 32, 32) == 0 &&
+                 mpe_picture_alloc(&pic, 48, 32) == 0, "alloc");
+    memset(f.data[0], 100, (size_t)f.stride[0] * 32);
+    CHECK(t, gpu_frontend_submit(fe, 0, &f, &err) == 0, "submit: %s", err.msg);
+    CHECK(t, gpu_frontend_search(fe, 0, 2, 4, &err) < 0 && strstr(err.msg, "no frame"),
+          "search against an empty slot accepted: '%s'", err.msg);
+    CHECK(t, gpu_frontend_download(fe, 2, &pic, NULL, &err) < 0 && strstr(err.msg, "slot 2"),
+          "download of an empty slot accepted: '%s'", err.msg);
+    CHECK(t, gpu_frontend_submit(fe, 1, &small, &err) < 0 && strstr(err.msg, "32x32"),
+          "a 32x32 frame accepted: '%s'", err.msg);
+    CHECK(t, gpu_frontend_timings(fe, 0, &(GpuTimings){ 0 }) == -ENOSYS, "cpu has timers?");
+    CHECK(t, gpu_frontend_search(fe, 0, 0, 4, &err) == 0, "search itself: %s", err.msg);
+    CHECK(t, gpu_frontend_download(fe, 0, &pic, NULL, &err) == 0, "download: %s", err.msg);
+    gpu_frontend_close(fe);
+    mpe_frame_free(&f);
+    mpe_frame_free(&small);
+    mpe_picture_free(&pic);
+}
+
 static void test_backend_select(TestCtx *t)
 {
     const GpuBackend *b = NULL;
@@ -816,6 +849,7 @@ int main(void)
     test_run(&t, "search-finds-known-shift", test_search_finds_shift);
     test_run(&t, "sad16-fast-vs-c", test_sad_variants);
     test_run(&t, "backend-cpu-interface", test_backend_cpu_interface);
+    test_run(&t, "frontend-slot-checks", test_frontend_slot_checks);
     test_run(&t, "backend-select", test_backend_select);
     test_run(&t, "gpu-device-nodes", test_device_nodes);
     test_run(&t, "kernels-convert-vs-reference", test_kernels_convert);
