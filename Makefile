@@ -108,7 +108,7 @@ ifneq ($(wildcard iqa/mad_cuda.cu),)
 CPPFLAGS_ALL += -DMPE_HAVE_MAD_CUDA
 endif
 LDLIBS_ALL   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
-CUDA_SRCS    := $(wildcard gpu/*.cu iqa/*.cu)
+CUDA_SRCS    := $(wildcard common/*.cu gpu/*.cu iqa/*.cu)
 LIB_OBJS     += $(CUDA_SRCS:%.cu=$(BUILD)/obj/%.cu.o)
 endif
 $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)

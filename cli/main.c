@@ -149,10 +149,10 @@ static int list_backends(void)
 {
     for (const GpuBackend *const *b = gpu_backend_list(); *b; b++) {
         char why[256] = "";
-        int ok = (*b)->probe(0, why, sizeof(why)) == 0;
+        int ok = gpu_backend_probe(*b, 0, why, sizeof(why)) == 0;
         char auto_why[256] = "";
-        int for_auto = ok && (*b)->probe(1, auto_why, sizeof(auto_why)) == 0;
-        printf("%-8s %s%s%s%s\n", (*b)->name, ok ? "available" : "unavailable", why[0] ? ": " : "",
+        int for_auto = ok && gpu_backend_probe(*b, 1, auto_why, sizeof(auto_why)) == 0;
+        printf("%-8s %s%s%s%s\n", gpu_backend_name(*b), ok ? "available" : "unavailable", why[0] ? ": " : "",
                why, ok && !for_auto ? " (not chosen by --backend auto)" : "");
     }
     return 0;

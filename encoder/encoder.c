@@ -100,8 +100,7 @@ struct MpeEncoder {
     int f_code;
     int rate_num, rate_den;       /* as signalled in the stream */
     BsSequence seq;
-    const GpuBackend *fe;
-    GpuContext *fe_ctx;
+    GpuFrontend *fe;
     MpeDsp dsp;
     MpeQuantizer quant[MAX_Q + 3];   /* for each quantiser 1..MAX_Q (MPEG-1 units) */
     int nonlinear;                /* MPEG-2 pictures use q_scale_type 1 (Table 7-6) */
@@ -352,8 +351,7 @@ void mpe_encoder_close(MpeEncoder *e)
     mpe_task_close(e->fe_task);
     mpe_task_close(e->qa_task);
     mpe_pool_close(e->pool);
-    if (e->fe_ctx)
-        e->fe->close(e->fe_ctx);
+    gpu_frontend_close(e->fe);
     mpe_checker_close(e->check_rc);
     mpe_checker_close(e->check_log);
     mpe_rc_free(e->rc);
@@ -600,7 +598,7 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
                       .device = p->device, .cpu_flags = mpe_param_cpu_flags(p), .log = &e->log };
     /* auto falls back to the next backend if one fails to open (kernel
      * build, device memory), before the first frame */
-    if ((ret = gpu_frontend_open(&e->fe, &e->fe_ctx, p->backend, &cfg, &e->log, err)) < 0)
+    if ((ret = gpu_frontend_open(&e->fe, p->backend, &cfg, &e->log, err)) < 0)
         goto fail;
     for (int i = 0; i < ORIG_RING; i++)
         if (mpe_picture_alloc(&e->orig[i], p->width, p->height) < 0)
@@ -646,7 +644,7 @@ fail:
 
 const char *mpe_encoder_backend(const MpeEncoder *e)
 {
-    return e->fe->name;
+    return gpu_frontend_name(e->fe);
 }
 
 void mpe_encoder_stream_rate(const MpeEncoder *e, int *num, int *den)
@@ -891,10 +889,10 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, MpeError *err)
     const int prev_slot = (n + FRONTEND_SLOTS - 1) % FRONTEND_SLOTS;
     int ret;
 
-    if ((ret = e->fe->submit_frame(e->fe_ctx, slot, frame, err)) < 0)
+    if ((ret = gpu_frontend_submit(e->fe, slot, frame, err)) < 0)
         return ret;
     if (!is_intra(e, n) &&
-        (ret = e->fe->motion_search(e->fe_ctx, slot, prev_slot, e->p.search_range, err)) < 0)
+        (ret = gpu_frontend_search(e->fe, slot, prev_slot, e->p.search_range, err)) < 0)
         return ret;
     return 0;
 }
@@ -909,20 +907,18 @@ static int fetch(MpeEncoder *e, int n, MpeError *err)
     double t0, t1;
     int ret;
 
-    if ((ret = e->fe->wait(e->fe_ctx, slot, err)) < 0)
+    if ((ret = gpu_frontend_wait(e->fe, slot, err)) < 0)
         return ret;
     t0 = mpe_time_ms();
-    if ((ret = e->fe->download(e->fe_ctx, slot, &e->orig[n % ORIG_RING],
-                               is_intra(e, n) ? NULL : e->mv[slot], err)) < 0)
+    if ((ret = gpu_frontend_download(e->fe, slot, &e->orig[n % ORIG_RING],
+                                     is_intra(e, n) ? NULL : e->mv[slot], err)) < 0)
         return ret;
     t1 = mpe_time_ms();
     e->slot_download_ms[slot] = t1 - t0;
     e->slot_gpu_ms[slot] = 0;
-    if (e->fe->timings) {
-        GpuTimings gt;
-        if (e->fe->timings(e->fe_ctx, slot, &gt) == 0)
-            e->slot_gpu_ms[slot] = gt.upload_ms + gt.convert_ms + gt.search_ms + gt.readback_ms;
-    }
+    GpuTimings gt;
+    if (gpu_frontend_timings(e->fe, slot, &gt) == 0)
+        e->slot_gpu_ms[slot] = gt.upload_ms + gt.convert_ms + gt.search_ms + gt.readback_ms;
     e->slot_fetched[slot] = 1;
     return 0;
 }

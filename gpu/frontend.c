@@ -1,5 +1,7 @@
-/* frontend.c — backend registry and selection. */
-#include "frontend.h"
+/* frontend.c — the front-end framework: backend registry and selection,
+ * and around every backend the checks, slot bookkeeping, geometry, host
+ * packing and the MPE_GPU_FAIL hook (frontend_internal.h). */
+#include "frontend_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,51 +21,29 @@ static const GpuBackend *const backend_list[] = {
     NULL,
 };
 
-int gpu_check_slot(int slots, int slot, MpeError *err)
-{
-    if (slot < 0 || slot >= slots)
-        return mpe_error(err, -EINVAL, "front end: slot %d out of range 0..%d", slot, slots - 1);
-    return 0;
-}
-
-int gpu_check_frame(const MpeFrame *frame, int width, int height, MpeError *err)
-{
-    if (frame->width != width || frame->height != height)
-        return mpe_error(err, -EINVAL, "front end: frame is %dx%d, expected %dx%d", frame->width,
-                         frame->height, width, height);
-    if (frame->format != MPE_FRAME_RGB24 && frame->format != MPE_FRAME_YUV420)
-        return mpe_error(err, -EINVAL, "front end: unknown frame format %d", (int)frame->format);
-    return 0;
-}
-
-int gpu_check_range(int range, MpeError *err)
-{
-    if (range < 0 || range > GPU_MAX_SEARCH_RANGE)
-        return mpe_error(err, -EINVAL, "front end: search range %d outside 0..%d", range,
-                         GPU_MAX_SEARCH_RANGE);
-    return 0;
-}
-
-void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf, const size_t off[4],
-                         const int pw[3], const int ph[3], int n_mb)
-{
-    for (int c = 0; c < 3; c++)
-        for (int y = 0; y < ph[c]; y++)
-            memcpy(pic->plane[c] + (size_t)y * pic->stride[c], buf + off[c] + (size_t)y * pw[c],
-                   (size_t)pw[c]);
-    if (!mv)
-        return;
-    for (int i = 0; i < n_mb; i++) {
-        uint32_t v[3];
-        memcpy(v, buf + off[3] + 12 * (size_t)i, sizeof(v));
-        mv[i].dx = (int16_t)(v[0] & 0xFFFF);
-        mv[i].dy = (int16_t)(v[0] >> 16);
-        mv[i].sad = v[1];
-        mv[i].sad0 = v[2];
-    }
-}
-
 /* ---- the MPE_GPU_FAIL test hook (see frontend.h) ---- */
+
+typedef enum GpuFailWhere {
+    GPU_FAIL_PROBE,
+    GPU_FAIL_BUILD,
+    GPU_FAIL_ALLOC,
+    GPU_FAIL_SUBMIT,
+    GPU_FAIL_SEARCH,
+    GPU_FAIL_DOWNLOAD,
+    GPU_FAIL_WHERE_COUNT
+} GpuFailWhere;
+
+#define GPU_FAIL_MAX_SLOTS 64   /* frame numbers are tracked for this many slots */
+
+/* One front end's view of the hook. */
+typedef struct GpuFailHook {
+    const char *backend;
+    int armed[GPU_FAIL_WHERE_COUNT];
+    long at[GPU_FAIL_WHERE_COUNT];          /* frame number for submit/search/download */
+    long submitted;                         /* frames submitted so far */
+    long slot_frame[GPU_FAIL_MAX_SLOTS];    /* frame number held by each slot, -1: none */
+    int lost;
+} GpuFailHook;
 
 static const char *const fail_where_name[GPU_FAIL_WHERE_COUNT] = {
     "probe", "build", "alloc", "submit", "search", "download",
@@ -106,7 +86,7 @@ static int fail_parse_entry(const char *e, size_t len, const char *backend, GpuF
     return 0;
 }
 
-void gpu_fail_init(GpuFailHook *h, const char *backend)
+static void fail_init(GpuFailHook *h, const char *backend)
 {
     const char *spec = getenv("MPE_GPU_FAIL");
 
@@ -126,27 +106,27 @@ void gpu_fail_init(GpuFailHook *h, const char *backend)
     }
 }
 
-int gpu_fail_names(const char *backend)
+static int fail_names(const char *backend)
 {
     GpuFailHook h;
-    gpu_fail_init(&h, backend);
+    fail_init(&h, backend);
     for (int w = 0; w < GPU_FAIL_WHERE_COUNT; w++)
         if (h.armed[w])
             return 1;
     return 0;
 }
 
-int gpu_fail_probe(const char *backend, char *why, size_t why_size)
+static int fail_probe(const char *backend, char *why, size_t why_size)
 {
     GpuFailHook h;
-    gpu_fail_init(&h, backend);
+    fail_init(&h, backend);
     if (!h.armed[GPU_FAIL_PROBE])
         return 0;
     snprintf(why, why_size, "%s: device probe failed (MPE_GPU_FAIL test hook)", backend);
     return -ENODEV;
 }
 
-int gpu_fail_open(const GpuFailHook *h, GpuFailWhere where, MpeError *err)
+static int fail_open(const GpuFailHook *h, GpuFailWhere where, MpeError *err)
 {
     if (!h->armed[where])
         return 0;
@@ -156,7 +136,7 @@ int gpu_fail_open(const GpuFailHook *h, GpuFailWhere where, MpeError *err)
     return mpe_error(err, -EIO, "%s: kernel build failed (MPE_GPU_FAIL test hook)", h->backend);
 }
 
-int gpu_fail_frame(GpuFailHook *h, GpuFailWhere where, int slot, MpeError *err)
+static int fail_frame(GpuFailHook *h, GpuFailWhere where, int slot, MpeError *err)
 {
     long frame = -1;
 
@@ -219,9 +199,243 @@ int gpu_has_device_node(const char *dev_dir)
     return found;
 }
 
+/* ---- the framework around a backend ---- */
+
+typedef struct FrontendSlot {
+    int submitted;   /* holds a frame */
+    int has_mv;      /* searched since its last submit */
+} FrontendSlot;
+
+struct GpuFrontend {
+    const GpuBackend *be;
+    GpuContext *ctx;
+    GpuGeometry geo;
+    int slots;
+    FrontendSlot *slot;
+    GpuFailHook fail;
+};
+
+static void geometry_init(GpuGeometry *g, int width, int height)
+{
+    memset(g, 0, sizeof(*g));
+    g->width = width;
+    g->height = height;
+    g->mb_w = (width + 15) / 16;
+    g->mb_h = (height + 15) / 16;
+    for (int c = 0; c < 3; c++) {
+        g->plane_w[c] = (16 * g->mb_w) >> (c ? 1 : 0);
+        g->plane_h[c] = (16 * g->mb_h) >> (c ? 1 : 0);
+        g->plane_off[c + 1] = g->plane_off[c] + (size_t)g->plane_w[c] * g->plane_h[c];
+    }
+    g->rgb_size = (size_t)width * height * 3;
+    g->mv_size = (size_t)g->mb_w * g->mb_h * 3 * sizeof(uint32_t);
+    g->in_size = MPE_MAX(g->rgb_size, g->plane_off[3]);
+}
+
+void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf,
+                         const GpuGeometry *geo)
+{
+    for (int c = 0; c < 3; c++)
+        for (int y = 0; y < geo->plane_h[c]; y++)
+            memcpy(pic->plane[c] + (size_t)y * pic->stride[c],
+                   buf + geo->plane_off[c] + (size_t)y * geo->plane_w[c], (size_t)geo->plane_w[c]);
+    if (!mv)
+        return;
+    for (int i = 0; i < geo->mb_w * geo->mb_h; i++) {
+        uint32_t v[3];
+        memcpy(v, buf + geo->plane_off[3] + 12 * (size_t)i, sizeof(v));
+        mv[i].dx = (int16_t)(v[0] & 0xFFFF);
+        mv[i].dy = (int16_t)(v[0] >> 16);
+        mv[i].sad = v[1];
+        mv[i].sad0 = v[2];
+    }
+}
+
+static int check_slot(const GpuFrontend *fe, int slot, MpeError *err)
+{
+    if (slot < 0 || slot >= fe->slots)
+        return mpe_error(err, -EINVAL, "front end: slot %d out of range 0..%d", slot, fe->slots - 1);
+    return 0;
+}
+
+static int check_frame(const GpuFrontend *fe, const MpeFrame *frame, MpeError *err)
+{
+    if (frame->width != fe->geo.width || frame->height != fe->geo.height)
+        return mpe_error(err, -EINVAL, "front end: frame is %dx%d, expected %dx%d", frame->width,
+                         frame->height, fe->geo.width, fe->geo.height);
+    if (frame->format != MPE_FRAME_RGB24 && frame->format != MPE_FRAME_YUV420)
+        return mpe_error(err, -EINVAL, "front end: unknown frame format %d", (int)frame->format);
+    return 0;
+}
+
+static int check_range(int range, MpeError *err)
+{
+    if (range < 0 || range > GPU_MAX_SEARCH_RANGE)
+        return mpe_error(err, -EINVAL, "front end: search range %d outside 0..%d", range,
+                         GPU_MAX_SEARCH_RANGE);
+    return 0;
+}
+
+void gpu_frontend_close(GpuFrontend *fe)
+{
+    if (!fe)
+        return;
+    if (fe->ctx)
+        fe->be->close(fe->ctx);
+    free(fe->slot);
+    free(fe);
+}
+
+/* One backend's open: its device, then the kernels, then the slots, with
+ * the test hook's build and alloc failures between them. */
+static int frontend_open_one(GpuFrontend **out, const GpuBackend *be, const GpuConfig *cfg,
+                             MpeError *err)
+{
+    GpuFrontend *fe;
+    int ret;
+
+    *out = NULL;
+    if (cfg->slots < 2)
+        return mpe_error(err, -EINVAL, "front end: need at least 2 frame slots, got %d", cfg->slots);
+    if (!(fe = calloc(1, sizeof(*fe))) || !(fe->slot = calloc((size_t)cfg->slots, sizeof(*fe->slot)))) {
+        free(fe);
+        return mpe_error(err, -ENOMEM, "front end: out of memory");
+    }
+    fe->be = be;
+    fe->slots = cfg->slots;
+    geometry_init(&fe->geo, cfg->width, cfg->height);
+    fail_init(&fe->fail, be->name);
+    if ((ret = be->open(&fe->ctx, cfg, &fe->geo, err)) < 0 ||
+        (ret = fail_open(&fe->fail, GPU_FAIL_BUILD, err)) < 0 ||
+        (be->build && (ret = be->build(fe->ctx, err)) < 0))
+        goto fail;
+    for (int i = 0; i < fe->slots; i++)
+        /* the hook fails after the first slot, so the partial cleanup runs */
+        if ((i == 1 && (ret = fail_open(&fe->fail, GPU_FAIL_ALLOC, err)) < 0) ||
+            (ret = be->alloc_slot(fe->ctx, i, err)) < 0)
+            goto fail;
+    *out = fe;
+    return 0;
+fail:
+    gpu_frontend_close(fe);
+    return ret;
+}
+
+const char *gpu_frontend_name(const GpuFrontend *fe)
+{
+    return fe->be->name;
+}
+
+int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeError *err)
+{
+    const GpuGeometry *g = &fe->geo;
+    GpuInput in = { NULL, NULL };
+    int ret;
+
+    if ((ret = check_slot(fe, slot, err)) < 0 || (ret = check_frame(fe, frame, err)) < 0 ||
+        (ret = fail_frame(&fe->fail, GPU_FAIL_SUBMIT, slot, err)) < 0 ||
+        (ret = fe->be->input(fe->ctx, slot, &in, err)) < 0)
+        return ret;
+    fe->slot[slot].submitted = 0;
+    fe->slot[slot].has_mv = 0;
+    if (frame->format == MPE_FRAME_RGB24) {
+        const size_t row = (size_t)g->width * 3;
+        for (int y = 0; in.staging && y < g->height; y++)
+            memcpy(in.staging + y * row, frame->data[0] + (size_t)y * frame->stride[0], row);
+    } else {
+        /* already YUV: padded on the host, uploaded as is */
+        MpePicture view = { .width = g->width, .height = g->height, .mb_width = g->mb_w,
+                            .mb_height = g->mb_h };
+        for (int c = 0; !in.pic && c < 3; c++) {
+            view.plane[c] = in.staging + g->plane_off[c];
+            view.stride[c] = view.plane_w[c] = g->plane_w[c];
+            view.plane_h[c] = g->plane_h[c];
+        }
+        mpe_picture_from_yuv(in.pic ? in.pic : &view, frame);
+    }
+    if ((ret = fe->be->submit(fe->ctx, slot, frame->format == MPE_FRAME_RGB24 ? frame : NULL,
+                              err)) < 0)
+        return ret;
+    fe->slot[slot].submitted = 1;
+    return 0;
+}
+
+int gpu_frontend_search(GpuFrontend *fe, int cur, int ref, int range, MpeError *err)
+{
+    int ret;
+
+    if ((ret = check_slot(fe, cur, err)) < 0 || (ret = check_slot(fe, ref, err)) < 0 ||
+        (ret = check_range(range, err)) < 0 ||
+        (ret = fail_frame(&fe->fail, GPU_FAIL_SEARCH, cur, err)) < 0)
+        return ret;
+    if (!fe->slot[cur].submitted || !fe->slot[ref].submitted)
+        return mpe_error(err, -EINVAL, "front end: motion search on a slot with no frame");
+    if ((ret = fe->be->search(fe->ctx, cur, ref, range, ref != cur && fe->slot[ref].has_mv, err)) < 0)
+        return ret;
+    fe->slot[cur].has_mv = 1;
+    return 0;
+}
+
+int gpu_frontend_wait(GpuFrontend *fe, int slot, MpeError *err)
+{
+    int ret;
+
+    if ((ret = check_slot(fe, slot, err)) < 0 ||
+        (ret = fail_frame(&fe->fail, GPU_FAIL_DOWNLOAD, slot, err)) < 0)
+        return ret;
+    if (!fe->slot[slot].submitted)
+        return 0;
+    return fe->be->wait(fe->ctx, slot, fe->slot[slot].has_mv, err);
+}
+
+int gpu_frontend_download(GpuFrontend *fe, int slot, MpePicture *pic, GpuMotion *mv,
+                          MpeError *err)
+{
+    int ret = gpu_frontend_wait(fe, slot, err);
+
+    if (ret < 0)
+        return ret;
+    if (!fe->slot[slot].submitted)
+        return mpe_error(err, -EINVAL, "front end: no frame was submitted to slot %d", slot);
+    if (mv && !fe->slot[slot].has_mv)
+        return mpe_error(err, -EINVAL, "front end: no motion search was run on slot %d", slot);
+    return fe->be->download(fe->ctx, slot, pic, mv, err);
+}
+
+int gpu_frontend_timings(GpuFrontend *fe, int slot, GpuTimings *t)
+{
+    if (!fe->be->timings)
+        return -ENOSYS;
+    if (slot < 0 || slot >= fe->slots)
+        return -EINVAL;
+    memset(t, 0, sizeof(*t));
+    if (!fe->slot[slot].submitted)
+        return 0;
+    return fe->be->timings(fe->ctx, slot, fe->slot[slot].has_mv, t);
+}
+
+/* ---- the registry ---- */
+
 const GpuBackend *const *gpu_backend_list(void)
 {
     return backend_list;
+}
+
+const char *gpu_backend_name(const GpuBackend *b)
+{
+    return b->name;
+}
+
+int gpu_backend_probe(const GpuBackend *b, int for_auto, char *why, size_t why_size)
+{
+    int ret = fail_probe(b->name, why, why_size);
+    if (ret < 0)
+        return ret;
+    if (why && why_size)
+        why[0] = '\0';
+    /* the test hook wants its failure paths reachable through auto on a
+     * device auto would decline (PoCL's CPU device): probe as if named */
+    return b->probe(for_auto && !fail_names(b->name), why, why_size);
 }
 
 int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *log,
@@ -235,7 +449,7 @@ int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *l
         if (!is_auto && strcmp((*b)->name, name))
             continue;
         why[0] = '\0';
-        if ((*b)->probe(is_auto, why, sizeof(why)) == 0) {
+        if (gpu_backend_probe(*b, is_auto, why, sizeof(why)) == 0) {
             *out = *b;
             mpe_log(log, MPE_LOG_INFO, "front end: using backend '%s'%s%s", (*b)->name,
                     why[0] ? ": " : "", why);
@@ -251,21 +465,20 @@ int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *l
     return mpe_error(err, -EINVAL, "unknown backend '%s' (see --list-backends)", name);
 }
 
-int gpu_frontend_open(const GpuBackend **be, GpuContext **ctx, const char *name,
-                      const GpuConfig *cfg, const MpeLog *log, MpeError *err)
+int gpu_frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg, const MpeLog *log,
+                      MpeError *err)
 {
     char why[256];
     MpeError oerr = { "" };   /* open's own message, wrapped below */
     const char *last = NULL, *last_why = "";
     int is_auto = !strcmp(name, "auto"), ret;
 
-    *be = NULL;
-    *ctx = NULL;
+    *fe = NULL;
     for (const GpuBackend *const *b = backend_list; *b; b++) {
         if (!is_auto && strcmp((*b)->name, name))
             continue;
         why[0] = '\0';
-        if ((ret = (*b)->probe(is_auto, why, sizeof(why))) < 0) {
+        if ((ret = gpu_backend_probe(*b, is_auto, why, sizeof(why))) < 0) {
             if (!is_auto)
                 return mpe_error(err, ret, "backend '%s' cannot run here: %s", name, why);
             mpe_log(log, MPE_LOG_INFO, "front end: backend '%s' unavailable (%s); trying the next",
@@ -274,8 +487,7 @@ int gpu_frontend_open(const GpuBackend **be, GpuContext **ctx, const char *name,
             last_why = why;
             continue;
         }
-        if ((ret = (*b)->open(ctx, cfg, &oerr)) < 0) {
-            *ctx = NULL;
+        if ((ret = frontend_open_one(fe, *b, cfg, &oerr)) < 0) {
             if (!is_auto)
                 return mpe_error(err, ret, "backend '%s' failed to open: %s", name, oerr.msg);
             if (b[1])   /* the last one's reason goes into the error below */
@@ -286,7 +498,6 @@ int gpu_frontend_open(const GpuBackend **be, GpuContext **ctx, const char *name,
             last_why = oerr.msg;
             continue;
         }
-        *be = *b;
         mpe_log(log, MPE_LOG_INFO, "front end: using backend '%s'%s%s", (*b)->name,
                 why[0] ? ": " : "", why);
         return 0;

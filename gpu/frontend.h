@@ -1,14 +1,15 @@
 /* frontend.h — the encoder's front end: colour conversion with chroma
  * lowpass/decimation, and exhaustive full-pel motion search.
  *
- * Each backend (cpu = the C reference, opencl, cuda) is a const
- * table of callbacks working on a ring of frame slots: submit_frame(slot)
- * starts upload+conversion, motion_search(cur, ref) starts the search of one
- * slot against another (both ORIGINAL pictures, which is what lets a GPU
- * search frame n+1 while the CPU codes frame n), wait(slot) blocks until the
- * slot's work is done, download(slot) copies the planes and vectors out.
- * The cpu backend does the work synchronously.  All backends must give
- * bit-identical results: integer arithmetic and one tie-break rule.
+ * The public API of the front end.  A backend (cpu = the C reference,
+ * opencl, cuda) works on a ring of frame slots: submit(slot) starts
+ * upload+conversion, search(cur, ref) starts the search of one slot against
+ * another (both ORIGINAL pictures, which is what lets a GPU search frame n+1
+ * while the CPU codes frame n), wait(slot) blocks until the slot's work is
+ * done, download(slot) copies the planes and vectors out.  The cpu backend
+ * does the work synchronously.  All backends must give bit-identical
+ * results: integer arithmetic and one tie-break rule.  How backends plug in:
+ * gpu/frontend_internal.h.
  *
  * Conversion (ITU-R BT.601 studio range, 16-bit fixed point):
  *   Y  = 16  + ( 16829 R + 33039 G +  6416 B) / 65536
@@ -59,38 +60,11 @@ typedef struct GpuTimings {
     double upload_ms, convert_ms, search_ms, readback_ms;
 } GpuTimings;
 
-typedef struct GpuContext GpuContext;
-
-typedef struct GpuBackend {
-    const char *name;
-    /* 0 if this backend can run here (why[] may then name the device);
-     * else negative errno and why[].  for_auto: asked by --backend auto, which
-     * wants an accelerator: a backend may decline a device that would be
-     * slower than the cpu one (an OpenCL CPU device, say). */
-    int (*probe)(int for_auto, char *why, size_t why_size);
-    int (*open)(GpuContext **ctx, const GpuConfig *cfg, MpeError *err);
-    void (*close)(GpuContext *ctx);
-    /* Takes RGB24 (converted) or YUV420 (copied and padded) frames of the
-     * configured size; the caller may reuse `frame` as soon as this returns. */
-    int (*submit_frame)(GpuContext *ctx, int slot, const MpeFrame *frame, MpeError *err);
-    /* Search slot cur against slot ref, range 0..GPU_MAX_SEARCH_RANGE. */
-    int (*motion_search)(GpuContext *ctx, int cur, int ref, int range, MpeError *err);
-    int (*wait)(GpuContext *ctx, int slot, MpeError *err);
-    /* Planes into pic (allocated for the configured size); vectors into mv
-     * (mb_width*mb_height entries, raster order) if mv is non-NULL and a
-     * search was run on this slot since its last submit. */
-    int (*download)(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err);
-    /* Optional (NULL if the backend has no timers); valid after wait(slot). */
-    int (*timings)(GpuContext *ctx, int slot, GpuTimings *t);
-} GpuBackend;
-
-extern const GpuBackend gpu_backend_cpu;
-#ifdef MPE_HAVE_OPENCL
-extern const GpuBackend gpu_backend_opencl;
-#endif
-#ifdef MPE_HAVE_CUDA
-extern const GpuBackend gpu_backend_cuda;
-#endif
+/* An open front end: one backend's context with the framework's slot
+ * bookkeeping around it. */
+typedef struct GpuFrontend GpuFrontend;
+/* A registry row (gpu/frontend_internal.h). */
+typedef struct GpuBackend GpuBackend;
 
 /* Does dev_dir ("/dev") hold a node that a GPU driver creates (a DRM render
  * or card node, AMD's kfd, an NVIDIA GPU, WSL's dxg, Mali, Adreno, Vivante,
@@ -102,6 +76,12 @@ int gpu_has_device_node(const char *dev_dir);
 
 /* NULL-terminated list of compiled-in backends, in `auto` preference order. */
 const GpuBackend *const *gpu_backend_list(void);
+const char *gpu_backend_name(const GpuBackend *b);
+/* 0 if this backend can run here (why[] may then name the device); else
+ * negative errno and why[].  for_auto: asked by --backend auto, which wants
+ * an accelerator: a backend may decline a device that would be slower than
+ * the cpu one (an OpenCL CPU device, say). */
+int gpu_backend_probe(const GpuBackend *b, int for_auto, char *why, size_t why_size);
 
 /* Pick a backend by name, or the first usable one for "auto" (logging each
  * one skipped and why).  A named backend that cannot run is an error. */
@@ -115,8 +95,28 @@ int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *l
  * an out-of-memory device (logged as a warning with the reason).  Fallback
  * happens only here, before the first frame: a failure later in the run is
  * the caller's error, never a silent switch of backend mid-stream. */
-int gpu_frontend_open(const GpuBackend **be, GpuContext **ctx, const char *name,
-                      const GpuConfig *cfg, const MpeLog *log, MpeError *err);
+int gpu_frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg, const MpeLog *log,
+                      MpeError *err);
+void gpu_frontend_close(GpuFrontend *fe);
+/* The backend it runs on ("cpu", "opencl", "cuda"). */
+const char *gpu_frontend_name(const GpuFrontend *fe);
+
+/* The work on a ring of cfg->slots frame slots.  submit takes RGB24
+ * (converted) or YUV420 (copied and padded) frames of the configured size;
+ * the caller may reuse `frame` as soon as it returns. */
+int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeError *err);
+/* Search slot cur against slot ref (both submitted), range
+ * 0..GPU_MAX_SEARCH_RANGE. */
+int gpu_frontend_search(GpuFrontend *fe, int cur, int ref, int range, MpeError *err);
+int gpu_frontend_wait(GpuFrontend *fe, int slot, MpeError *err);
+/* Planes into pic (allocated for the configured size); vectors into mv
+ * (mb_width*mb_height entries, raster order) if mv is non-NULL, which needs
+ * a search on this slot since its last submit. */
+int gpu_frontend_download(GpuFrontend *fe, int slot, MpePicture *pic, GpuMotion *mv,
+                          MpeError *err);
+/* The slot's device times, valid after wait(slot); -ENOSYS if the backend
+ * has no timers. */
+int gpu_frontend_timings(GpuFrontend *fe, int slot, GpuTimings *t);
 
 /* --- test hook: making a backend fail on purpose ---
  *
@@ -126,67 +126,18 @@ int gpu_frontend_open(const GpuBackend **be, GpuContext **ctx, const char *name,
  * that those paths run in tests on machines without a GPU.  <where> is
  *   probe        the backend reports it cannot run here
  *   build        open fails as on a kernel/program build error
- *   alloc        open fails as on device out-of-memory (after part of its
- *                buffers exist, so the partial cleanup runs too)
- *   submit@N     submit_frame of frame N fails (frames count from 0 in
- *   search@N     submission order) as on a lost device; motion_search with
+ *   alloc        open fails as on device out-of-memory (after the first
+ *                slot's buffers exist, so the partial cleanup runs too)
+ *   submit@N     submit of frame N fails (frames count from 0 in
+ *   search@N     submission order) as on a lost device; a search with
  *   download@N   frame N as current, or its wait/download, likewise
- * A device lost mid-run stays lost: every later call on that context fails.
- * A backend named in MPE_GPU_FAIL is also accepted by --backend auto on a
- * device that auto would normally decline (PoCL's CPU device), so the
+ * A device lost mid-run stays lost: every later call on that front end
+ * fails.  A backend named in MPE_GPU_FAIL is also accepted by --backend auto
+ * on a device that auto would normally decline (PoCL's CPU device), so the
  * fallback can be exercised without a GPU.  Messages end in "(MPE_GPU_FAIL
- * test hook)" so an injected failure is never mistaken for a real one.
- * Nothing here runs unless the variable is set. */
-typedef enum GpuFailWhere {
-    GPU_FAIL_PROBE,
-    GPU_FAIL_BUILD,
-    GPU_FAIL_ALLOC,
-    GPU_FAIL_SUBMIT,
-    GPU_FAIL_SEARCH,
-    GPU_FAIL_DOWNLOAD,
-    GPU_FAIL_WHERE_COUNT
-} GpuFailWhere;
-
-#define GPU_FAIL_MAX_SLOTS 64   /* frame numbers are tracked for this many slots */
-
-/* One backend context's view of the hook (lives in the context). */
-typedef struct GpuFailHook {
-    const char *backend;
-    int armed[GPU_FAIL_WHERE_COUNT];
-    long at[GPU_FAIL_WHERE_COUNT];          /* frame number for submit/search/download */
-    long submitted;                         /* frames submitted so far */
-    long slot_frame[GPU_FAIL_MAX_SLOTS];    /* frame number held by each slot, -1: none */
-    int lost;
-} GpuFailHook;
-
-/* Reads MPE_GPU_FAIL for `backend`; a hook with nothing armed if unset. */
-void gpu_fail_init(GpuFailHook *h, const char *backend);
-/* Does MPE_GPU_FAIL name this backend at all? */
-int gpu_fail_names(const char *backend);
-/* For probe(): -ENODEV with why[] filled if "probe" is armed, else 0. */
-int gpu_fail_probe(const char *backend, char *why, size_t why_size);
-/* For open(): where is GPU_FAIL_BUILD or GPU_FAIL_ALLOC; negative errno and
- * err filled if armed, else 0. */
-int gpu_fail_open(const GpuFailHook *h, GpuFailWhere where, MpeError *err);
-/* For the per-frame calls: where is GPU_FAIL_SUBMIT (records which frame
- * now occupies slot), GPU_FAIL_SEARCH or GPU_FAIL_DOWNLOAD (slot: the
- * current picture's).  Negative errno and err filled if armed for the
- * slot's frame or the device was lost before, else 0. */
-int gpu_fail_frame(GpuFailHook *h, GpuFailWhere where, int slot, MpeError *err);
-
-/* --- what the GPU backends share on the host --- */
-
-/* A GPU backend's read-back buffer: the padded Y, Cb, Cr planes packed
- * back to back (offsets off[0..2], plane widths pw[], heights ph[]), then 3
- * little-endian words per macroblock: dx | dy << 16, sad, sad0.  Copies the
- * planes into pic and, if mv is non-NULL, n_mb vectors into mv. */
-void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf, const size_t off[4],
-                         const int pw[3], const int ph[3], int n_mb);
-
-/* --- argument checks every backend makes, with the same messages --- */
-int gpu_check_slot(int slots, int slot, MpeError *err);
-int gpu_check_frame(const MpeFrame *frame, int width, int height, MpeError *err);
-int gpu_check_range(int range, MpeError *err);
+ * test hook)" so an injected failure is never mistaken for a real one.  The
+ * framework (frontend.c) runs the hook for every backend; nothing of it runs
+ * unless the variable is set. */
 
 /* The tie-break order of DESIGN.md invariant 2, shared by the full-pel
  * search and the encoder's half-pel refinement: does candidate (sad, dx, dy)

@@ -3,7 +3,7 @@
  * gpu_motion_search_c are the plain references that every backend, and the
  * fast kernels the cpu backend runs (frontend_cpu_fast.c), must match bit
  * for bit. */
-#include "frontend.h"
+#include "frontend_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -117,14 +117,13 @@ void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture 
  * the same for every thread count. ---- */
 
 struct GpuContext {
+    const GpuGeometry *geo;
     int slots;
     MpePicture *pic;
     GpuBlockSums *sums;
     GpuMotion **mv;
-    int *has_mv;
     MpePool *pool;
     GpuCpuKernels k;
-    GpuFailHook fail;
 };
 
 /* One pool job over a picture's macroblock rows. */
@@ -166,9 +165,9 @@ static void search_job(void *arg, int row, int worker)
 static int cpu_probe(int for_auto, char *why, size_t why_size)
 {
     (void)for_auto;
-    if (why && why_size)
-        why[0] = '\0';
-    return gpu_fail_probe("cpu", why, why_size);
+    (void)why;
+    (void)why_size;
+    return 0;
 }
 
 static void cpu_close(GpuContext *ctx)
@@ -187,122 +186,98 @@ static void cpu_close(GpuContext *ctx)
     free(ctx->pic);
     free(ctx->sums);
     free(ctx->mv);
-    free(ctx->has_mv);
     free(ctx);
 }
 
-static int cpu_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
+static int cpu_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *geo, MpeError *err)
 {
     GpuContext *ctx;
-    int n = cfg->slots, threads, ret;
+    int n = cfg->slots, threads;
 
-    *out = NULL;
-    if (n < 2)
-        return mpe_error(err, -EINVAL, "front end: need at least 2 frame slots, got %d", n);
-    if (!(ctx = calloc(1, sizeof(*ctx))))
-        goto nomem;
+    if (!(*out = ctx = calloc(1, sizeof(*ctx))))
+        return mpe_error(err, -ENOMEM, "front end: out of memory");
+    ctx->geo = geo;
     ctx->slots = n;
     gpu_cpu_kernels_init(&ctx->k, cfg->cpu_flags);
-    /* nothing to build here, but the test hook can pretend there was */
-    gpu_fail_init(&ctx->fail, "cpu");
-    if ((ret = gpu_fail_open(&ctx->fail, GPU_FAIL_BUILD, err)) < 0)
-        goto fail;
     ctx->pic = calloc((size_t)n, sizeof(*ctx->pic));
     ctx->sums = calloc((size_t)n, sizeof(*ctx->sums));
     ctx->mv = calloc((size_t)n, sizeof(*ctx->mv));
-    ctx->has_mv = calloc((size_t)n, sizeof(*ctx->has_mv));
-    if (!ctx->pic || !ctx->sums || !ctx->mv || !ctx->has_mv)
-        goto nomem;
-    for (int i = 0; i < n; i++) {
-        /* the hook fails after the first slot, so the partial cleanup runs */
-        if (i == 1 && (ret = gpu_fail_open(&ctx->fail, GPU_FAIL_ALLOC, err)) < 0)
-            goto fail;
-        if (mpe_picture_alloc(&ctx->pic[i], cfg->width, cfg->height) < 0 ||
-            gpu_block_sums_alloc(&ctx->sums[i], &ctx->pic[i]) < 0)
-            goto nomem;
-        ctx->mv[i] = calloc((size_t)ctx->pic[i].mb_width * ctx->pic[i].mb_height, sizeof(GpuMotion));
-        if (!ctx->mv[i])
-            goto nomem;
-    }
+    if (!ctx->pic || !ctx->sums || !ctx->mv)
+        return mpe_error(err, -ENOMEM, "front end: out of memory");
     /* the pool splits macroblock rows: more threads than rows would idle */
     threads = cfg->threads > 0 ? cfg->threads : mpe_cpu_count();
-    threads = MPE_MIN(threads, ctx->pic[0].mb_height);
-    if ((ret = mpe_pool_open(&ctx->pool, threads, err)) < 0)
-        goto fail;
+    threads = MPE_MIN(threads, geo->mb_h);
     mpe_log(cfg->log, MPE_LOG_INFO, "front end cpu: %s kernels on %d threads", ctx->k.name, threads);
-    *out = ctx;
-    return 0;
-nomem:
-    ret = mpe_error(err, -ENOMEM, "front end: out of memory for %dx%d frames", cfg->width,
-                    cfg->height);
-fail:
-    cpu_close(ctx);
-    return ret;
+    return mpe_pool_open(&ctx->pool, threads, err);
 }
 
-static int cpu_submit_frame(GpuContext *ctx, int slot, const MpeFrame *frame, MpeError *err)
+static int cpu_alloc_slot(GpuContext *ctx, int slot, MpeError *err)
 {
-    MpePicture *pic;
-    int ret;
+    const GpuGeometry *g = ctx->geo;
+    if (mpe_picture_alloc(&ctx->pic[slot], g->width, g->height) < 0 ||
+        gpu_block_sums_alloc(&ctx->sums[slot], &ctx->pic[slot]) < 0 ||
+        !(ctx->mv[slot] = calloc((size_t)g->mb_w * g->mb_h, sizeof(GpuMotion))))
+        return mpe_error(err, -ENOMEM, "front end: out of memory for %dx%d frames", g->width,
+                         g->height);
+    return 0;
+}
 
-    if ((ret = gpu_check_slot(ctx->slots, slot, err)) < 0 ||
-        (ret = gpu_fail_frame(&ctx->fail, GPU_FAIL_SUBMIT, slot, err)) < 0)
-        return ret;
-    pic = &ctx->pic[slot];
-    if ((ret = gpu_check_frame(frame, pic->width, pic->height, err)) < 0)
-        return ret;
-    RowJob job = { .k = &ctx->k, .pic = pic, .rgb = frame->data[0], .rgb_stride = frame->stride[0],
-                   .sums = &ctx->sums[slot] };
-    if (frame->format == MPE_FRAME_RGB24)
+static int cpu_input(GpuContext *ctx, int slot, GpuInput *in, MpeError *err)
+{
+    (void)err;
+    in->pic = &ctx->pic[slot];   /* RGB is converted straight from the caller's frame */
+    return 0;
+}
+
+static int cpu_submit(GpuContext *ctx, int slot, const MpeFrame *rgb, MpeError *err)
+{
+    MpePicture *pic = &ctx->pic[slot];
+    RowJob job = { .k = &ctx->k, .pic = pic, .sums = &ctx->sums[slot] };
+
+    (void)err;
+    if (rgb) {
+        job.rgb = rgb->data[0];
+        job.rgb_stride = rgb->stride[0];
         mpe_pool_run(ctx->pool, pic->mb_height, convert_job, &job);
-    else
-        mpe_picture_from_yuv(pic, frame);
+    }
     /* the sums of row r's blocks reach into row r + 1: a second pass */
     mpe_pool_run(ctx->pool, pic->mb_height, sums_job, &job);
-    ctx->has_mv[slot] = 0;
     return 0;
 }
 
-static int cpu_motion_search(GpuContext *ctx, int cur, int ref, int range, MpeError *err)
+static int cpu_search(GpuContext *ctx, int cur, int ref, int range, int ref_has_mv, MpeError *err)
 {
-    int ret;
-    if ((ret = gpu_check_slot(ctx->slots, cur, err)) < 0 ||
-        (ret = gpu_check_slot(ctx->slots, ref, err)) < 0 || (ret = gpu_check_range(range, err)) < 0 ||
-        (ret = gpu_fail_frame(&ctx->fail, GPU_FAIL_SEARCH, cur, err)) < 0)
-        return ret;
     /* the reference picture's own vectors are likely good here too (smooth
      * motion); they only order the search, never change its answer */
     RowJob job = { .k = &ctx->k, .pic = &ctx->pic[cur], .sums = &ctx->sums[cur], .mv = ctx->mv[cur],
                    .ref = &ctx->pic[ref], .ref_sums = &ctx->sums[ref], .range = range,
-                   .hint = ref != cur && ctx->has_mv[ref] ? ctx->mv[ref] : NULL };
+                   .hint = ref_has_mv ? ctx->mv[ref] : NULL };
+    (void)err;
     mpe_pool_run(ctx->pool, ctx->pic[cur].mb_height, search_job, &job);
-    ctx->has_mv[cur] = 1;
     return 0;
 }
 
-static int cpu_wait(GpuContext *ctx, int slot, MpeError *err)
+/* synchronous: the work was done when it was asked for */
+static int cpu_wait(GpuContext *ctx, int slot, int has_mv, MpeError *err)
 {
-    int ret = gpu_check_slot(ctx->slots, slot, err);
-    return ret < 0 ? ret : gpu_fail_frame(&ctx->fail, GPU_FAIL_DOWNLOAD, slot, err);
+    (void)ctx;
+    (void)slot;
+    (void)has_mv;
+    (void)err;
+    return 0;
 }
 
 static int cpu_download(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err)
 {
-    const MpePicture *src;
-    int ret = gpu_check_slot(ctx->slots, slot, err);
+    const MpePicture *src = &ctx->pic[slot];
 
-    if (ret < 0 || (ret = gpu_fail_frame(&ctx->fail, GPU_FAIL_DOWNLOAD, slot, err)) < 0)
-        return ret;
-    src = &ctx->pic[slot];
+    (void)err;
     for (int c = 0; c < 3; c++)
         for (int y = 0; y < src->plane_h[c]; y++)
             memcpy(pic->plane[c] + (ptrdiff_t)y * pic->stride[c],
                    src->plane[c] + (ptrdiff_t)y * src->stride[c], (size_t)src->plane_w[c]);
-    if (mv) {
-        if (!ctx->has_mv[slot])
-            return mpe_error(err, -EINVAL, "front end: no motion search was run on slot %d", slot);
+    if (mv)
         memcpy(mv, ctx->mv[slot], (size_t)src->mb_width * src->mb_height * sizeof(*mv));
-    }
     return 0;
 }
 
@@ -310,9 +285,12 @@ const GpuBackend gpu_backend_cpu = {
     .name = "cpu",
     .probe = cpu_probe,
     .open = cpu_open,
+    .build = NULL,
+    .alloc_slot = cpu_alloc_slot,
     .close = cpu_close,
-    .submit_frame = cpu_submit_frame,
-    .motion_search = cpu_motion_search,
+    .input = cpu_input,
+    .submit = cpu_submit,
+    .search = cpu_search,
     .wait = cpu_wait,
     .download = cpu_download,
     .timings = NULL,

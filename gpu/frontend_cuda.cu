@@ -14,7 +14,8 @@
  * The runtime is linked statically: without the NVIDIA driver the probe
  * reports why and `auto` moves on to the next backend. */
 extern "C" {
-#include "gpu/frontend.h"
+#include "common/cuda.h"
+#include "gpu/frontend_internal.h"
 }
 
 #include <cuda_runtime.h>
@@ -331,14 +332,7 @@ static SearchPlan plan_search(int range, int mb_w)
 
 /* ---- host side -------------------------------------------------------- */
 
-#define CU_TRY(call, what)                                                                    \
-    do {                                                                                      \
-        cudaError_t e_ = (call);                                                              \
-        if (e_ != cudaSuccess)                                                                \
-            return mpe_error(err, e_ == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,           \
-                             "CUDA: %s failed: %s (%s)", what,                                \
-                             cudaGetErrorString(e_), cudaGetErrorName(e_));                   \
-    } while (0)
+#define CU_TRY(call, what) MPE_CUDA_TRY(NULL, call, what)
 
 typedef struct CudaSlot {
     cudaStream_t stream;         /* upload, conversion, search, vectors out */
@@ -351,54 +345,22 @@ typedef struct CudaSlot {
      * read this slot as reference is done */
     cudaEvent_t ev_start, ev_uploaded, ev_converted, ev_planes_out;
     cudaEvent_t ev_search0, ev_search1, ev_mv_out, ref_free;
-    int submitted, has_mv, converted_on_device, ref_pending;
+    int used, converted_on_device, ref_pending;
 } CudaSlot;
 
 struct GpuContext {
     int dev;
-    int width, height, slots;
-    int plane_w[3], plane_h[3], mb_w, mb_h;
-    size_t plane_off[4];
+    const GpuGeometry *geo;
+    int slots;
     size_t smem_optin;
     CudaSlot *slot;
-    const MpeLog *log;
-    GpuFailHook fail;
 };
-
-static int cuda_pick(int index, int *dev, char *why, size_t why_size)
-{
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-        snprintf(why, why_size, "no usable CUDA driver or device (%s)", cudaGetErrorString(e));
-        cudaGetLastError();   /* clear the sticky-free error state */
-        return -ENODEV;
-    }
-    if (n == 0) {
-        snprintf(why, why_size, "no CUDA device");
-        return -ENODEV;
-    }
-    if (index >= n) {
-        snprintf(why, why_size, "--device %d: only %d CUDA device%s (0..%d)", index, n,
-                 n == 1 ? "" : "s", n - 1);
-        return -ENODEV;
-    }
-    *dev = index < 0 ? 0 : index;
-    cudaDeviceProp prop;
-    if ((e = cudaGetDeviceProperties(&prop, *dev)) != cudaSuccess) {
-        snprintf(why, why_size, "cannot query CUDA device %d (%s)", *dev, cudaGetErrorString(e));
-        return -ENODEV;
-    }
-    snprintf(why, why_size, "device %d: %s (compute %d.%d, %d SMs)", *dev, prop.name, prop.major,
-             prop.minor, prop.multiProcessorCount);
-    return 0;
-}
 
 static int cuda_probe(int for_auto, char *why, size_t why_size)
 {
-    int dev, ret = gpu_fail_probe("cuda", why, why_size);
+    int dev;
     (void)for_auto;
-    return ret < 0 ? ret : cuda_pick(-1, &dev, why, why_size);
+    return mpe_cuda_pick(-1, 0, &dev, why, why_size);
 }
 
 static void destroy_event(cudaEvent_t *e)
@@ -438,23 +400,19 @@ static void cuda_close(GpuContext *g)
     free(g);
 }
 
-static int alloc_slot(GpuContext *g, CudaSlot *s, MpeError *err)
+static int cuda_alloc_slot(GpuContext *g, int slot, MpeError *err)
 {
-    const size_t rgb_size = (size_t)g->width * g->height * 3;
-    const size_t mv_size = (size_t)g->mb_w * g->mb_h * 3 * sizeof(uint32_t);
-    const size_t in_size = rgb_size > g->plane_off[3] ? rgb_size : g->plane_off[3];
+    const GpuGeometry *geo = g->geo;
+    CudaSlot *s = &g->slot[slot];
 
     CU_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "cudaStreamCreate");
     CU_TRY(cudaStreamCreateWithFlags(&s->out_stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    CU_TRY(cudaMalloc((void **)&s->d_rgb, rgb_size), "cudaMalloc(rgb)");
-    CU_TRY(cudaMalloc((void **)&s->d_planes, g->plane_off[3]), "cudaMalloc(planes)");
-    CU_TRY(cudaMalloc((void **)&s->d_mv, mv_size), "cudaMalloc(vectors)");
-    /* the test hook fails the second slot, after real buffers exist */
-    int ret;
-    if (s != g->slot && (ret = gpu_fail_open(&g->fail, GPU_FAIL_ALLOC, err)) < 0)
-        return ret;
-    CU_TRY(cudaHostAlloc((void **)&s->h_in, in_size, cudaHostAllocWriteCombined), "cudaHostAlloc(input)");
-    CU_TRY(cudaHostAlloc((void **)&s->h_out, g->plane_off[3] + mv_size, cudaHostAllocDefault),
+    CU_TRY(cudaMalloc((void **)&s->d_rgb, geo->rgb_size), "cudaMalloc(rgb)");
+    CU_TRY(cudaMalloc((void **)&s->d_planes, geo->plane_off[3]), "cudaMalloc(planes)");
+    CU_TRY(cudaMalloc((void **)&s->d_mv, geo->mv_size), "cudaMalloc(vectors)");
+    CU_TRY(cudaHostAlloc((void **)&s->h_in, geo->in_size, cudaHostAllocWriteCombined),
+           "cudaHostAlloc(input)");
+    CU_TRY(cudaHostAlloc((void **)&s->h_out, geo->plane_off[3] + geo->mv_size, cudaHostAllocDefault),
            "cudaHostAlloc(output)");
     cudaEvent_t *timed[] = { &s->ev_start, &s->ev_uploaded, &s->ev_converted, &s->ev_planes_out,
                              &s->ev_search0, &s->ev_search1, &s->ev_mv_out };
@@ -464,210 +422,145 @@ static int alloc_slot(GpuContext *g, CudaSlot *s, MpeError *err)
     return 0;
 }
 
-static int cuda_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
+static int cuda_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *geo, MpeError *err)
 {
     GpuContext *g;
     char why[256];
-    int ret;
+    int ret, optin = 0;
 
-    *out = NULL;
-    if (cfg->slots < 2)
-        return mpe_error(err, -EINVAL, "front end: need at least 2 frame slots, got %d", cfg->slots);
-    if (!(g = (GpuContext *)calloc(1, sizeof(*g))))
+    if (!(*out = g = (GpuContext *)calloc(1, sizeof(*g))) ||
+        !(g->slot = (CudaSlot *)calloc((size_t)cfg->slots, sizeof(*g->slot))))
         return mpe_error(err, -ENOMEM, "out of memory");
-    g->width = cfg->width;
-    g->height = cfg->height;
+    g->geo = geo;
     g->slots = cfg->slots;
-    g->log = cfg->log;
-    gpu_fail_init(&g->fail, "cuda");
-    g->mb_w = (cfg->width + 15) / 16;
-    g->mb_h = (cfg->height + 15) / 16;
-    for (int c = 0; c < 3; c++) {
-        g->plane_w[c] = (16 * g->mb_w) >> (c ? 1 : 0);
-        g->plane_h[c] = (16 * g->mb_h) >> (c ? 1 : 0);
-        g->plane_off[c + 1] = g->plane_off[c] + (size_t)g->plane_w[c] * g->plane_h[c];
-    }
-    if ((ret = cuda_pick(cfg->device, &g->dev, why, sizeof(why))) < 0) {
-        ret = mpe_error(err, ret, "CUDA: %s", why);
-        goto fail;
-    }
+    if ((ret = mpe_cuda_pick(cfg->device, 0, &g->dev, why, sizeof(why))) < 0)
+        return mpe_error(err, ret, "CUDA: %s", why);
     mpe_log(cfg->log, MPE_LOG_INFO, "CUDA front end on %s", why);
-    {
-        cudaError_t e;
-        int optin = 0;
-        if ((e = cudaSetDevice(g->dev)) != cudaSuccess ||
-            (e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, g->dev)) !=
-                cudaSuccess) {
-            ret = mpe_error(err, -EIO, "CUDA: cannot use device %d: %s", g->dev, cudaGetErrorString(e));
-            goto fail;
-        }
-        g->smem_optin = (size_t)optin;
-    }
+    CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
+    CU_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, g->dev),
+           "cudaDeviceGetAttribute");
+    g->smem_optin = (size_t)optin;
     /* every range's window must fit in a block's shared memory (beside the
      * kernel's own 96 static bytes) */
     for (int range = 0; range <= GPU_MAX_SEARCH_RANGE; range++) {
-        SearchPlan p = plan_search(range, g->mb_w);
-        if (p.smem + 1024 > g->smem_optin) {
-            ret = mpe_error(err, -ENODEV, "CUDA: device has %zu bytes of shared memory per block, need %zu",
-                            g->smem_optin, p.smem + 1024);
-            goto fail;
-        }
+        SearchPlan p = plan_search(range, geo->mb_w);
+        if (p.smem + 1024 > g->smem_optin)
+            return mpe_error(err, -ENODEV,
+                             "CUDA: device has %zu bytes of shared memory per block, need %zu",
+                             g->smem_optin, p.smem + 1024);
     }
-    /* the kernels are loaded (and PTX JIT-compiled) around here: where a
-     * build failure would show */
-    if ((ret = gpu_fail_open(&g->fail, GPU_FAIL_BUILD, err)) < 0)
-        goto fail;
-    for (int v = 0; v < N_VARIANTS; v++) {
-        cudaError_t e = cudaFuncSetAttribute(search_variants[v].fn,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)g->smem_optin - 1024);
-        if (e != cudaSuccess) {
-            ret = mpe_error(err, -EIO, "CUDA: cudaFuncSetAttribute failed: %s", cudaGetErrorString(e));
-            goto fail;
-        }
-    }
-    if (!(g->slot = (CudaSlot *)calloc((size_t)g->slots, sizeof(*g->slot)))) {
-        ret = mpe_error(err, -ENOMEM, "out of memory");
-        goto fail;
-    }
-    for (int i = 0; i < g->slots; i++)
-        if ((ret = alloc_slot(g, &g->slot[i], err)) < 0)
-            goto fail;
-    *out = g;
     return 0;
-fail:
-    cuda_close(g);
-    return ret;
 }
 
-static int cuda_submit_frame(GpuContext *g, int slot, const MpeFrame *frame, MpeError *err)
+/* the kernels are loaded (and PTX JIT-compiled) around here: where a build
+ * failure would show */
+static int cuda_build(GpuContext *g, MpeError *err)
 {
-    int ret;
-    if ((ret = gpu_check_slot(g->slots, slot, err)) < 0 ||
-        (ret = gpu_check_frame(frame, g->width, g->height, err)) < 0 ||
-        (ret = gpu_fail_frame(&g->fail, GPU_FAIL_SUBMIT, slot, err)) < 0)
-        return ret;
-    CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
+    for (int v = 0; v < N_VARIANTS; v++)
+        CU_TRY(cudaFuncSetAttribute(search_variants[v].fn,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (int)g->smem_optin - 1024),
+               "cudaFuncSetAttribute");
+    return 0;
+}
+
+static int cuda_input(GpuContext *g, int slot, GpuInput *in, MpeError *err)
+{
     CudaSlot *s = &g->slot[slot];
+    CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
     /* the pinned input may still feed this slot's previous upload */
-    if (s->submitted)
+    if (s->used)
         CU_TRY(cudaEventSynchronize(s->ev_uploaded), "cudaEventSynchronize(upload)");
+    in->staging = s->h_in;
+    return 0;
+}
+
+static int cuda_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *err)
+{
+    const GpuGeometry *geo = g->geo;
+    CudaSlot *s = &g->slot[slot];
+
     /* the planes may still be on their way out, or some other slot's search
      * reference */
-    if (s->submitted)
+    if (s->used)
         CU_TRY(cudaStreamWaitEvent(s->stream, s->ev_planes_out, 0), "cudaStreamWaitEvent");
     if (s->ref_pending) {
         CU_TRY(cudaStreamWaitEvent(s->stream, s->ref_free, 0), "cudaStreamWaitEvent");
         s->ref_pending = 0;
     }
-    s->has_mv = 0;
     /* ev_start goes in after the host's copy into the pinned buffer, so the
      * upload time is the transfer's alone */
-    if (frame->format == MPE_FRAME_RGB24) {
-        const size_t row = (size_t)g->width * 3;
-        for (int y = 0; y < g->height; y++)
-            memcpy(s->h_in + y * row, frame->data[0] + (size_t)y * frame->stride[0], row);
-        CU_TRY(cudaEventRecord(s->ev_start, s->stream), "cudaEventRecord");
-        CU_TRY(cudaMemcpyAsync(s->d_rgb, s->h_in, row * g->height, cudaMemcpyHostToDevice, s->stream),
+    CU_TRY(cudaEventRecord(s->ev_start, s->stream), "cudaEventRecord");
+    if (rgb) {
+        CU_TRY(cudaMemcpyAsync(s->d_rgb, s->h_in, geo->rgb_size, cudaMemcpyHostToDevice, s->stream),
                "cudaMemcpyAsync(rgb)");
         CU_TRY(cudaEventRecord(s->ev_uploaded, s->stream), "cudaEventRecord");
         dim3 block(CONV_T, CONV_T);
-        dim3 grid((g->plane_w[1] + CONV_T - 1) / CONV_T, (g->plane_h[1] + CONV_T - 1) / CONV_T);
+        dim3 grid((geo->plane_w[1] + CONV_T - 1) / CONV_T, (geo->plane_h[1] + CONV_T - 1) / CONV_T);
         convert_rgb_kernel<<<grid, block, 0, s->stream>>>(
-            s->d_rgb, (int)row, g->width, g->height, s->d_planes, s->d_planes + g->plane_off[1],
-            s->d_planes + g->plane_off[2], g->plane_w[0], g->plane_h[0]);
+            s->d_rgb, geo->width * 3, geo->width, geo->height, s->d_planes,
+            s->d_planes + geo->plane_off[1], s->d_planes + geo->plane_off[2], geo->plane_w[0],
+            geo->plane_h[0]);
         CU_TRY(cudaGetLastError(), "convert kernel launch");
-        s->converted_on_device = 1;
     } else {
-        /* already YUV: pad on the host into the pinned buffer, upload as is */
-        MpePicture view;
-        memset(&view, 0, sizeof(view));
-        view.width = g->width;
-        view.height = g->height;
-        view.mb_width = g->mb_w;
-        view.mb_height = g->mb_h;
-        for (int c = 0; c < 3; c++) {
-            view.plane[c] = s->h_in + g->plane_off[c];
-            view.stride[c] = view.plane_w[c] = g->plane_w[c];
-            view.plane_h[c] = g->plane_h[c];
-        }
-        mpe_picture_from_yuv(&view, frame);
-        CU_TRY(cudaEventRecord(s->ev_start, s->stream), "cudaEventRecord");
-        CU_TRY(cudaMemcpyAsync(s->d_planes, s->h_in, g->plane_off[3], cudaMemcpyHostToDevice, s->stream),
+        CU_TRY(cudaMemcpyAsync(s->d_planes, s->h_in, geo->plane_off[3], cudaMemcpyHostToDevice,
+                               s->stream),
                "cudaMemcpyAsync(planes)");
         CU_TRY(cudaEventRecord(s->ev_uploaded, s->stream), "cudaEventRecord");
-        s->converted_on_device = 0;
     }
+    s->converted_on_device = rgb != NULL;
     CU_TRY(cudaEventRecord(s->ev_converted, s->stream), "cudaEventRecord");
     CU_TRY(cudaStreamWaitEvent(s->out_stream, s->ev_converted, 0), "cudaStreamWaitEvent");
-    CU_TRY(cudaMemcpyAsync(s->h_out, s->d_planes, g->plane_off[3], cudaMemcpyDeviceToHost,
+    CU_TRY(cudaMemcpyAsync(s->h_out, s->d_planes, geo->plane_off[3], cudaMemcpyDeviceToHost,
                            s->out_stream),
            "cudaMemcpyAsync(planes out)");
     CU_TRY(cudaEventRecord(s->ev_planes_out, s->out_stream), "cudaEventRecord");
-    s->submitted = 1;
+    s->used = 1;
     return 0;
 }
 
-static int cuda_motion_search(GpuContext *g, int cur, int ref, int range, MpeError *err)
+static int cuda_search(GpuContext *g, int cur, int ref, int range, int ref_has_mv, MpeError *err)
 {
-    int ret;
-    if ((ret = gpu_check_slot(g->slots, cur, err)) < 0 ||
-        (ret = gpu_check_slot(g->slots, ref, err)) < 0 || (ret = gpu_check_range(range, err)) < 0 ||
-        (ret = gpu_fail_frame(&g->fail, GPU_FAIL_SEARCH, cur, err)) < 0)
-        return ret;
+    const GpuGeometry *geo = g->geo;
     CudaSlot *s = &g->slot[cur], *r = &g->slot[ref];
-    if (!s->submitted || !r->submitted)
-        return mpe_error(err, -EINVAL, "front end: motion search on a slot with no frame");
+
+    (void)ref_has_mv;
     CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
     if (ref != cur)
         CU_TRY(cudaStreamWaitEvent(s->stream, r->ev_converted, 0), "cudaStreamWaitEvent");
-    const SearchPlan p = plan_search(range, g->mb_w);
-    dim3 grid((g->mb_w + p.mbs - 1) / p.mbs, g->mb_h);
+    const SearchPlan p = plan_search(range, geo->mb_w);
+    dim3 grid((geo->mb_w + p.mbs - 1) / p.mbs, geo->mb_h);
     CU_TRY(cudaEventRecord(s->ev_search0, s->stream), "cudaEventRecord");
     search_variants[p.variant].fn<<<grid, p.threads, p.smem, s->stream>>>(
-        s->d_planes, r->d_planes, g->plane_w[0], g->plane_h[0], g->mb_w, range, p.mbs, p.chunks,
-        p.pitch, s->d_mv);
+        s->d_planes, r->d_planes, geo->plane_w[0], geo->plane_h[0], geo->mb_w, range, p.mbs,
+        p.chunks, p.pitch, s->d_mv);
     CU_TRY(cudaGetLastError(), "search kernel launch");
     CU_TRY(cudaEventRecord(s->ev_search1, s->stream), "cudaEventRecord");
     if (ref != cur) {
         CU_TRY(cudaEventRecord(r->ref_free, s->stream), "cudaEventRecord");
         r->ref_pending = 1;
     }
-    CU_TRY(cudaMemcpyAsync(s->h_out + g->plane_off[3], s->d_mv,
-                           (size_t)g->mb_w * g->mb_h * 3 * sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                           s->stream),
+    CU_TRY(cudaMemcpyAsync(s->h_out + geo->plane_off[3], s->d_mv, geo->mv_size,
+                           cudaMemcpyDeviceToHost, s->stream),
            "cudaMemcpyAsync(vectors)");
     CU_TRY(cudaEventRecord(s->ev_mv_out, s->stream), "cudaEventRecord");
-    s->has_mv = 1;
     return 0;
 }
 
-static int cuda_wait(GpuContext *g, int slot, MpeError *err)
+static int cuda_wait(GpuContext *g, int slot, int has_mv, MpeError *err)
 {
-    int ret = gpu_check_slot(g->slots, slot, err);
-    if (ret < 0 || (ret = gpu_fail_frame(&g->fail, GPU_FAIL_DOWNLOAD, slot, err)) < 0)
-        return ret;
     CudaSlot *s = &g->slot[slot];
-    if (!s->submitted)
-        return 0;
     CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
     CU_TRY(cudaEventSynchronize(s->ev_planes_out), "front-end work (planes)");
-    if (s->has_mv)
+    if (has_mv)
         CU_TRY(cudaEventSynchronize(s->ev_mv_out), "front-end work (search)");
     return 0;
 }
 
 static int cuda_download(GpuContext *g, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err)
 {
-    int ret = cuda_wait(g, slot, err);
-    if (ret < 0)
-        return ret;
-    const CudaSlot *s = &g->slot[slot];
-    if (!s->submitted)
-        return mpe_error(err, -EINVAL, "front end: no frame was submitted to slot %d", slot);
-    if (mv && !s->has_mv)
-        return mpe_error(err, -EINVAL, "front end: no motion search was run on slot %d", slot);
-    gpu_unpack_readback(pic, mv, s->h_out, g->plane_off, g->plane_w, g->plane_h, g->mb_w * g->mb_h);
+    (void)err;
+    gpu_unpack_readback(pic, mv, g->slot[slot].h_out, g->geo);
     return 0;
 }
 
@@ -677,18 +570,15 @@ static double elapsed_ms(cudaEvent_t a, cudaEvent_t b)
     return cudaEventElapsedTime(&ms, a, b) == cudaSuccess ? ms : 0.0;
 }
 
-static int cuda_timings(GpuContext *g, int slot, GpuTimings *t)
+static int cuda_timings(GpuContext *g, int slot, int has_mv, GpuTimings *t)
 {
-    if (slot < 0 || slot >= g->slots)
-        return -EINVAL;
     const CudaSlot *s = &g->slot[slot];
-    memset(t, 0, sizeof(*t));
-    if (!s->submitted || cudaSetDevice(g->dev) != cudaSuccess)
+    if (cudaSetDevice(g->dev) != cudaSuccess)
         return 0;
     t->upload_ms = elapsed_ms(s->ev_start, s->ev_uploaded);
     t->convert_ms = s->converted_on_device ? elapsed_ms(s->ev_uploaded, s->ev_converted) : 0;
     t->readback_ms = elapsed_ms(s->ev_converted, s->ev_planes_out);
-    if (s->has_mv) {
+    if (has_mv) {
         t->search_ms = elapsed_ms(s->ev_search0, s->ev_search1);
         t->readback_ms += elapsed_ms(s->ev_search1, s->ev_mv_out);
     }
@@ -699,9 +589,12 @@ extern "C" const GpuBackend gpu_backend_cuda = {
     "cuda",
     cuda_probe,
     cuda_open,
+    cuda_build,
+    cuda_alloc_slot,
     cuda_close,
-    cuda_submit_frame,
-    cuda_motion_search,
+    cuda_input,
+    cuda_submit,
+    cuda_search,
     cuda_wait,
     cuda_download,
     cuda_timings,

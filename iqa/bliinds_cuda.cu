@@ -54,6 +54,7 @@
  * The runtime is linked statically: without a driver or device the probe
  * says why and bliinds_impl_find("auto") moves on to bliinds_cpu. */
 extern "C" {
+#include "common/cuda.h"
 #include "common/timer.h"
 #include "iqa/bliinds.h"
 #include "iqa/bliinds_cuda_internal.h"
@@ -594,21 +595,14 @@ __global__ void pool_finish_kernel(const PoolJob *__restrict__ jobs,
 
 /* ---- host side ---------------------------------------------------------- */
 
-#define CU_TRY(call, what)                                                                    \
-    do {                                                                                      \
-        cudaError_t e_ = (call);                                                              \
-        if (e_ != cudaSuccess)                                                                \
-            return mpe_error(err, -EIO, "bliinds_cuda: CUDA: %s failed: %s (%s)", what,       \
-                             cudaGetErrorString(e_), cudaGetErrorName(e_));                   \
-    } while (0)
+#define CU_TRY(call, what) MPE_CUDA_TRY("bliinds_cuda", call, what)
 
 /* CU_TRY for functions with a cleanup path: sets ret and jumps to fail. */
 #define CU_GOTO(call, what)                                                                   \
     do {                                                                                      \
         cudaError_t e_ = (call);                                                              \
         if (e_ != cudaSuccess) {                                                              \
-            ret = mpe_error(err, -EIO, "bliinds_cuda: CUDA: %s failed: %s (%s)", what,        \
-                            cudaGetErrorString(e_), cudaGetErrorName(e_));                    \
+            ret = mpe_cuda_error(err, "bliinds_cuda", e_, what);                              \
             goto fail;                                                                        \
         }                                                                                     \
     } while (0)
@@ -664,41 +658,10 @@ struct BliindsContext {
     double predict_ms;
 };
 
-static int cuda_pick(int *dev, char *why, size_t why_size)
-{
-    char buf[256];
-    int n = 0;
-    cudaDeviceProp prop;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    int ret = -ENODEV;
-
-    *dev = 0;
-    if (e != cudaSuccess) {
-        snprintf(buf, sizeof(buf), "no usable CUDA driver or device (%s)", cudaGetErrorString(e));
-        cudaGetLastError();   /* clear the error so later calls do not report it */
-    } else if (n == 0) {
-        snprintf(buf, sizeof(buf), "no CUDA device");
-    } else if ((e = cudaGetDeviceProperties(&prop, *dev)) != cudaSuccess) {
-        snprintf(buf, sizeof(buf), "cannot query CUDA device 0 (%s)", cudaGetErrorString(e));
-        cudaGetLastError();
-    } else if (prop.major * 10 + prop.minor < 75) {
-        /* built for sm_90 plus compute_75 PTX */
-        snprintf(buf, sizeof(buf), "CUDA device 0 (%.100s) has compute capability %d.%d, need 7.5",
-                 prop.name, prop.major, prop.minor);
-    } else {
-        snprintf(buf, sizeof(buf), "device 0: %.100s (compute %d.%d, %d SMs)", prop.name, prop.major,
-                 prop.minor, prop.multiProcessorCount);
-        ret = 0;
-    }
-    if (why && why_size)
-        snprintf(why, why_size, "%s", buf);
-    return ret;
-}
-
 static int cuda_probe(char *why, size_t why_size)
 {
     int dev;
-    return cuda_pick(&dev, why, why_size);
+    return mpe_cuda_pick(-1, MPE_CUDA_MIN_COMPUTE, &dev, why, why_size);
 }
 
 static void cuda_close(BliindsContext *ctx)
@@ -784,7 +747,7 @@ static int cuda_open(BliindsContext **out, int width, int height, const BliindsO
                          width, height);
     if (!(ctx = (BliindsContext *)calloc(1, sizeof(*ctx))))
         return mpe_error(err, -ENOMEM, "bliinds_cuda: out of memory");
-    if ((ret = cuda_pick(&ctx->dev, why, sizeof(why))) < 0) {
+    if ((ret = mpe_cuda_pick(-1, MPE_CUDA_MIN_COMPUTE, &ctx->dev, why, sizeof(why))) < 0) {
         ret = mpe_error(err, ret, "bliinds_cuda: %s", why);
         goto fail;
     }

@@ -64,6 +64,7 @@ extern "C" {
 #include "iqa/mad_cuda_internal.h"
 #include "iqa/mad_internal.h"
 #include "iqa/mad_math.h"
+#include "common/cuda.h"
 #include "common/timer.h"
 }
 
@@ -662,19 +663,10 @@ static int fft_check(cufftResult r, const char *what, MpeError *err)
 
 static int cu_check(cudaError_t e, const char *what, MpeError *err)
 {
-    if (e == cudaSuccess)
-        return 0;
-    return mpe_error(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,
-                     "mad_cuda: CUDA: %s failed: %s (%s)", what, cudaGetErrorString(e),
-                     cudaGetErrorName(e));
+    return e == cudaSuccess ? 0 : mpe_cuda_error(err, "mad_cuda", e, what);
 }
 
-#define CU_TRY(call, what)                                                                    \
-    do {                                                                                      \
-        int r_ = cu_check((call), what, err);                                                 \
-        if (r_ < 0)                                                                           \
-            return r_;                                                                        \
-    } while (0)
+#define CU_TRY(call, what) MPE_CUDA_TRY("mad_cuda", call, what)
 
 #define FFT_TRY(call, what)                                                                   \
     do {                                                                                      \
@@ -757,43 +749,12 @@ static void collect_times(MadContext *ctx, MadCudaTimes *t, double wall)
     ctx->nmarks = 0;
 }
 
-static int pick_device(int *dev, char *why, size_t why_size)
-{
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-        snprintf(why, why_size, "no usable CUDA driver or device (%s)", cudaGetErrorString(e));
-        cudaGetLastError();
-        return -ENODEV;
-    }
-    if (n == 0) {
-        snprintf(why, why_size, "no CUDA device");
-        return -ENODEV;
-    }
-    *dev = 0;
-    cudaDeviceProp prop;
-    if ((e = cudaGetDeviceProperties(&prop, *dev)) != cudaSuccess) {
-        snprintf(why, why_size, "cannot query CUDA device 0 (%s)", cudaGetErrorString(e));
-        cudaGetLastError();
-        return -ENODEV;
-    }
-    /* SASS for sm_90 and PTX for compute_75 and later */
-    if (prop.major * 10 + prop.minor < 75) {
-        snprintf(why, why_size, "device 0 (%.100s) has compute capability %d.%d, below 7.5", prop.name,
-                 prop.major, prop.minor);
-        return -ENODEV;
-    }
-    snprintf(why, why_size, "device 0: %.100s (compute %d.%d, %d SMs)", prop.name, prop.major,
-             prop.minor, prop.multiProcessorCount);
-    return 0;
-}
-
 static int cuda_probe(char *why, size_t why_size)
 {
     char buf[256], dev_why[160];
     CufftApi api;
     int dev, ret, version = 0;
-    if ((ret = pick_device(&dev, buf, sizeof(buf))) == 0) {
+    if ((ret = mpe_cuda_pick(-1, MPE_CUDA_MIN_COMPUTE, &dev, buf, sizeof(buf))) == 0) {
         snprintf(dev_why, sizeof(dev_why), "%.150s", buf);
         if ((ret = fft_load(&api, buf, sizeof(buf))) == 0) {
             api.get_version(&version);
@@ -950,7 +911,7 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
         goto fail;
     }
 
-    if ((ret = pick_device(&ctx->dev, why, sizeof(why))) < 0) {
+    if ((ret = mpe_cuda_pick(-1, MPE_CUDA_MIN_COMPUTE, &ctx->dev, why, sizeof(why))) < 0) {
         ret = mpe_error(err, ret, "mad_cuda: %s", why);
         goto fail;
     }

@@ -1,7 +1,7 @@
 /* frontend.c — benchmark of the front-end backends on two 2048x2048 solar
  * frames: upload, fused conversion, search at R = 16, 32, 64, read-back.
  * Results are checked against the cpu backend before anything is timed.
- * Device times come from the backend's own events (GpuBackend.timings);
+ * Device times come from the backend's own events (gpu_frontend_timings);
  * "wall" is the host's view of submit .. wait for one frame pair.
  *
  *   frontend [--backend NAME] [--device N] [--runs N] [--dir SOLAR_DIR]
@@ -34,14 +34,14 @@ typedef struct Pair {
 } Pair;
 
 /* frame 1 searched against frame 0; planes and vectors of frame 1 out */
-static int run_pair(const GpuBackend *b, GpuContext *ctx, const MpeFrame *f0, const MpeFrame *f1,
-                    int range, Pair *out, MpeError *err)
+static int run_pair(GpuFrontend *fe, const MpeFrame *f0, const MpeFrame *f1, int range, Pair *out,
+                    MpeError *err)
 {
     int ret;
-    if ((ret = b->submit_frame(ctx, 0, f0, err)) < 0 || (ret = b->submit_frame(ctx, 1, f1, err)) < 0 ||
-        (ret = b->motion_search(ctx, 1, 0, range, err)) < 0 || (ret = b->wait(ctx, 1, err)) < 0)
+    if ((ret = gpu_frontend_submit(fe, 0, f0, err)) < 0 || (ret = gpu_frontend_submit(fe, 1, f1, err)) < 0 ||
+        (ret = gpu_frontend_search(fe, 1, 0, range, err)) < 0 || (ret = gpu_frontend_wait(fe, 1, err)) < 0)
         return ret;
-    return out ? b->download(ctx, 1, &out->pic, out->mv, err) : 0;
+    return out ? gpu_frontend_download(fe, 1, &out->pic, out->mv, err) : 0;
 }
 
 static int same(const Pair *a, const Pair *b)
@@ -59,16 +59,16 @@ static int same(const Pair *a, const Pair *b)
     return 1;
 }
 
-static int bench_backend(const GpuBackend *b, int device, const MpeFrame *f0, const MpeFrame *f1,
+static int bench_backend(const char *b, int device, const MpeFrame *f0, const MpeFrame *f1,
                          int runs)
 {
     static const int ranges[] = { 16, 32, 64 };
-    GpuContext *ctx = NULL, *ref_ctx = NULL;
+    GpuFrontend *ctx = NULL, *ref_ctx = NULL;
     GpuConfig cfg = { .width = f0->width, .height = f0->height, .slots = 2, .device = device,
                       .cpu_flags = mpe_cpu_flags() };
     MpeError err = { "" };
     Pair ref, got;
-    int ret = 1;
+    int ret = 1, has_timers = 0;
     size_t n = (size_t)((f0->width + 15) / 16) * ((f0->height + 15) / 16);
     double *t_up = calloc((size_t)runs, sizeof(double)), *t_cv = calloc((size_t)runs, sizeof(double));
     double *t_se = calloc((size_t)runs, sizeof(double)), *t_rb = calloc((size_t)runs, sizeof(double));
@@ -80,19 +80,19 @@ static int bench_backend(const GpuBackend *b, int device, const MpeFrame *f0, co
         fprintf(stderr, "out of memory\n");
         return 1;
     }
-    if (b->open(&ctx, &cfg, &err) < 0 || gpu_backend_cpu.open(&ref_ctx, &cfg, &err) < 0) {
-        fprintf(stderr, "%s: %s\n", b->name, err.msg);
+    if (gpu_frontend_open(&ctx, b, &cfg, NULL, &err) < 0 ||
+        gpu_frontend_open(&ref_ctx, "cpu", &cfg, NULL, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", b, err.msg);
         goto done;
     }
-    printf("\nbackend %s, %dx%d, %d timed runs after 3 warm-ups (median ms)\n", b->name, f0->width,
+    printf("\nbackend %s, %dx%d, %d timed runs after 3 warm-ups (median ms)\n", b, f0->width,
            f0->height, runs);
     printf("%6s %9s %9s %9s %9s %9s %s\n", "R", "upload", "convert", "search", "readback", "wall", "vs cpu");
     for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
         int r = ranges[k];
         /* correctness first: the cpu backend's answer for this range */
-        if (run_pair(&gpu_backend_cpu, ref_ctx, f0, f1, r, &ref, &err) < 0 ||
-            run_pair(b, ctx, f0, f1, r, &got, &err) < 0) {
-            fprintf(stderr, "%s: %s\n", b->name, err.msg);
+        if (run_pair(ref_ctx, f0, f1, r, &ref, &err) < 0 || run_pair(ctx, f0, f1, r, &got, &err) < 0) {
+            fprintf(stderr, "%s: %s\n", b, err.msg);
             goto done;
         }
         if (!same(&ref, &got)) {
@@ -102,22 +102,21 @@ static int bench_backend(const GpuBackend *b, int device, const MpeFrame *f0, co
         for (int i = -3; i < runs; i++) {
             GpuTimings t = { 0, 0, 0, 0 };
             double t0 = mpe_time_ms();
-            if (run_pair(b, ctx, f0, f1, r, NULL, &err) < 0) {
-                fprintf(stderr, "%s: %s\n", b->name, err.msg);
+            if (run_pair(ctx, f0, f1, r, NULL, &err) < 0) {
+                fprintf(stderr, "%s: %s\n", b, err.msg);
                 goto done;
             }
             double wall = mpe_time_ms() - t0;
             if (i < 0)
                 continue;
-            if (b->timings)
-                b->timings(ctx, 1, &t);
+            has_timers = gpu_frontend_timings(ctx, 1, &t) == 0;
             t_up[i] = t.upload_ms;
             t_cv[i] = t.convert_ms;
             t_se[i] = t.search_ms;
             t_rb[i] = t.readback_ms;
             t_wall[i] = wall;
         }
-        if (b->timings)
+        if (has_timers)
             printf("%6d %9.3f %9.3f %9.3f %9.3f %9.3f identical\n", r, median(t_up, runs),
                    median(t_cv, runs), median(t_se, runs), median(t_rb, runs), median(t_wall, runs));
         else
@@ -134,14 +133,15 @@ static int bench_backend(const GpuBackend *b, int device, const MpeFrame *f0, co
         double t_sub = 0, t_dl = 0, t0 = mpe_time_ms();
         for (int n = 0; n <= frames; n++) {
             double a = mpe_time_ms();
-            if (n < frames && (b->submit_frame(ctx, n % 2, n & 1 ? f1 : f0, &err) < 0 ||
-                               (n > 0 && b->motion_search(ctx, n % 2, (n - 1) % 2, 16, &err) < 0))) {
-                fprintf(stderr, "%s: %s\n", b->name, err.msg);
+            if (n < frames && (gpu_frontend_submit(ctx, n % 2, n & 1 ? f1 : f0, &err) < 0 ||
+                               (n > 0 && gpu_frontend_search(ctx, n % 2, (n - 1) % 2, 16, &err) < 0))) {
+                fprintf(stderr, "%s: %s\n", b, err.msg);
                 goto done;
             }
             double c = mpe_time_ms();
-            if (n > 0 && b->download(ctx, (n - 1) % 2, &got.pic, n > 1 ? got.mv : NULL, &err) < 0) {
-                fprintf(stderr, "%s: %s\n", b->name, err.msg);
+            if (n > 0 &&
+                gpu_frontend_download(ctx, (n - 1) % 2, &got.pic, n > 1 ? got.mv : NULL, &err) < 0) {
+                fprintf(stderr, "%s: %s\n", b, err.msg);
                 goto done;
             }
             t_sub += c - a;
@@ -153,10 +153,8 @@ static int bench_backend(const GpuBackend *b, int device, const MpeFrame *f0, co
     }
     ret = 0;
 done:
-    if (ctx)
-        b->close(ctx);
-    if (ref_ctx)
-        gpu_backend_cpu.close(ref_ctx);
+    gpu_frontend_close(ctx);
+    gpu_frontend_close(ref_ctx);
     mpe_picture_free(&ref.pic);
     mpe_picture_free(&got.pic);
     free(ref.mv);
@@ -204,14 +202,15 @@ int main(int argc, char **argv)
     }
     for (const GpuBackend *const *b = gpu_backend_list(); *b; b++) {
         char why[256] = "";
-        if (only ? strcmp((*b)->name, only) != 0 : !strcmp((*b)->name, "cpu"))
+        const char *name = gpu_backend_name(*b);
+        if (only ? strcmp(name, only) != 0 : !strcmp(name, "cpu"))
             continue;
-        if ((*b)->probe(0, why, sizeof(why)) < 0) {
-            printf("backend %s: SKIPPED (%s)\n", (*b)->name, why);
+        if (gpu_backend_probe(*b, 0, why, sizeof(why)) < 0) {
+            printf("backend %s: SKIPPED (%s)\n", name, why);
             continue;
         }
-        printf("backend %s: %s\n", (*b)->name, why);
-        failed |= bench_backend(*b, device, &f0, &f1, runs);
+        printf("backend %s: %s\n", name, why);
+        failed |= bench_backend(name, device, &f0, &f1, runs);
         ran++;
     }
     if (!ran)

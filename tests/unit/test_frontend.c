@@ -3,6 +3,7 @@
  * and against known BT.601 values. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -264,14 +265,14 @@ static void test_search_finds_shift(TestCtx *t)
 static void test_backend_cpu_interface(TestCtx *t)
 {
     const int w = 70, h = 50;
-    GpuContext *ctx = NULL;
+    GpuFrontend *ctx = NULL;
     MpeError err;
     MpeFrame f0, f1;
     MpePicture direct0, direct1, got;
     TestRng rng = { 5 };
     GpuConfig cfg = { .width = w, .height = h, .slots = 2, .log = NULL };
 
-    CHECK(t, gpu_backend_cpu.open(&ctx, &cfg, &err) == 0, "open: %s", err.msg);
+    CHECK(t, gpu_frontend_open(&ctx, "cpu", &cfg, NULL, &err) == 0, "open: %s", err.msg);
     CHECK(t, mpe_frame_alloc(&f0, MPE_FRAME_RGB24, w, h) == 0 && mpe_frame_alloc(&f1, MPE_FRAME_RGB24, w, h) == 0, "alloc");
     /* f1 is f0 moved by 3 pixels with a little noise: f0 must be complete first */
     for (int i = 0; i < w * h * 3; i++)
@@ -287,22 +288,22 @@ static void test_backend_cpu_interface(TestCtx *t)
     GpuMotion mv_direct[64], mv_got[64];
     gpu_motion_search_c(mv_direct, &direct1, &direct0, 12, mpe_sad16_c);
 
-    CHECK(t, gpu_backend_cpu.submit_frame(ctx, 0, &f0, &err) == 0, "submit 0");
-    CHECK(t, gpu_backend_cpu.submit_frame(ctx, 1, &f1, &err) == 0, "submit 1");
-    CHECK(t, gpu_backend_cpu.motion_search(ctx, 1, 0, 12, &err) == 0, "search");
-    CHECK(t, gpu_backend_cpu.wait(ctx, 1, &err) == 0, "wait");
+    CHECK(t, gpu_frontend_submit(ctx, 0, &f0, &err) == 0, "submit 0");
+    CHECK(t, gpu_frontend_submit(ctx, 1, &f1, &err) == 0, "submit 1");
+    CHECK(t, gpu_frontend_search(ctx, 1, 0, 12, &err) == 0, "search");
+    CHECK(t, gpu_frontend_wait(ctx, 1, &err) == 0, "wait");
     fill_sentinel(&got, 0xEE);
     memset(mv_got, 0xEE, sizeof(mv_got));
-    CHECK(t, gpu_backend_cpu.download(ctx, 1, &got, mv_got, &err) == 0, "download: %s", err.msg);
+    CHECK(t, gpu_frontend_download(ctx, 1, &got, mv_got, &err) == 0, "download: %s", err.msg);
     int c = 0, x = 0, y = 0;
     CHECK(t, planes_equal(&got, &direct1, &c, &x, &y), "planes differ at plane %d (%d,%d)", c, x, y);
     CHECK(t, !memcmp(mv_got, mv_direct, n * sizeof(GpuMotion)), "vectors differ");
     /* a slot without a search has no vectors to give */
-    CHECK(t, gpu_backend_cpu.download(ctx, 0, &got, mv_got, &err) < 0, "download of unsearched slot succeeded");
-    CHECK(t, gpu_backend_cpu.motion_search(ctx, 1, 0, 65, &err) < 0, "range 65 accepted");
-    CHECK(t, gpu_backend_cpu.submit_frame(ctx, 2, &f0, &err) < 0, "slot 2 accepted");
+    CHECK(t, gpu_frontend_download(ctx, 0, &got, mv_got, &err) < 0, "download of unsearched slot succeeded");
+    CHECK(t, gpu_frontend_search(ctx, 1, 0, 65, &err) < 0, "range 65 accepted");
+    CHECK(t, gpu_frontend_submit(ctx, 2, &f0, &err) < 0, "slot 2 accepted");
 
-    gpu_backend_cpu.close(ctx);
+    gpu_frontend_close(ctx);
     mpe_frame_free(&f0);
     mpe_frame_free(&f1);
     mpe_picture_free(&direct0);
@@ -714,19 +715,19 @@ static void test_backend_cpu_threads(TestCtx *t)
                 gpu_convert_rgb_c(&refpic[i], in[i].data[0], in[i].stride[0]);
         }
         for (int threads = 1; threads <= 3; threads++) {
-            GpuContext *ctx = NULL;
+            GpuFrontend *ctx = NULL;
             GpuConfig cfg = { .width = w, .height = h, .slots = 2, .threads = threads,
                               .cpu_flags = mpe_cpu_flags() };
-            CHECK(t, gpu_backend_cpu.open(&ctx, &cfg, &err) == 0, "open: %s", err.msg);
+            CHECK(t, gpu_frontend_open(&ctx, "cpu", &cfg, NULL, &err) == 0, "open: %s", err.msg);
             for (int i = 0; i < frames && ctx; i++) {
                 int c = 0, x = 0, y = 0;
-                CHECK(t, gpu_backend_cpu.submit_frame(ctx, i % 2, &in[i], &err) == 0, "submit: %s", err.msg);
+                CHECK(t, gpu_frontend_submit(ctx, i % 2, &in[i], &err) == 0, "submit: %s", err.msg);
                 if (i)
-                    CHECK(t, gpu_backend_cpu.motion_search(ctx, i % 2, (i + 1) % 2, range, &err) == 0,
+                    CHECK(t, gpu_frontend_search(ctx, i % 2, (i + 1) % 2, range, &err) == 0,
                           "search: %s", err.msg);
-                CHECK(t, gpu_backend_cpu.wait(ctx, i % 2, &err) == 0, "wait");
+                CHECK(t, gpu_frontend_wait(ctx, i % 2, &err) == 0, "wait");
                 memset(mv_got, 0xEE, sizeof(mv_got));
-                CHECK(t, gpu_backend_cpu.download(ctx, i % 2, &got, i ? mv_got : NULL, &err) == 0,
+                CHECK(t, gpu_frontend_download(ctx, i % 2, &got, i ? mv_got : NULL, &err) == 0,
                       "download: %s", err.msg);
                 CHECK(t, planes_equal(&got, &refpic[i], &c, &x, &y),
                       "%s frame %d, %d threads: plane %d differs at (%d,%d)", fmt ? "yuv" : "rgb", i,
@@ -737,7 +738,7 @@ static void test_backend_cpu_threads(TestCtx *t)
                           "%s frame %d, %d threads: vectors differ", fmt ? "yuv" : "rgb", i, threads);
                 }
             }
-            gpu_backend_cpu.close(ctx);
+            gpu_frontend_close(ctx);
         }
     }
     for (int i = 0; i < frames; i++) {
@@ -748,12 +749,44 @@ static void test_backend_cpu_threads(TestCtx *t)
     mpe_picture_free(&got);
 }
 
+/* The framework's checks hold for every backend, the cpu one included:
+ * a search or download needs a submitted frame, and the frame must have
+ * the configured size. */
+static void test_frontend_slot_checks(TestCtx *t)
+{
+    GpuFrontend *fe = NULL;
+    MpeError err = { "" };
+    MpeFrame f, small;
+    MpePicture pic;
+    GpuConfig cfg = { .width = 48, .height = 32, .slots = 3, .device = -1 };
+
+    CHECK(t, gpu_frontend_open(&fe, "cpu", &cfg, NULL, &err) == 0, "open: %s", err.msg);
+    CHECK(t, mpe_frame_alloc(&f, MPE_FRAME_RGB24, 48, 32) == 0 &&
+                 mpe_frame_alloc(&small, MPE_FRAME_RGB24, 32, 32) == 0 &&
+                 mpe_picture_alloc(&pic, 48, 32) == 0, "alloc");
+    memset(f.data[0], 100, (size_t)f.stride[0] * 32);
+    CHECK(t, gpu_frontend_submit(fe, 0, &f, &err) == 0, "submit: %s", err.msg);
+    CHECK(t, gpu_frontend_search(fe, 0, 2, 4, &err) < 0 && strstr(err.msg, "no frame"),
+          "search against an empty slot accepted: '%s'", err.msg);
+    CHECK(t, gpu_frontend_download(fe, 2, &pic, NULL, &err) < 0 && strstr(err.msg, "slot 2"),
+          "download of an empty slot accepted: '%s'", err.msg);
+    CHECK(t, gpu_frontend_submit(fe, 1, &small, &err) < 0 && strstr(err.msg, "32x32"),
+          "a 32x32 frame accepted: '%s'", err.msg);
+    CHECK(t, gpu_frontend_timings(fe, 0, &(GpuTimings){ 0 }) == -ENOSYS, "cpu has timers?");
+    CHECK(t, gpu_frontend_search(fe, 0, 0, 4, &err) == 0, "search itself: %s", err.msg);
+    CHECK(t, gpu_frontend_download(fe, 0, &pic, NULL, &err) == 0, "download: %s", err.msg);
+    gpu_frontend_close(fe);
+    mpe_frame_free(&f);
+    mpe_frame_free(&small);
+    mpe_picture_free(&pic);
+}
+
 static void test_backend_select(TestCtx *t)
 {
     const GpuBackend *b = NULL;
     MpeError err;
     CHECK(t, gpu_backend_select(&b, "auto", NULL, &err) == 0 && b, "auto found nothing");
-    CHECK(t, gpu_backend_select(&b, "cpu", NULL, &err) == 0 && b == &gpu_backend_cpu, "cpu");
+    CHECK(t, gpu_backend_select(&b, "cpu", NULL, &err) == 0 && !strcmp(gpu_backend_name(b), "cpu"), "cpu");
     CHECK(t, gpu_backend_select(&b, "nonesuch", NULL, &err) < 0 && strstr(err.msg, "nonesuch"),
           "unknown backend accepted");
 }
@@ -819,6 +852,7 @@ int main(void)
     test_run(&t, "search-random-vs-reference", test_search_random);
     test_run(&t, "search-finds-known-shift", test_search_finds_shift);
     test_run(&t, "backend-cpu-interface", test_backend_cpu_interface);
+    test_run(&t, "frontend-slot-checks", test_frontend_slot_checks);
     test_run(&t, "backend-select", test_backend_select);
     test_run(&t, "gpu-device-nodes", test_device_nodes);
     test_run(&t, "kernels-convert-vs-reference", test_kernels_convert);

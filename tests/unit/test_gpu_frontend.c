@@ -17,22 +17,24 @@ typedef struct Run {
 } Run;
 
 /* Push two frames through a backend: frame 1 searched against frame 0. */
-static int run_backend(const GpuBackend *b, const MpeFrame *f0, const MpeFrame *f1, int range,
+static int run_backend(const char *b, const MpeFrame *f0, const MpeFrame *f1, int range,
                        Run *out, MpeError *err)
 {
-    GpuContext *ctx = NULL;
+    GpuFrontend *ctx = NULL;
     GpuConfig cfg = { .width = f0->width, .height = f0->height, .slots = 2, .device = -1 };
     int ret;
-    if ((ret = b->open(&ctx, &cfg, err)) < 0)
+    if ((ret = gpu_frontend_open(&ctx, b, &cfg, NULL, err)) < 0)
         return ret;
-    if ((ret = b->submit_frame(ctx, 0, f0, err)) < 0 || (ret = b->submit_frame(ctx, 1, f1, err)) < 0 ||
-        (ret = b->motion_search(ctx, 1, 0, range, err)) < 0 || (ret = b->wait(ctx, 0, err)) < 0 ||
-        (ret = b->wait(ctx, 1, err)) < 0 || (ret = b->download(ctx, 0, &out->pic[0], NULL, err)) < 0 ||
-        (ret = b->download(ctx, 1, &out->pic[1], out->mv, err)) < 0) {
-        b->close(ctx);
+    if ((ret = gpu_frontend_submit(ctx, 0, f0, err)) < 0 ||
+        (ret = gpu_frontend_submit(ctx, 1, f1, err)) < 0 ||
+        (ret = gpu_frontend_search(ctx, 1, 0, range, err)) < 0 ||
+        (ret = gpu_frontend_wait(ctx, 0, err)) < 0 || (ret = gpu_frontend_wait(ctx, 1, err)) < 0 ||
+        (ret = gpu_frontend_download(ctx, 0, &out->pic[0], NULL, err)) < 0 ||
+        (ret = gpu_frontend_download(ctx, 1, &out->pic[1], out->mv, err)) < 0) {
+        gpu_frontend_close(ctx);
         return ret;
     }
-    b->close(ctx);
+    gpu_frontend_close(ctx);
     return 0;
 }
 
@@ -58,7 +60,7 @@ static void run_free(Run *r)
 }
 
 /* Compare one backend with cpu on a frame pair; returns 0 if identical. */
-static void compare(TestCtx *t, const GpuBackend *b, const MpeFrame *f0, const MpeFrame *f1,
+static void compare(TestCtx *t, const char *b, const MpeFrame *f0, const MpeFrame *f1,
                     int range, const char *what)
 {
     Run ref, got;
@@ -68,10 +70,10 @@ static void compare(TestCtx *t, const GpuBackend *b, const MpeFrame *f0, const M
         CHECK(t, 0, "out of memory");
         return;
     }
-    int rc = run_backend(&gpu_backend_cpu, f0, f1, range, &ref, &err);
+    int rc = run_backend("cpu", f0, f1, range, &ref, &err);
     CHECK(t, rc == 0, "%s: cpu backend failed: %s", what, err.msg);
     rc = run_backend(b, f0, f1, range, &got, &err);
-    CHECK(t, rc == 0, "%s: %s backend failed: %s", what, b->name, err.msg);
+    CHECK(t, rc == 0, "%s: %s backend failed: %s", what, b, err.msg);
     if (rc == 0) {
         int bad = 0;
         for (int p = 0; p < 2 && !bad; p++)
@@ -82,7 +84,7 @@ static void compare(TestCtx *t, const GpuBackend *b, const MpeFrame *f0, const M
                         int g = got.pic[p].plane[c][y * got.pic[p].stride[c] + x];
                         if (a != g) {
                             CHECK(t, a == g, "%s %s: frame %d plane %d (%d,%d): cpu %d, %s %d", what,
-                                  b->name, p, c, x, y, a, b->name, g);
+                                  b, p, c, x, y, a, b, g);
                             bad = 1;
                         }
                     }
@@ -91,7 +93,7 @@ static void compare(TestCtx *t, const GpuBackend *b, const MpeFrame *f0, const M
             const GpuMotion *a = &ref.mv[i], *g = &got.mv[i];
             if (a->dx != g->dx || a->dy != g->dy || a->sad != g->sad || a->sad0 != g->sad0) {
                 CHECK(t, 0, "%s R=%d %s: mb %zu: cpu (%d,%d) sad %u sad0 %u, got (%d,%d) sad %u sad0 %u",
-                      what, range, b->name, i, a->dx, a->dy, a->sad, a->sad0, g->dx, g->dy, g->sad, g->sad0);
+                      what, range, b, i, a->dx, a->dy, a->sad, a->sad0, g->dx, g->dy, g->sad, g->sad0);
                 bad = 1;
             }
         }
@@ -137,7 +139,16 @@ static void random_pair(MpeFrame *f0, MpeFrame *f1, TestRng *rng, int levels)
     }
 }
 
-static const GpuBackend *backend_under_test;
+static const char *backend_under_test;
+
+/* gpu_backend_probe of the backend called `name` */
+static int backend_probe(const char *name, int for_auto, char *why, size_t why_size)
+{
+    for (const GpuBackend *const *b = gpu_backend_list(); *b; b++)
+        if (!strcmp(gpu_backend_name(*b), name))
+            return gpu_backend_probe(*b, for_auto, why, why_size);
+    return -1;
+}
 
 static void test_random_frames(TestCtx *t)
 {
@@ -177,8 +188,8 @@ static void test_ring(TestCtx *t)
     const int nframes = 8, w = 208, h = 144;
     TestRng rng = { 0xBADC0DE };
     for (int slots = 2; slots <= 3; slots++) {
-        const GpuBackend *b[2] = { &gpu_backend_cpu, backend_under_test };
-        GpuContext *ctx[2] = { NULL, NULL };
+        const char *b[2] = { "cpu", backend_under_test };
+        GpuFrontend *ctx[2] = { NULL, NULL };
         GpuConfig cfg = { .width = w, .height = h, .slots = slots, .device = -1 };
         MpeError err = { "" };
         MpeFrame f[2];
@@ -191,8 +202,8 @@ static void test_ring(TestCtx *t)
             return;
         }
         for (int k = 0; k < 2; k++)
-            if (b[k]->open(&ctx[k], &cfg, &err) < 0) {
-                CHECK(t, 0, "%s open: %s", b[k]->name, err.msg);
+            if (gpu_frontend_open(&ctx[k], b[k], &cfg, NULL, &err) < 0) {
+                CHECK(t, 0, "%s open: %s", b[k], err.msg);
                 ok = 0;
             }
         random_pair(&f[0], &f[1], &rng, 256);
@@ -201,19 +212,19 @@ static void test_ring(TestCtx *t)
              * every search has real minima; frame n goes to slot n % slots */
             const MpeFrame *fr = &f[n & 1];
             for (int k = 0; k < 2 && ok && n < nframes; k++) {
-                if (b[k]->submit_frame(ctx[k], n % slots, fr, &err) < 0 ||
-                    (n > 0 && b[k]->motion_search(ctx[k], n % slots, (n - 1) % slots,
+                if (gpu_frontend_submit(ctx[k], n % slots, fr, &err) < 0 ||
+                    (n > 0 && gpu_frontend_search(ctx[k], n % slots, (n - 1) % slots,
                                                   ranges[n % 8], &err) < 0)) {
-                    CHECK(t, 0, "%s frame %d: %s", b[k]->name, n, err.msg);
+                    CHECK(t, 0, "%s frame %d: %s", b[k], n, err.msg);
                     ok = 0;
                 }
             }
             if (n > 0 && ok) {
                 const int m = n - 1;   /* download the previous frame */
                 for (int k = 0; k < 2 && ok; k++)
-                    if (b[k]->download(ctx[k], m % slots, &out[k].pic[0], m > 0 ? out[k].mv : NULL,
-                                       &err) < 0) {
-                        CHECK(t, 0, "%s download %d: %s", b[k]->name, m, err.msg);
+                    if (gpu_frontend_download(ctx[k], m % slots, &out[k].pic[0],
+                                              m > 0 ? out[k].mv : NULL, &err) < 0) {
+                        CHECK(t, 0, "%s download %d: %s", b[k], m, err.msg);
                         ok = 0;
                     }
                 for (int c = 0; c < 3 && ok; c++)
@@ -230,15 +241,14 @@ static void test_ring(TestCtx *t)
                     if (a->dx != g->dx || a->dy != g->dy || a->sad != g->sad || a->sad0 != g->sad0) {
                         CHECK(t, 0, "slots %d frame %d R=%d mb %zu: cpu (%d,%d) %u/%u, %s (%d,%d) %u/%u",
                               slots, m, ranges[m % 8], i, a->dx, a->dy, a->sad, a->sad0,
-                              b[1]->name, g->dx, g->dy, g->sad, g->sad0);
+                              b[1], g->dx, g->dy, g->sad, g->sad0);
                         ok = 0;
                     }
                 }
             }
         }
         for (int k = 0; k < 2; k++)
-            if (ctx[k])
-                b[k]->close(ctx[k]);
+            gpu_frontend_close(ctx[k]);
         mpe_frame_free(&f[0]);
         mpe_frame_free(&f[1]);
         run_free(&out[0]);
@@ -269,7 +279,7 @@ static void test_solar_frames(TestCtx *t)
     /* R=64 on 2048^2 is minutes on a CPU OpenCL device; GPUs get it too */
     char why[256];
     compare(t, backend_under_test, &f0, &f1, 16, "solar 0-1");
-    if (getenv("MPE_TEST_SOLAR_R64") && backend_under_test->probe(1, why, sizeof(why)) == 0)
+    if (getenv("MPE_TEST_SOLAR_R64") && backend_probe(backend_under_test, 1, why, sizeof(why)) == 0)
         compare(t, backend_under_test, &f0, &f1, 64, "solar 0-1");
     mpe_frame_free(&f0);
     mpe_frame_free(&f1);
@@ -278,13 +288,12 @@ static void test_solar_frames(TestCtx *t)
 
 static void test_bad_device(TestCtx *t)
 {
-    GpuContext *ctx = NULL;
+    GpuFrontend *ctx = NULL;
     MpeError err = { "" };
     GpuConfig cfg = { .width = 64, .height = 64, .slots = 2, .device = 63 };
-    int rc = backend_under_test->open(&ctx, &cfg, &err);
+    int rc = gpu_frontend_open(&ctx, backend_under_test, &cfg, NULL, &err);
     CHECK(t, rc < 0 && strstr(err.msg, "63"), "device 63 accepted or unclear error: '%s'", err.msg);
-    if (rc == 0)
-        backend_under_test->close(ctx);
+    gpu_frontend_close(ctx);
 }
 
 int main(void)
@@ -294,13 +303,13 @@ int main(void)
     test_init(&t, "gpu_frontend");
     for (const GpuBackend *const *b = gpu_backend_list(); *b; b++) {
         char why[256] = "", name[64];
-        if (!strcmp((*b)->name, "cpu"))
+        if (!strcmp(gpu_backend_name(*b), "cpu"))
             continue;
         tested++;
-        backend_under_test = *b;
-        int usable = (*b)->probe(0, why, sizeof(why)) == 0;
+        backend_under_test = gpu_backend_name(*b);
+        int usable = gpu_backend_probe(*b, 0, why, sizeof(why)) == 0;
         if (usable)
-            printf("     %s: %s\n", (*b)->name, why);
+            printf("     %s: %s\n", backend_under_test, why);
         static const struct { const char *name; void (*fn)(TestCtx *); } cases[] = {
             { "random-frames-vs-cpu", test_random_frames },
             { "ring-of-slots-vs-cpu", test_ring },
@@ -308,7 +317,7 @@ int main(void)
             { "bad-device-index", test_bad_device },
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-            snprintf(name, sizeof(name), "%s/%s", (*b)->name, cases[i].name);
+            snprintf(name, sizeof(name), "%s/%s", backend_under_test, cases[i].name);
             if (usable) {
                 test_run(&t, name, cases[i].fn);
             } else {
