@@ -664,7 +664,8 @@ struct BliindsContext {
     double predict_ms;
 };
 
-static int cuda_pick(int *dev, char *why, size_t why_size)
+/* want: the device index asked for (--device), -1 for the default, 0. */
+static int cuda_pick(int want, int *dev, char *why, size_t why_size)
 {
     char buf[256];
     int n = 0;
@@ -672,22 +673,24 @@ static int cuda_pick(int *dev, char *why, size_t why_size)
     cudaError_t e = cudaGetDeviceCount(&n);
     int ret = -ENODEV;
 
-    *dev = 0;
+    *dev = want < 0 ? 0 : want;
     if (e != cudaSuccess) {
         snprintf(buf, sizeof(buf), "no usable CUDA driver or device (%s)", cudaGetErrorString(e));
         cudaGetLastError();   /* clear the error so later calls do not report it */
     } else if (n == 0) {
         snprintf(buf, sizeof(buf), "no CUDA device");
+    } else if (*dev >= n) {
+        snprintf(buf, sizeof(buf), "no CUDA device %d (this machine has %d)", *dev, n);
     } else if ((e = cudaGetDeviceProperties(&prop, *dev)) != cudaSuccess) {
-        snprintf(buf, sizeof(buf), "cannot query CUDA device 0 (%s)", cudaGetErrorString(e));
+        snprintf(buf, sizeof(buf), "cannot query CUDA device %d (%s)", *dev, cudaGetErrorString(e));
         cudaGetLastError();
     } else if (prop.major * 10 + prop.minor < 75) {
         /* built for sm_90 plus compute_75 PTX */
-        snprintf(buf, sizeof(buf), "CUDA device 0 (%.100s) has compute capability %d.%d, need 7.5",
-                 prop.name, prop.major, prop.minor);
+        snprintf(buf, sizeof(buf), "CUDA device %d (%.100s) has compute capability %d.%d, need 7.5",
+                 *dev, prop.name, prop.major, prop.minor);
     } else {
-        snprintf(buf, sizeof(buf), "device 0: %.100s (compute %d.%d, %d SMs)", prop.name, prop.major,
-                 prop.minor, prop.multiProcessorCount);
+        snprintf(buf, sizeof(buf), "device %d: %.100s (compute %d.%d, %d SMs)", *dev, prop.name,
+                 prop.major, prop.minor, prop.multiProcessorCount);
         ret = 0;
     }
     if (why && why_size)
@@ -698,7 +701,7 @@ static int cuda_pick(int *dev, char *why, size_t why_size)
 static int cuda_probe(char *why, size_t why_size)
 {
     int dev;
-    return cuda_pick(&dev, why, why_size);
+    return cuda_pick(-1, &dev, why, why_size);
 }
 
 static void cuda_close(BliindsContext *ctx)
@@ -784,7 +787,7 @@ static int cuda_open(BliindsContext **out, int width, int height, const BliindsO
                          width, height);
     if (!(ctx = (BliindsContext *)calloc(1, sizeof(*ctx))))
         return mpe_error(err, -ENOMEM, "bliinds_cuda: out of memory");
-    if ((ret = cuda_pick(&ctx->dev, why, sizeof(why))) < 0) {
+    if ((ret = cuda_pick(opt ? opt->device : -1, &ctx->dev, why, sizeof(why))) < 0) {
         ret = mpe_error(err, ret, "bliinds_cuda: %s", why);
         goto fail;
     }

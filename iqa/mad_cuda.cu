@@ -757,7 +757,8 @@ static void collect_times(MadContext *ctx, MadCudaTimes *t, double wall)
     ctx->nmarks = 0;
 }
 
-static int pick_device(int *dev, char *why, size_t why_size)
+/* want: the device index asked for (--device), -1 for the default, 0. */
+static int pick_device(int want, int *dev, char *why, size_t why_size)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -770,20 +771,24 @@ static int pick_device(int *dev, char *why, size_t why_size)
         snprintf(why, why_size, "no CUDA device");
         return -ENODEV;
     }
-    *dev = 0;
+    *dev = want < 0 ? 0 : want;
+    if (*dev >= n) {
+        snprintf(why, why_size, "no CUDA device %d (this machine has %d)", *dev, n);
+        return -ENODEV;
+    }
     cudaDeviceProp prop;
     if ((e = cudaGetDeviceProperties(&prop, *dev)) != cudaSuccess) {
-        snprintf(why, why_size, "cannot query CUDA device 0 (%s)", cudaGetErrorString(e));
+        snprintf(why, why_size, "cannot query CUDA device %d (%s)", *dev, cudaGetErrorString(e));
         cudaGetLastError();
         return -ENODEV;
     }
     /* SASS for sm_90 and PTX for compute_75 and later */
     if (prop.major * 10 + prop.minor < 75) {
-        snprintf(why, why_size, "device 0 (%.100s) has compute capability %d.%d, below 7.5", prop.name,
-                 prop.major, prop.minor);
+        snprintf(why, why_size, "device %d (%.100s) has compute capability %d.%d, below 7.5", *dev,
+                 prop.name, prop.major, prop.minor);
         return -ENODEV;
     }
-    snprintf(why, why_size, "device 0: %.100s (compute %d.%d, %d SMs)", prop.name, prop.major,
+    snprintf(why, why_size, "device %d: %.100s (compute %d.%d, %d SMs)", *dev, prop.name, prop.major,
              prop.minor, prop.multiProcessorCount);
     return 0;
 }
@@ -793,7 +798,7 @@ static int cuda_probe(char *why, size_t why_size)
     char buf[256], dev_why[160];
     CufftApi api;
     int dev, ret, version = 0;
-    if ((ret = pick_device(&dev, buf, sizeof(buf))) == 0) {
+    if ((ret = pick_device(-1, &dev, buf, sizeof(buf))) == 0) {
         snprintf(dev_why, sizeof(dev_why), "%.150s", buf);
         if ((ret = fft_load(&api, buf, sizeof(buf))) == 0) {
             api.get_version(&version);
@@ -950,7 +955,7 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
         goto fail;
     }
 
-    if ((ret = pick_device(&ctx->dev, why, sizeof(why))) < 0) {
+    if ((ret = pick_device(opt ? opt->device : -1, &ctx->dev, why, sizeof(why))) < 0) {
         ret = mpe_error(err, ret, "mad_cuda: %s", why);
         goto fail;
     }
