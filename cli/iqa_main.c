@@ -41,6 +41,7 @@
 #include "input/input.h"
 #include "iqa/bliinds.h"
 #include "iqa/mad.h"
+#include "iqa/metric.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
@@ -351,24 +352,17 @@ static void mad_check(const char *path, const Plane *ref, const Plane *dst, cons
 static int run_bliinds(const IqaCli *cli)
 {
     const char *path = cli->args[0];
-    const BliindsImpl *impl = bliinds_impl_find(cli->impl);
     BliindsOptions opt = { .threads = cli->threads };
     BliindsContext *ctx = NULL;
     BliindsScore s;
     MpeError err = { "" };
     Plane img = { 0 };
-    char why[256] = "";
     int status = -1;   /* -1: fail with err.msg */
+    const IqaMetric *row = iqa_metric_pick("bliinds", cli->impl, NULL, &err);
+    const BliindsImpl *impl = row ? row->impl : NULL;
 
-    if (!impl) {
-        snprintf(err.msg, sizeof(err.msg), "bliinds: no implementation '%s' in this build",
-                 cli->impl);
+    if (!impl)
         return fail_runtime(err.msg);
-    }
-    if (impl->probe(why, sizeof(why)) < 0) {
-        snprintf(err.msg, sizeof(err.msg), "%s: cannot run here: %s", impl->name, why);
-        return fail_runtime(err.msg);
-    }
     if (load_plane(&img, path, cli->frame, 0, &err) < 0)
         goto done;
     if (impl->open(&ctx, img.width, img.height, &opt, &err) < 0 ||
@@ -392,23 +386,17 @@ done:
 
 static int run_mad(const IqaCli *cli)
 {
-    const MadImpl *impl = mad_impl_find(cli->impl);
     MadOptions opt = { .threads = cli->threads };
     MadContext *ctx = NULL;
     MadScore s;
     MpeError err = { "" };
     Plane ref = { 0 }, dst = { 0 };
-    char why[256] = "";
     int status = -1;   /* -1: fail with err.msg */
+    const IqaMetric *row = iqa_metric_pick("mad", cli->impl, NULL, &err);
+    const MadImpl *impl = row ? row->impl : NULL;
 
-    if (!impl) {
-        snprintf(err.msg, sizeof(err.msg), "mad: no implementation '%s' in this build", cli->impl);
+    if (!impl)
         return fail_runtime(err.msg);
-    }
-    if (impl->probe(why, sizeof(why)) < 0) {
-        snprintf(err.msg, sizeof(err.msg), "%s: cannot run here: %s", impl->name, why);
-        return fail_runtime(err.msg);
-    }
     if (load_plane(&ref, cli->args[0], cli->frame, 1, &err) < 0 ||
         load_plane(&dst, cli->args[1], cli->frame, 1, &err) < 0)
         goto done;

@@ -490,15 +490,13 @@ static int take_record(Records *r, const Cli *cli, MpeFrameStats *fs)
         r->all[r->n++] = *fs;
     }
     if (cli->verbose) {
-        fprintf(stderr, "frame %5d %c q %5.2f %9llu bits  PSNR Y %.2f Cb %.2f Cr %.2f", fs->display_index,
-                fs->type, fs->qscale_mean, (unsigned long long)fs->bits, fs->psnr[0], fs->psnr[1],
-                fs->psnr[2]);
-        if (fs->metrics & MPE_IQA_SSIM)
-            fprintf(stderr, "  SSIM %.4f", fs->ssim_y);
-        if (fs->metrics & MPE_IQA_MAD)
-            fprintf(stderr, "  MAD %.3f", fs->mad);
-        if (fs->metrics & MPE_IQA_BLIINDS)
-            fprintf(stderr, "  BLIINDS %.1f", fs->bliinds);
+        fprintf(stderr, "frame %5d %c q %5.2f %9llu bits", fs->display_index, fs->type,
+                fs->qscale_mean, (unsigned long long)fs->bits);
+        for (int id = 0, n = iqa_value_count(); id < n; id++) {
+            const char *fmt = iqa_value_get(id)->verbose;
+            if (fmt && (fs->metrics & (1u << iqa_value_family(id))))
+                fprintf(stderr, fmt, fs->value[id]);
+        }
         fprintf(stderr, "  mb intra %d inter %d skip %d", fs->mb_intra, fs->mb_inter, fs->mb_skipped);
         if (fs->trials > 1)
             fprintf(stderr, "  trials %d", fs->trials);
@@ -520,9 +518,10 @@ static void rate_mode_text(const MpeParam *p, char *buf, size_t size)
 {
     double t;
     unsigned m = mpe_param_target(p, &t);
-    if (m)
-        snprintf(buf, size, "target %s %g%s", m == MPE_IQA_PSNR ? "PSNR-Y" : m == MPE_IQA_MAD ? "MAD" : "BLIINDS-II",
-                 t, p->bitrate > 0 ? ", bit-rate cap" : "");
+    int id = iqa_family_bit_value(m);
+    if (id >= 0)
+        snprintf(buf, size, "target %s %g%s", iqa_value_get(id)->label, t,
+                 p->bitrate > 0 ? ", bit-rate cap" : "");
     else if (p->bitrate > 0)
         snprintf(buf, size, "%.0f kbit/s %s", p->bitrate / 1000,
                  p->maxrate > p->bitrate ? "variable" : "constant");

@@ -1,9 +1,9 @@
 /* qlog.c — the per-frame quality log (CSV / JSON Lines) and the run summary.
  *
- * One const table describes the columns (name with unit, where the value
- * lives in MpeFrameStats, which MPE_IQA_* bit it needs), so the CSV header,
- * the JSON header object and every record come from the same list and
- * cannot drift apart.  A record is formatted into a buffer and handed to
+ * The columns are two const tables (name with unit, where the value lives
+ * in MpeFrameStats) with the metric registry's values between them (name,
+ * unit and family from iqa/metric.h), so the CSV header, the JSON header
+ * object and every record come from the same list and cannot drift apart.  A record is formatted into a buffer and handed to
  * stdio in one piece, then flushed. */
 #include "cli/qlog.h"
 
@@ -30,26 +30,23 @@ typedef struct QlogColumn {
     const char *unit;   /* for the JSON header */
     QlogKind kind;
     size_t offset;      /* in MpeFrameStats */
-    unsigned metric;    /* MPE_IQA_* bit the value needs, 0: always there */
+    unsigned metric;    /* MpeFrameStats.metrics bit the value needs, 0: always there */
 } QlogColumn;
 
 #define COL(name, unit, kind, member, metric) \
     { name, unit, kind, offsetof(MpeFrameStats, member), metric }
 
-static const QlogColumn qlog_columns[] = {
+/* Before the registry's values. */
+static const QlogColumn qlog_head[] = {
     COL("frame", "display index, from 0", QLOG_INT, display_index, 0),
     COL("type", "picture coding type", QLOG_TYPE, type, 0),
     COL("qscale", "quantiser_scale_code", QLOG_INT, qscale, 0),
     COL("qscale_mean", "quantiser_scale_code, mean over macroblocks", QLOG_DOUBLE, qscale_mean, 0),
     COL("bits", "bits", QLOG_U64, bits, 0),
-    COL("psnr_y_db", "dB", QLOG_DOUBLE, psnr[0], MPE_IQA_PSNR),
-    COL("psnr_cb_db", "dB", QLOG_DOUBLE, psnr[1], MPE_IQA_PSNR),
-    COL("psnr_cr_db", "dB", QLOG_DOUBLE, psnr[2], MPE_IQA_PSNR),
-    COL("ssim_y", "SSIM, 0..1", QLOG_DOUBLE, ssim_y, MPE_IQA_SSIM),
-    COL("mad", "MAD index, 0 = identical", QLOG_DOUBLE, mad, MPE_IQA_MAD),
-    COL("mad_detect", "MAD d_detect", QLOG_DOUBLE, mad_detect, MPE_IQA_MAD),
-    COL("mad_appear", "MAD d_appear", QLOG_DOUBLE, mad_appear, MPE_IQA_MAD),
-    COL("bliinds", "BLIINDS-II predicted DMOS", QLOG_DOUBLE, bliinds, MPE_IQA_BLIINDS),
+};
+
+/* After them. */
+static const QlogColumn qlog_tail[] = {
     COL("mv_mean_abs_pel", "pels", QLOG_DOUBLE, mv_mean_abs, 0),
     COL("mb_intra", "macroblocks", QLOG_INT, mb_intra, 0),
     COL("mb_inter", "macroblocks", QLOG_INT, mb_inter, 0),
@@ -69,7 +66,29 @@ static const QlogColumn qlog_columns[] = {
     COL("write_ms", "ms", QLOG_DOUBLE, time.write_ms, 0),
 };
 
-#define QLOG_NCOLS (sizeof(qlog_columns) / sizeof(qlog_columns[0]))
+#define QLOG_NHEAD (sizeof(qlog_head) / sizeof(qlog_head[0]))
+#define QLOG_NTAIL (sizeof(qlog_tail) / sizeof(qlog_tail[0]))
+
+static size_t qlog_ncols(void)
+{
+    return QLOG_NHEAD + (size_t)iqa_value_count() + QLOG_NTAIL;
+}
+
+/* Column i of the log. */
+static QlogColumn qlog_column(size_t i)
+{
+    const size_t nv = (size_t)iqa_value_count();
+    if (i < QLOG_NHEAD)
+        return qlog_head[i];
+    if (i - QLOG_NHEAD < nv) {
+        const int id = (int)(i - QLOG_NHEAD);
+        const IqaValue *v = iqa_value_get(id);
+        return (QlogColumn){ v->name, v->unit, QLOG_DOUBLE,
+                             offsetof(MpeFrameStats, value) + (size_t)id * sizeof(double),
+                             1u << iqa_value_family(id) };
+    }
+    return qlog_tail[i - QLOG_NHEAD - nv];
+}
 
 struct MpeQlog {
     FILE *f;
@@ -151,31 +170,36 @@ static void put_value(QlogLine *l, const QlogColumn *c, const MpeFrameStats *fs,
 
 static void format_header(QlogLine *l, int json)
 {
+    const size_t n = qlog_ncols();
     if (!json) {
-        for (size_t i = 0; i < QLOG_NCOLS; i++)
-            line_put(l, "%s%s", i ? "," : "", qlog_columns[i].name);
+        for (size_t i = 0; i < n; i++)
+            line_put(l, "%s%s", i ? "," : "", qlog_column(i).name);
         line_put(l, "\n");
         return;
     }
     line_put(l, "{\"mpegenc_log\":1,\"encoder\":\"mpegenc %s\",\"fields\":[", MPE_VERSION);
-    for (size_t i = 0; i < QLOG_NCOLS; i++)
-        line_put(l, "%s\"%s\"", i ? "," : "", qlog_columns[i].name);
+    for (size_t i = 0; i < n; i++)
+        line_put(l, "%s\"%s\"", i ? "," : "", qlog_column(i).name);
     line_put(l, "],\"units\":{");
-    for (size_t i = 0; i < QLOG_NCOLS; i++)
-        line_put(l, "%s\"%s\":\"%s\"", i ? "," : "", qlog_columns[i].name, qlog_columns[i].unit);
+    for (size_t i = 0; i < n; i++) {
+        QlogColumn c = qlog_column(i);
+        line_put(l, "%s\"%s\":\"%s\"", i ? "," : "", c.name, c.unit);
+    }
     line_put(l, "},\"null\":\"not measured on this frame\"}\n");
 }
 
 static void format_record(QlogLine *l, const MpeFrameStats *fs, int json)
 {
+    const size_t n = qlog_ncols();
     if (json)
         line_put(l, "{");
-    for (size_t i = 0; i < QLOG_NCOLS; i++) {
+    for (size_t i = 0; i < n; i++) {
+        QlogColumn c = qlog_column(i);
         if (json)
-            line_put(l, "%s\"%s\":", i ? "," : "", qlog_columns[i].name);
+            line_put(l, "%s\"%s\":", i ? "," : "", c.name);
         else if (i)
             line_put(l, ",");
-        put_value(l, &qlog_columns[i], fs, json);
+        put_value(l, &c, fs, json);
     }
     line_put(l, json ? "}\n" : "\n");
 }
@@ -303,20 +327,22 @@ static void metric_add(MpeMetricSummary *m, double v)
     m->max = fmax(m->max, v);
 }
 
+/* The registry value id a target applies to (its family's first), -1: none. */
+static int target_value(const MpeSummary *s)
+{
+    return iqa_family_bit_value(s->target_metric);
+}
+
 /* How much worse than the target a frame is (> 0), in the metric's unit;
  * <= 0 when it meets it or the metric was not measured. */
 static double target_shortfall(const MpeSummary *s, const MpeFrameStats *fs)
 {
-    double v, d;
-    if (!s->target_metric || !(fs->metrics & s->target_metric))
+    const int id = target_value(s);
+    double d;
+    if (id < 0 || !(fs->metrics & s->target_metric))
         return 0;
-    switch (s->target_metric) {
-    case MPE_IQA_PSNR: v = fs->psnr[0]; d = s->target - v; break;   /* higher is better */
-    case MPE_IQA_SSIM: v = fs->ssim_y; d = s->target - v; break;
-    case MPE_IQA_MAD: v = fs->mad; d = v - s->target; break;        /* lower is better */
-    case MPE_IQA_BLIINDS: v = fs->bliinds; d = v - s->target; break;
-    default: return 0;
-    }
+    d = iqa_value_get(id)->direction == IQA_HIGHER_IS_BETTER ? s->target - fs->value[id]
+                                                              : fs->value[id] - s->target;
     return isfinite(d) ? d : 0;
 }
 
@@ -337,15 +363,9 @@ void mpe_summary_add(MpeSummary *s, const MpeFrameStats *fs)
     s->bits += fs->bits;
     metric_add(&s->bits_per_frame, (double)fs->bits);
     metric_add(&s->qscale, fs->qscale_mean > 0 ? fs->qscale_mean : (double)fs->qscale);
-    if (fs->metrics & MPE_IQA_PSNR)
-        for (int c = 0; c < 3; c++)
-            metric_add(&s->psnr[c], fs->psnr[c]);
-    if (fs->metrics & MPE_IQA_SSIM)
-        metric_add(&s->ssim_y, fs->ssim_y);
-    if (fs->metrics & MPE_IQA_MAD)
-        metric_add(&s->mad, fs->mad);
-    if (fs->metrics & MPE_IQA_BLIINDS)
-        metric_add(&s->bliinds, fs->bliinds);
+    for (int id = 0, n = iqa_value_count(); id < n; id++)
+        if (fs->metrics & (1u << iqa_value_family(id)))
+            metric_add(&s->value[id], fs->value[id]);
     if (miss > 0) {
         s->missed++;
         if (miss > s->worst_miss) {
@@ -392,10 +412,17 @@ static void text_metric(SumText *t, const char *label, const MpeMetricSummary *m
     text_put(t, "\n");
 }
 
+/* " dB" after a value whose family has a unit, else "". */
+static void value_unit(int id, char *buf, size_t size)
+{
+    const char *u = iqa_family_metric(iqa_value_family(id))->vunit;
+    snprintf(buf, size, "%s%s", u && *u ? " " : "", u ? u : "");
+}
+
 int mpe_summary_format(const MpeSummary *s, double fps, char *buf, size_t size)
 {
     SumText t = { buf, size, 0 };
-    static const char *const psnr_label[3] = { "PSNR Y", "PSNR Cb", "PSNR Cr" };
+    const int target = target_value(s);
 
     if (buf && size)
         buf[0] = '\0';
@@ -405,42 +432,22 @@ int mpe_summary_format(const MpeSummary *s, double fps, char *buf, size_t size)
     text_put(&t, "\n");
     text_metric(&t, "bits/frame", &s->bits_per_frame, 0, "", s->frames);
     text_metric(&t, "qscale", &s->qscale, 2, "", s->frames);
-    for (int c = 0; c < 3; c++)
-        text_metric(&t, psnr_label[c], &s->psnr[c], 2, " dB", s->frames);
-    text_metric(&t, "SSIM Y", &s->ssim_y, 5, "", s->frames);
-    text_metric(&t, "MAD", &s->mad, 3, "", s->frames);
-    text_metric(&t, "BLIINDS-II", &s->bliinds, 3, "", s->frames);
+    for (int id = 0, n = iqa_value_count(); id < n; id++) {
+        const IqaValue *v = iqa_value_get(id);
+        char unit[32];
+        if (!v->summary)
+            continue;
+        value_unit(id, unit, sizeof(unit));
+        text_metric(&t, v->summary, &s->value[id], v->summary_digits, unit, s->frames);
+    }
 
-    if (s->target_metric) {
-        const char *name = "?", *cmp = "?", *unit = "";
-        int prec = 3, measured = 0;
-        switch (s->target_metric) {
-        case MPE_IQA_PSNR:
-            name = "PSNR Y";
-            cmp = ">=";
-            unit = " dB";
-            prec = 2;
-            measured = s->psnr[0].n;
-            break;
-        case MPE_IQA_SSIM:
-            name = "SSIM Y";
-            cmp = ">=";
-            prec = 5;
-            measured = s->ssim_y.n;
-            break;
-        case MPE_IQA_MAD:
-            name = "MAD";
-            cmp = "<=";
-            measured = s->mad.n;
-            break;
-        case MPE_IQA_BLIINDS:
-            name = "BLIINDS-II";
-            cmp = "<=";
-            measured = s->bliinds.n;
-            break;
-        default:
-            break;
-        }
+    if (target >= 0) {
+        const IqaValue *v = iqa_value_get(target);
+        const char *name = v->summary ? v->summary : v->label;
+        const char *cmp = v->direction == IQA_HIGHER_IS_BETTER ? ">=" : "<=";
+        const int prec = v->summary ? v->summary_digits : 3, measured = s->value[target].n;
+        char unit[32];
+        value_unit(target, unit, sizeof(unit));
         text_put(&t, "  target %s %s %.*f%s: ", name, cmp, prec, s->target, unit);
         if (s->missed)
             text_put(&t, "missed on %d of %d frames, worst by %.*f%s (frame %d)\n", s->missed,

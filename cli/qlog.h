@@ -56,9 +56,12 @@ typedef struct MpeSummary {
     int frames;
     uint64_t bits;
     /* qscale: per picture its qscale_mean, or qscale where qscale_mean is 0 */
-    MpeMetricSummary qscale, psnr[3], ssim_y, mad, bliinds, bits_per_frame;
-    unsigned metrics;          /* MPE_IQA_* bits measured on every frame */
-    unsigned target_metric;    /* one MPE_IQA_* bit or 0 */
+    MpeMetricSummary qscale, bits_per_frame;
+    MpeMetricSummary value[IQA_MAX_VALUES];   /* by metric registry value id */
+    unsigned metrics;          /* registry family bits (MpeFrameStats.metrics) measured on
+                                  every frame */
+    unsigned target_metric;    /* one family bit (MPE_IQA_*) or 0; the target applies to
+                                  that family's first value */
     double target;             /* the target value */
     int missed;                /* frames worse than the target (PSNR or SSIM below it;
                                   MAD or BLIINDS above it) */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,12 +36,13 @@ enum {
 typedef double (*RepGet)(const MpeFrameStats *f);
 
 typedef struct RepSeries {
-    const char *key;      /* data-row of its summary row */
+    char key[32];         /* data-row of its summary row */
     const char *name;     /* legend and tooltip */
     const char *label;    /* summary table and header */
     const char *color;
     double width;         /* line width */
-    RepGet get;
+    RepGet get;           /* NULL: the registry value `value` */
+    int value;
 } RepSeries;
 
 typedef struct RepChart {
@@ -49,46 +51,78 @@ typedef struct RepChart {
     const char *unit;     /* y-axis label (plotted unit) */
     const char *vunit;    /* unit of the values in tooltips and the summary */
     const char *fmt;      /* printf format of one value */
-    unsigned metric;      /* MPE_IQA_* bit, 0 = always there */
+    unsigned metric;      /* MpeFrameStats.metrics bit (registry family), 0 = always there */
     double scale;         /* plotted = value * scale */
     double top;           /* largest value the measure can take (SSIM: 1), or 0:
                              a padded axis does not run past it */
     int rate;             /* the bits chart: markers coloured by picture type,
                              the bitrate target drawn as bits per picture */
     int nseries;
-    RepSeries series[3];  /* [0] is drawn last and carries the markers */
+    RepSeries series[IQA_MAX_VALUES];  /* [0] is drawn last and carries the markers */
 } RepChart;
 
 static double get_bits(const MpeFrameStats *f) { return (double)f->bits; }
 static double get_q(const MpeFrameStats *f) { return f->qscale_mean; }
-static double get_psnr_y(const MpeFrameStats *f) { return f->psnr[0]; }
-static double get_psnr_cb(const MpeFrameStats *f) { return f->psnr[1]; }
-static double get_psnr_cr(const MpeFrameStats *f) { return f->psnr[2]; }
-static double get_ssim(const MpeFrameStats *f) { return f->ssim_y; }
-static double get_mad(const MpeFrameStats *f) { return f->mad; }
-static double get_mad_detect(const MpeFrameStats *f) { return f->mad_detect; }
-static double get_mad_appear(const MpeFrameStats *f) { return f->mad_appear; }
-static double get_bliinds(const MpeFrameStats *f) { return f->bliinds; }
 
-static const RepChart rep_charts[] = {
+/* Before the registry's metrics. */
+static const RepChart rep_fixed[] = {
     { "bits", "Bits per picture", "kbit", "bits", "%.0f", 0, 1e-3, 0, 1, 1,
-      { { "bits", "bits", "bits per picture", COL_MAIN, 1.2, get_bits } } },
+      { { "bits", "bits", "bits per picture", COL_MAIN, 1.2, get_bits, 0 } } },
     { "qscale", "Quantiser (mean quantiser_scale_code)", "quantiser_scale_code", "", "%.2f", 0, 1, 0, 0, 1,
-      { { "qscale", "q", "quantiser (mean)", COL_MAIN, 1.5, get_q } } },
-    { "psnr", "PSNR", "dB", "dB", "%.4f", MPE_IQA_PSNR, 1, 0, 0, 3,
-      { { "psnr-y", "Y", "PSNR-Y", COL_MAIN, 1.5, get_psnr_y },
-        { "psnr-cb", "Cb", "PSNR-Cb", "#9ecae1", 1.2, get_psnr_cb },
-        { "psnr-cr", "Cr", "PSNR-Cr", "#fdae6b", 1.2, get_psnr_cr } } },
-    { "ssim", "SSIM (luma)", "SSIM-Y", "", "%.6f", MPE_IQA_SSIM, 1, 1, 0, 1,
-      { { "ssim-y", "SSIM-Y", "SSIM-Y", COL_MAIN, 1.5, get_ssim } } },
-    { "mad", "MAD (most apparent distortion; 0 = identical)", "MAD index", "", "%.4f", MPE_IQA_MAD, 1, 0, 0, 3,
-      { { "mad", "MAD", "MAD", COL_MAIN, 1.5, get_mad },
-        { "mad-detect", "d_detect", "MAD d_detect", "#2ca02c", 0.8, get_mad_detect },
-        { "mad-appear", "d_appear", "MAD d_appear", "#d62728", 0.8, get_mad_appear } } },
-    { "bliinds", "BLIINDS-II (predicted DMOS; lower is better)", "DMOS", "", "%.4f", MPE_IQA_BLIINDS, 1, 0, 0, 1,
-      { { "bliinds", "BLIINDS-II", "BLIINDS-II", COL_MAIN, 1.5, get_bliinds } } },
+      { { "qscale", "q", "quantiser (mean)", COL_MAIN, 1.5, get_q, 0 } } },
 };
-#define N_CHARTS ((int)(sizeof(rep_charts) / sizeof(rep_charts[0])))
+#define N_FIXED ((int)(sizeof(rep_fixed) / sizeof(rep_fixed[0])))
+
+static int n_charts(void)
+{
+    return N_FIXED + iqa_family_count();
+}
+
+/* A series key from a log column name: dashes for underscores, without the
+ * unit the column name ends in (psnr_y_db -> psnr-y). */
+static void series_key(char *key, size_t size, const char *name, const char *unit)
+{
+    size_t n = strlen(name), u = unit ? strlen(unit) : 0;
+    if (u && n > u + 1 && name[n - u - 1] == '_' && !strcasecmp(name + n - u, unit))
+        n -= u + 1;
+    snprintf(key, size, "%.*s", (int)n, name);
+    for (char *p = key; *p; p++)
+        if (*p == '_')
+            *p = '-';
+}
+
+/* Chart i: the fixed ones, then one per registry family with a line per value. */
+static void chart_at(int i, RepChart *c)
+{
+    const IqaMetric *m;
+    int base;
+
+    if (i < N_FIXED) {
+        *c = rep_fixed[i];
+        return;
+    }
+    m = iqa_family_metric(i - N_FIXED);
+    base = iqa_family_value_base(i - N_FIXED);
+    memset(c, 0, sizeof(*c));
+    *c = (RepChart){ m->family, m->title, m->axis, m->vunit, m->fmt, 1u << (i - N_FIXED), 1, m->top,
+                     0, m->nvalues, { { "", NULL, NULL, NULL, 0, NULL, 0 } } };
+    for (int v = 0; v < m->nvalues && v < IQA_MAX_VALUES; v++) {
+        const IqaValue *val = &m->values[v];
+        RepSeries *se = &c->series[v];
+        series_key(se->key, sizeof(se->key), val->name, m->vunit);
+        se->name = val->legend ? val->legend : val->name;
+        se->label = val->label ? val->label : val->name;
+        se->color = val->color ? val->color : COL_MAIN;
+        se->width = val->width > 0 ? val->width : 1.2;
+        se->get = NULL;
+        se->value = base + v;
+    }
+}
+
+static double series_get(const RepSeries *se, const MpeFrameStats *f)
+{
+    return se->get ? se->get(f) : f->value[se->value];
+}
 
 typedef struct RepAxis {
     double min, max, step;
@@ -315,7 +349,7 @@ static void write_chart(FILE *f, const RepChart *c, const MpeReportInfo *info,
         last = fr->display_index;
         count++;
         for (int s = 0; s < c->nseries; s++) {
-            double v = c->series[s].get(fr) * c->scale;
+            double v = series_get(&c->series[s], fr) * c->scale;
             if (isfinite(v)) {
                 lo = fmin(lo, v);
                 hi = fmax(hi, v);
@@ -365,7 +399,7 @@ static void write_chart(FILE *f, const RepChart *c, const MpeReportInfo *info,
             const MpeFrameStats *fr = &frames[order[k].index];
             if (frame_has(fr, c))
                 fprintf(f, "%.1f,%.1f ", map_x(&xa, fr->display_index),
-                        map_y(&ya, se->get(fr) * c->scale));
+                        map_y(&ya, series_get(se, fr) * c->scale));
         }
         fputs("\"/>\n", f);
     }
@@ -399,13 +433,13 @@ static void write_chart(FILE *f, const RepChart *c, const MpeReportInfo *info,
         if (c->rate)
             fprintf(f, "class=\"%c\" ", type == '?' ? 'X' : type);
         fprintf(f, "data-frame=\"%d\" cx=\"%.1f\" cy=\"%.1f\"><title>#%d %c:", fr->display_index,
-                map_x(&xa, fr->display_index), map_y(&ya, c->series[0].get(fr) * c->scale),
+                map_x(&xa, fr->display_index), map_y(&ya, series_get(&c->series[0], fr) * c->scale),
                 fr->display_index, type);
         for (int s = 0; s < c->nseries; s++) {
             if (c->nseries > 1)
                 fprintf(f, "%s %s", s ? "," : "", c->series[s].name);
             fputc(' ', f);
-            put_value(f, c->fmt, c->series[s].get(fr));
+            put_value(f, c->fmt, series_get(&c->series[s], fr));
         }
         if (*c->vunit)
             fprintf(f, " %s", c->vunit);
@@ -456,17 +490,21 @@ static void write_header(FILE *f, const MpeReportInfo *info, const MpeFrameStats
         snprintf(buf, sizeof(buf), "%.1f kbit/s", (double)bits * info->fps / n / 1000.0);
         info_row(f, "Mean bitrate", buf);
     }
-    snprintf(buf, sizeof(buf), "%s%s%s%s", info->metrics & MPE_IQA_PSNR ? " PSNR" : "",
-             info->metrics & MPE_IQA_SSIM ? " SSIM" : "", info->metrics & MPE_IQA_MAD ? " MAD" : "",
-             info->metrics & MPE_IQA_BLIINDS ? " BLIINDS-II" : "");
+    buf[0] = '\0';
+    for (int fam = 0, len = 0, nf = iqa_family_count(); fam < nf; fam++)
+        if ((info->metrics & (1u << fam)) && len < (int)sizeof(buf))
+            len += snprintf(buf + len, sizeof(buf) - (size_t)len, " %s",
+                            iqa_family_metric(fam)->label);
     info_row(f, "Quality measures", buf[0] ? buf + 1 : "none");
     if (info->target_metric) {
-        for (int c = 0; c < N_CHARTS; c++)
-            if (rep_charts[c].metric == info->target_metric) {
-                snprintf(buf, sizeof(buf), "%s %.4g %s", rep_charts[c].series[0].label, info->target,
-                         rep_charts[c].vunit);
+        for (int ci = 0, nc = n_charts(); ci < nc; ci++) {
+            RepChart c;
+            chart_at(ci, &c);
+            if (c.metric == info->target_metric) {
+                snprintf(buf, sizeof(buf), "%s %.4g %s", c.series[0].label, info->target, c.vunit);
                 info_row(f, "Quality target", buf);
             }
+        }
     }
     if (info->bitrate > 0) {
         snprintf(buf, sizeof(buf), "%.1f kbit/s", info->bitrate / 1000.0);
@@ -485,15 +523,17 @@ static void write_summary(FILE *f, const MpeReportInfo *info, const MpeFrameStat
     fputs("<h2>Summary</h2>\n<table class=\"summary\">\n"
           "<tr><th>measure</th><th>unit</th><th class=\"n\">mean</th><th class=\"n\">min</th>"
           "<th class=\"n\">max</th><th class=\"n\">pictures</th></tr>\n", f);
-    for (int ci = 0; ci < N_CHARTS; ci++) {
-        const RepChart *c = &rep_charts[ci];
+    for (int ci = 0, nc = n_charts(); ci < nc; ci++) {
+        RepChart chart;
+        const RepChart *c = &chart;
+        chart_at(ci, &chart);
         if (!chart_shown(c, info))
             continue;
         for (int s = 0; s < c->nseries; s++) {
             RepStats st = { 0, 0, 0, 0 };
             for (int k = 0; k < n; k++)
                 if (frame_has(&frames[k], c))
-                    stats_add(&st, c->series[s].get(&frames[k]));
+                    stats_add(&st, series_get(&c->series[s], &frames[k]));
             if (!st.n)
                 continue;
             fprintf(f, "<tr data-row=\"%s\"><td>", c->series[s].key);
@@ -549,9 +589,12 @@ static void write_page(FILE *f, const MpeReportInfo *info, const MpeFrameStats *
     write_summary(f, info, frames, n);
     if (!n)
         fputs("<p>No picture was coded.</p>\n", f);
-    for (int c = 0; c < N_CHARTS; c++)
-        if (chart_shown(&rep_charts[c], info))
-            write_chart(f, &rep_charts[c], info, frames, order, n);
+    for (int ci = 0, nc = n_charts(); ci < nc; ci++) {
+        RepChart c;
+        chart_at(ci, &c);
+        if (chart_shown(&c, info))
+            write_chart(f, &c, info, frames, order, n);
+    }
     fputs("</body>\n</html>\n", f);
 }
 

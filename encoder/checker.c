@@ -5,20 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "iqa/bliinds.h"
-#include "iqa/iqa.h"
-#include "iqa/mad.h"
+#include "iqa/metric.h"
 
 struct MpeChecker {
     int w, h;
-    unsigned metrics;
-    const MadImpl *mad;
-    MadContext *mad_ctx;
-    const BliindsImpl *bliinds;
-    BliindsContext *bliinds_ctx;
-    const MpePicture *src;   /* for SSIM: the coded source samples */
-    uint8_t *full;           /* w x h: expanded luma of the picture being scored */
-    char names[96];
+    int n;                          /* metrics open */
+    IqaInstance metric[IQA_MAX_FAMILIES];
+    unsigned display;               /* some metric wants display range (IQA_DISPLAY_RANGE) */
+    IqaPicture src, src_full;       /* the coded source; its expanded luma */
+    uint8_t *full_src, *full_pic;   /* w x h: expanded luma of the source, of the picture scored */
+    char names[256];
 };
 
 void mpe_luma_to_full_range(uint8_t *dst, ptrdiff_t dstride, const uint8_t *src, ptrdiff_t sstride,
@@ -43,73 +39,58 @@ void mpe_checker_close(MpeChecker *c)
 {
     if (!c)
         return;
-    if (c->mad_ctx)
-        c->mad->close(c->mad_ctx);
-    if (c->bliinds_ctx)
-        c->bliinds->close(c->bliinds_ctx);
-    free(c->full);
+    for (int i = 0; i < c->n; i++)
+        iqa_metric_close(&c->metric[i]);
+    free(c->full_src);
+    free(c->full_pic);
     free(c);
 }
 
-static int find_impls(MpeChecker *c, const char *backend, MpeError *err)
+/* The coded picture's planes as the registry sees them. */
+static void picture_planes(IqaPicture *p, const MpePicture *pic, int w, int h)
 {
-    char why[256] = "";
-    const char *want = !strcmp(backend, "auto") ? "auto" : backend;
-
-    if (c->metrics & MPE_IQA_MAD) {
-        c->mad = mad_impl_find(want);
-        if (!c->mad)
-            return mpe_error(err, -ENODEV, "MAD: no %s implementation in this build", backend);
-        if (c->mad->probe(why, sizeof(why)) < 0)
-            return mpe_error(err, -ENODEV, "MAD on %s: %s", backend, why);
+    memset(p, 0, sizeof(*p));
+    for (int c = 0; c < 3; c++) {
+        p->plane[c] = pic->plane[c];
+        p->stride[c] = pic->stride[c];
+        p->width[c] = c ? (w + 1) / 2 : w;
+        p->height[c] = c ? (h + 1) / 2 : h;
     }
-    if (c->metrics & MPE_IQA_BLIINDS) {
-        c->bliinds = bliinds_impl_find(want);
-        if (!c->bliinds)
-            return mpe_error(err, -ENODEV, "BLIINDS-II: no %s implementation in this build", backend);
-        if (c->bliinds->probe(why, sizeof(why)) < 0)
-            return mpe_error(err, -ENODEV, "BLIINDS-II on %s: %s", backend, why);
-    }
-    return 0;
+    p->nplanes = 3;
 }
 
-int mpe_checker_open(MpeChecker **out, int w, int h, unsigned metrics, const char *backend,
-                     int threads, const MpeLog *log, MpeError *err)
+int mpe_checker_open(MpeChecker **out, const MpeCheckerConfig *cfg, const MpeLog *log,
+                     MpeError *err)
 {
+    const IqaConfig icfg = { .width = cfg->width, .height = cfg->height, .threads = cfg->threads,
+                             .device = cfg->device };
     MpeChecker *c;
+    size_t len = 0;
     int ret;
 
     *out = NULL;
-    if ((metrics & MPE_IQA_MAD) && (w < MAD_MIN_SIZE || h < MAD_MIN_SIZE))
-        return mpe_error(err, -EINVAL, "MAD needs pictures of at least %dx%d (this one is %dx%d)",
-                         MAD_MIN_SIZE, MAD_MIN_SIZE, w, h);
     if (!(c = calloc(1, sizeof(*c))))
         return mpe_error(err, -ENOMEM, "out of memory for the quality checker");
-    c->w = w;
-    c->h = h;
-    c->metrics = metrics & (MPE_IQA_SSIM | MPE_IQA_MAD | MPE_IQA_BLIINDS);
-    if ((ret = find_impls(c, backend, err)) < 0)
+    c->w = cfg->width;
+    c->h = cfg->height;
+    for (int f = 0, n = iqa_family_count(); f < n; f++) {
+        const IqaMetric *m = iqa_family_metric(f);
+        if (!(cfg->metrics & (1u << f)) || (m->flags & IQA_FROM_SSE))
+            continue;
+        if ((ret = iqa_metric_open(&c->metric[c->n], m->family, cfg->backend, &icfg, log, err)) < 0)
+            goto fail;
+        m = c->metric[c->n++].metric;
+        c->display |= m->flags & IQA_DISPLAY_RANGE;
+        len += (size_t)snprintf(c->names + len, sizeof(c->names) - len, "%s%s", len ? ", " : "",
+                                m->name);
+        if (len >= sizeof(c->names))
+            len = sizeof(c->names) - 1;
+    }
+    if (c->display && (!(c->full_src = malloc((size_t)c->w * c->h)) ||
+                       !(c->full_pic = malloc((size_t)c->w * c->h)))) {
+        ret = mpe_error(err, -ENOMEM, "out of memory for the quality checker");
         goto fail;
-    if (c->metrics & (MPE_IQA_MAD | MPE_IQA_BLIINDS)) {
-        if (!(c->full = malloc((size_t)w * h))) {
-            ret = mpe_error(err, -ENOMEM, "out of memory for the quality checker");
-            goto fail;
-        }
     }
-    if (c->mad) {
-        MadOptions mo = { .threads = threads };
-        if ((ret = c->mad->open(&c->mad_ctx, w, h, &mo, err)) < 0)
-            goto fail;
-    }
-    if (c->bliinds) {
-        BliindsOptions bo = { .threads = threads };
-        if ((ret = c->bliinds->open(&c->bliinds_ctx, w, h, &bo, err)) < 0)
-            goto fail;
-    }
-    snprintf(c->names, sizeof(c->names), "%s%s%s%s%s", c->metrics & MPE_IQA_SSIM ? "ssim" : "",
-             (c->metrics & MPE_IQA_SSIM) && c->mad ? ", " : "", c->mad ? c->mad->name : "",
-             c->bliinds && (c->mad || (c->metrics & MPE_IQA_SSIM)) ? ", " : "",
-             c->bliinds ? c->bliinds->name : "");
     mpe_log(log, MPE_LOG_INFO, "quality checker: %s", c->names);
     *out = c;
     return 0;
@@ -125,39 +106,50 @@ const char *mpe_checker_describe(const MpeChecker *c)
 
 int mpe_checker_set_source(MpeChecker *c, const MpePicture *src, MpeError *err)
 {
-    c->src = src;
-    if (!c->mad)
-        return 0;
-    mpe_luma_to_full_range(c->full, c->w, src->plane[0], src->stride[0], c->w, c->h);
-    return c->mad->set_reference(c->mad_ctx, c->full, c->w, err);
+    int ret;
+
+    picture_planes(&c->src, src, c->w, c->h);
+    if (c->display) {
+        mpe_luma_to_full_range(c->full_src, c->w, src->plane[0], src->stride[0], c->w, c->h);
+        iqa_picture_gray(&c->src_full, c->full_src, c->w, c->w, c->h);
+    }
+    for (int i = 0; i < c->n; i++) {
+        const IqaMetric *m = c->metric[i].metric;
+        if (!m->set_reference)
+            continue;
+        ret = m->set_reference(c->metric[i].ctx,
+                               (m->flags & IQA_DISPLAY_RANGE) ? &c->src_full : &c->src, err);
+        if (ret < 0)
+            return ret;
+    }
+    return 0;
 }
 
 int mpe_checker_score(MpeChecker *c, const MpePicture *recon, MpeFrameStats *fs, MpeError *err)
 {
+    IqaPicture coded, full;
     int ret;
 
-    if (c->metrics & MPE_IQA_SSIM) {
-        fs->ssim_y = iqa_ssim_plane(c->src->plane[0], c->src->stride[0], recon->plane[0],
-                                    recon->stride[0], c->w, c->h);
-        fs->metrics |= MPE_IQA_SSIM;
+    picture_planes(&coded, recon, c->w, c->h);
+    if (c->display) {
+        mpe_luma_to_full_range(c->full_pic, c->w, recon->plane[0], recon->stride[0], c->w, c->h);
+        iqa_picture_gray(&full, c->full_pic, c->w, c->w, c->h);
     }
-    if (c->mad || c->bliinds)
-        mpe_luma_to_full_range(c->full, c->w, recon->plane[0], recon->stride[0], c->w, c->h);
-    if (c->mad) {
-        MadScore ms;
-        if ((ret = c->mad->score(c->mad_ctx, c->full, c->w, &ms, err)) < 0)
+    for (int i = 0; i < c->n; i++) {
+        const IqaInstance *in = &c->metric[i];
+        ret = in->metric->score(in->ctx, (in->metric->flags & IQA_DISPLAY_RANGE) ? &full : &coded,
+                                &fs->value[in->value_base], err);
+        if (ret < 0)
             return ret;
-        fs->mad = ms.mad;
-        fs->mad_detect = ms.d_detect;
-        fs->mad_appear = ms.d_appear;
-        fs->metrics |= MPE_IQA_MAD;
-    }
-    if (c->bliinds) {
-        BliindsScore bs;
-        if ((ret = c->bliinds->score(c->bliinds_ctx, c->full, c->w, &bs, err)) < 0)
-            return ret;
-        fs->bliinds = bs.score;
-        fs->metrics |= MPE_IQA_BLIINDS;
+        fs->metrics |= 1u << in->family;
     }
     return 0;
+}
+
+void mpe_stats_copy_values(MpeFrameStats *to, const MpeFrameStats *from)
+{
+    for (int id = 0, n = iqa_value_count(); id < n; id++)
+        if (from->metrics & (1u << iqa_value_family(id)))
+            to->value[id] = from->value[id];
+    to->metrics |= from->metrics;
 }

@@ -1,12 +1,15 @@
 /* checker.h — the in-loop quality checker: scores a reconstructed picture
- * against its source with the measures the user asked for (--iqa).
+ * against its source with the metrics the user asked for (--iqa), opened
+ * through the metric registry (iqa/metric.h).
  *
- * MAD and BLIINDS-II model display values, so they see luma expanded from
- * studio range (16..235) to full range (0..255), source and reconstruction
- * alike; SSIM, like ffmpeg's ssim filter, and PSNR see the coded samples.
- * The source-side MAD work (CSF-filtered reference, subband statistics) is
+ * Metrics flagged IQA_DISPLAY_RANGE (MAD, BLIINDS-II) model display values,
+ * so they see luma expanded from studio range (16..235) to full range
+ * (0..255), source and reconstruction alike; the others (SSIM, like
+ * ffmpeg's ssim filter) see the coded samples.  A full-reference metric's
+ * source-side work (MAD: CSF-filtered reference, subband statistics) is
  * done once per picture in mpe_checker_set_source and reused by every
- * mpe_checker_score of that picture (trial reconstructions).
+ * mpe_checker_score of that picture (trial reconstructions).  PSNR
+ * (IQA_FROM_SSE) is the encoder's own, from the slices' SSE: never here.
  *
  * One checker is used by one thread at a time; the encoder keeps one for
  * the rate control's target metric (on its own thread) and one for the
@@ -20,20 +23,29 @@
 
 typedef struct MpeChecker MpeChecker;
 
-/* metrics: MPE_IQA_SSIM | MPE_IQA_MAD | MPE_IQA_BLIINDS (PSNR is the
- * encoder's own, from the slices' SSE); backend: "auto", "cpu" or "cuda"
- * (MAD and BLIINDS-II); threads: for the C implementations, 0 = all cores. */
-int mpe_checker_open(MpeChecker **c, int width, int height, unsigned metrics, const char *backend,
-                     int threads, const MpeLog *log, MpeError *err);
+/* What a checker measures and where. */
+typedef struct MpeCheckerConfig {
+    int width, height;
+    unsigned metrics;      /* bit f: registry family f (MpeFrameStats.metrics) */
+    const char *backend;   /* "auto", "cpu" or "cuda": for families with twins */
+    int threads;           /* for the C implementations, 0 = all cores */
+    int device;            /* CUDA device index (--device), -1 = the default */
+} MpeCheckerConfig;
+
+int mpe_checker_open(MpeChecker **c, const MpeCheckerConfig *cfg, const MpeLog *log,
+                     MpeError *err);
 void mpe_checker_close(MpeChecker *c);
 
 /* Names of the implementations in use, e.g. "mad_cuda, bliinds_cuda". */
 const char *mpe_checker_describe(const MpeChecker *c);
 
 int mpe_checker_set_source(MpeChecker *c, const MpePicture *src, MpeError *err);
-/* Fills the fields of the checker's metrics in fs and sets their bits in
+/* Fills the values of the checker's metrics in fs and sets their bits in
  * fs->metrics. */
 int mpe_checker_score(MpeChecker *c, const MpePicture *recon, MpeFrameStats *fs, MpeError *err);
+
+/* Copies the values of the families set in from->metrics into to. */
+void mpe_stats_copy_values(MpeFrameStats *to, const MpeFrameStats *from);
 
 /* Studio-range luma to full range, rounded: (v - 16) * 255 / 219, clamped. */
 void mpe_luma_to_full_range(uint8_t *dst, ptrdiff_t dstride, const uint8_t *src, ptrdiff_t sstride,

@@ -125,6 +125,7 @@ struct MpeEncoder {
     uint64_t *row_bits, *row_sse; /* a bank's per-slice numbers for the rate control */
     double *row_mean_err;         /* ... and its rows' mean-level error, when measure_mean */
     int measure_mean;             /* the rate control guards a MAD or BLIINDS-II target */
+    int target_value;             /* registry value id of a checker-scored target metric */
     BsWriter hdr;                 /* headers written once to count their bits */
     MpeChecker *check_rc;         /* the rate control's target metric, on this thread */
     MpeChecker *check_log;        /* measures only logged, on the quality task */
@@ -477,7 +478,7 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
          * mostly its reference's until fine quantisers refresh it): bisection
          * needs about five codings to close the bracket, and mixing two more */
         .max_trials = p->max_trials > 0 ? p->max_trials
-                      : metric == MPE_IQA_MAD || metric == MPE_IQA_BLIINDS ? 8 : 4,
+                      : metric && metric != MPE_IQA_PSNR ? 8 : 4,
     };
     const double max_units = e->mpeg2 ? (double)((1 << 18) - 1) : 1023.0;
     int ret;
@@ -502,7 +503,8 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
     if ((ret = mpe_rc_new(&e->rc, &rc, (uint64_t)p->width * p->height, err)) < 0)
         return ret;
     /* the guard's numbers are read only for these targets (see ratecontrol.c) */
-    e->measure_mean = metric == MPE_IQA_MAD || metric == MPE_IQA_BLIINDS;
+    e->measure_mean = metric && metric != MPE_IQA_PSNR;
+    e->target_value = iqa_family_bit_value(metric);
     uint32_t rate400, vbv16k;
     mpe_rc_stream_rates(e->rc, &rate400, &vbv16k);
     if (rate400) {
@@ -523,17 +525,16 @@ static int open_checkers(MpeEncoder *e, MpeError *err)
 {
     double target_value;
     const unsigned target = mpe_param_target(&e->p, &target_value);
-    const unsigned heavy = MPE_IQA_SSIM | MPE_IQA_MAD | MPE_IQA_BLIINDS;
-    const unsigned rc_metrics = target & (MPE_IQA_MAD | MPE_IQA_BLIINDS);
-    const unsigned log_metrics = (e->p.iqa & heavy) & ~rc_metrics;
+    const unsigned rc_metrics = target & ~(unsigned)MPE_IQA_PSNR;   /* PSNR comes from the SSE */
+    MpeCheckerConfig cc = { .width = e->p.width, .height = e->p.height, .backend = e->p.iqa_backend,
+                            .threads = e->p.threads, .device = e->p.device };
     int ret;
 
-    if (rc_metrics && (ret = mpe_checker_open(&e->check_rc, e->p.width, e->p.height, rc_metrics,
-                                              e->p.iqa_backend, e->p.threads, &e->log, err)) < 0)
+    cc.metrics = rc_metrics;
+    if (rc_metrics && (ret = mpe_checker_open(&e->check_rc, &cc, &e->log, err)) < 0)
         return ret;
-    if (log_metrics && (ret = mpe_checker_open(&e->check_log, e->p.width, e->p.height,
-                                               log_metrics, e->p.iqa_backend, e->p.threads,
-                                               &e->log, err)) < 0)
+    cc.metrics = e->p.iqa & ~(rc_metrics | MPE_IQA_PSNR);
+    if (cc.metrics && (ret = mpe_checker_open(&e->check_log, &cc, &e->log, err)) < 0)
         return ret;
     return 0;
 }
@@ -786,7 +787,8 @@ static void mix_banks(MpeEncoder *e, int dst, const uint8_t *src)
     e->bank_scored[dst] = 0;
 }
 
-/* The rate control's target metric of a bank (MAD or BLIINDS-II). */
+/* The rate control's target metric of a bank (one scored by a checker:
+ * MAD, BLIINDS-II); *metric is its first value. */
 static int score_bank(MpeEncoder *e, int bank, double *metric, MpeError *err)
 {
     MpeFrameStats *fs = &e->bank_fs[bank];
@@ -799,7 +801,7 @@ static int score_bank(MpeEncoder *e, int bank, double *metric, MpeError *err)
         e->bank_scored[bank] = 1;
     }
     if (metric)
-        *metric = e->p.target_mad > 0 ? fs->mad : fs->bliinds;
+        *metric = fs->value[e->target_value];
     return 0;
 }
 
@@ -860,9 +862,9 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
     for (int c = 0; c < 3; c++) {
         int w = c ? (e->p.width + 1) / 2 : e->p.width;
         int h = c ? (e->p.height + 1) / 2 : e->p.height;
-        fs->psnr[c] = iqa_psnr_from_mse((double)fs->sse[c] / ((double)w * h));
+        fs->value[c] = iqa_psnr_from_mse((double)fs->sse[c] / ((double)w * h));
     }
-    fs->metrics |= MPE_IQA_PSNR;
+    fs->metrics |= MPE_IQA_PSNR;   /* family 0: psnr_y_db, psnr_cb_db, psnr_cr_db are ids 0..2 */
     if ((ret = quality_join(e, err)) < 0)
         return ret;
     if (!e->check_log) {
@@ -1121,11 +1123,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
          * the VBV forced a coarser coding than the search chose) */
         if ((ret = score_bank(e, bank, NULL, err)) < 0)
             return ret;
-        fs->mad = e->bank_fs[bank].mad;
-        fs->mad_detect = e->bank_fs[bank].mad_detect;
-        fs->mad_appear = e->bank_fs[bank].mad_appear;
-        fs->bliinds = e->bank_fs[bank].bliinds;
-        fs->metrics |= e->bank_fs[bank].metrics;
+        mpe_stats_copy_values(fs, &e->bank_fs[bank]);
     }
     fs->display_index = e->frame_index;
     fs->type = intra ? 'I' : 'P';

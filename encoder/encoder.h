@@ -15,6 +15,7 @@
 #include "common/common.h"
 #include "common/picture.h"
 #include "encoder/param.h"
+#include "iqa/metric.h"
 
 #define MPE_VERSION "0.1.0"
 
@@ -48,8 +49,9 @@ typedef struct MpeStageTimes {
 
 
 /* One coded picture: what the per-frame log, the summary and the HTML
- * report show.  MAD and BLIINDS-II see display values: the luma of both
- * pictures expanded from studio (16..235) to full range (0..255). */
+ * report show.  Metrics flagged IQA_DISPLAY_RANGE (MAD, BLIINDS-II) see
+ * display values: the luma of both pictures expanded from studio (16..235)
+ * to full range (0..255). */
 typedef struct MpeFrameStats {
     int display_index;     /* frame number in input order (= coding order: I/P only) */
     char type;             /* 'I' or 'P' */
@@ -59,13 +61,11 @@ typedef struct MpeFrameStats {
                               the coarsest + 1 means "no inter residual" and + 2 "skipped" */
     uint64_t bits;         /* picture bits including headers before it */
     uint64_t sse[3];       /* recon vs source, per plane, true size */
-    double psnr[3];        /* dB */
-    double ssim_y;         /* SSIM of luma, 0..1 (ffmpeg's ssim filter definition) */
-    double mad;            /* MAD index, 0 = identical; higher is worse */
-    double mad_detect;     /* d_detect: near-threshold (high-quality) part */
-    double mad_appear;     /* d_appear: supra-threshold (low-quality) part */
-    double bliinds;        /* BLIINDS-II predicted DMOS of the reconstruction; lower is better */
-    unsigned metrics;      /* MPE_IQA_* bits: which of the fields above were measured */
+    /* the quality measures, indexed by the metric registry's value ids
+     * (iqa/metric.h: psnr_y_db, psnr_cb_db, psnr_cr_db, ssim_y, mad, ...) */
+    double value[IQA_MAX_VALUES];
+    unsigned metrics;      /* bit f: registry family f was measured (MPE_IQA_* for the
+                              built-in ones), so its values above are valid */
     double mv_mean_abs;    /* mean |mv| (Euclidean, pels) over inter macroblocks; 0 if none */
     int mb_intra, mb_inter, mb_skipped;
     int trials;            /* reconstructions tried before this one was kept (1 = none redone) */

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "common/cpu.h"
+#include "iqa/metric.h"
 
 /* OPT_AUTO_INT: an integer in min..max or "auto", stored as auto_value. */
 typedef enum {
@@ -149,14 +150,11 @@ static int parse_bitrate(const char *s, double *out)
     return 0;
 }
 
-/* "psnr,ssim", "all", "mad" ...: a set of MPE_IQA_* bits; psnr is always in */
+/* "psnr,ssim", "all", "mad" ...: a set of registry family bits (MPE_IQA_*);
+ * psnr is always in */
 static int parse_iqa(const char *s, unsigned *out)
 {
-    static const struct { const char *name; unsigned bits; } names[] = {
-        { "psnr", MPE_IQA_PSNR }, { "ssim", MPE_IQA_SSIM }, { "mad", MPE_IQA_MAD },
-        { "bliinds", MPE_IQA_BLIINDS },
-        { "all", MPE_IQA_PSNR | MPE_IQA_SSIM | MPE_IQA_MAD | MPE_IQA_BLIINDS },
-    };
+    const int nf = iqa_family_count();
     unsigned bits = MPE_IQA_PSNR;
     const char *p = s;
 
@@ -164,19 +162,32 @@ static int parse_iqa(const char *s, unsigned *out)
         return -1;
     while (*p) {
         size_t len = strcspn(p, ",");
-        size_t i;
-        for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-            if (strlen(names[i].name) == len && !strncasecmp(p, names[i].name, len))
-                break;
-        if (i == sizeof(names) / sizeof(names[0]))
-            return -1;
-        bits |= names[i].bits;
+        int f;
+        if (len == 3 && !strncasecmp(p, "all", len)) {
+            bits |= nf >= 32 ? ~0u : (1u << nf) - 1;
+        } else {
+            for (f = 0; f < nf; f++)
+                if (strlen(iqa_family_name(f)) == len && !strncasecmp(p, iqa_family_name(f), len))
+                    break;
+            if (f == nf)
+                return -1;
+            bits |= 1u << f;
+        }
         p += len;
         if (*p == ',' && *++p == '\0')
             return -1;
     }
     *out = bits;
     return 0;
+}
+
+/* "psnr, ssim, mad, bliinds": the --iqa names the registry knows. */
+static void iqa_names(char *buf, size_t size)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (int f = 0, nf = iqa_family_count(); f < nf && pos < size; f++)
+        pos += (size_t)snprintf(buf + pos, size - pos, "%s%s", f ? ", " : "", iqa_family_name(f));
 }
 
 static int name_equal(const char *a, const char *b)
@@ -332,10 +343,12 @@ int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *
         return 0;
     }
     case OPT_IQA:
-        if (parse_iqa(value, &p->iqa) < 0)
+        if (parse_iqa(value, &p->iqa) < 0) {
+            char names[256];
+            iqa_names(names, sizeof(names));
             return mpe_error(err, MPE_PARAM_BAD_VALUE,
-                             "--iqa: '%s' is not a comma-separated list of psnr, ssim, mad, "
-                             "bliinds, all", value);
+                             "--iqa: '%s' is not a comma-separated list of %s, all", value, names);
+        }
         return 0;
     case OPT_IQA_BACKEND:
         if (strcasecmp(value, "auto") && strcasecmp(value, "cpu") && strcasecmp(value, "cuda"))
@@ -404,12 +417,12 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
         snprintf(buf, size, "0x%x", p->cpu_mask);
         break;
     case OPT_IQA: {
-        static const char *const names[] = { "psnr", "ssim", "mad", "bliinds" };
         size_t pos = 0;
         buf[0] = '\0';
-        for (int b = 0; b < 4; b++)
-            if ((p->iqa >> b) & 1u && pos < size)
-                pos += (size_t)snprintf(buf + pos, size - pos, "%s%s", pos ? "," : "", names[b]);
+        for (int f = 0, nf = iqa_family_count(); f < nf; f++)
+            if ((p->iqa >> f) & 1u && pos < size)
+                pos += (size_t)snprintf(buf + pos, size - pos, "%s%s", pos ? "," : "",
+                                        iqa_family_name(f));
         break;
     }
     case OPT_IQA_BACKEND:

@@ -21,7 +21,9 @@ typedef enum MpeDspChoice {
 } MpeDspChoice;
 
 /* Which quality measures a record carries (MpeFrameStats.metrics, and the
- * --iqa option's set). */
+ * --iqa option's set): bit f is family f of the metric registry
+ * (iqa/metric.h; test_metric checks these names).  Only the rate control and
+ * the option table name them; everything else reads the registry. */
 enum {
     MPE_IQA_PSNR = 1 << 0,     /* psnr[0..2] (always measured: it is nearly free) */
     MPE_IQA_SSIM = 1 << 1,     /* ssim_y */
@@ -46,7 +48,7 @@ typedef struct MpeParam {
     int read_threads;    /* --read-threads: PNG decoding threads ahead of the encoder,
                             -1 = auto (min(4, cores)), 0 = read on the calling thread */
     unsigned iqa;        /* --iqa: MPE_IQA_* bits (encoder.h) scored on every picture */
-    char iqa_backend[16];/* --iqa-backend: auto | cpu | cuda, for MAD and BLIINDS-II */
+    char iqa_backend[16];/* --iqa-backend: auto | cpu | cuda, for metrics with a CUDA twin */
     /* rate control (ratecontrol.h): constant quantiser unless one of these is set */
     double bitrate;      /* --bitrate: bit/s, 0 = none (with a quality target: a cap) */
     double maxrate;      /* --maxrate: bit/s peak (variable rate), 0 = bitrate (constant rate) */

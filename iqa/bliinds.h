@@ -10,8 +10,9 @@
  * reference.csv) and the score the LIVE-trained model predicts: a DMOS-like
  * value on a 0.5 grid from 0 to 99, higher is worse.
  *
- * Implementations are plug-ins with one shape (DESIGN.md §3): the C
- * reference "bliinds_cpu" and, where built, "bliinds_cuda".  A context is
+ * Implementations have one shape: the C reference "bliinds_cpu" and, where
+ * built, "bliinds_cuda"; callers pick them through the metric registry
+ * (iqa/metric.h), whose rows of the same names wrap them.  A context is
  * opened for one image size and scores any number of images of that size;
  * it is not safe to score on one context from two threads at once. */
 #ifndef MPE_BLIINDS_H
@@ -34,6 +35,7 @@ typedef struct BliindsContext BliindsContext;
 
 typedef struct BliindsOptions {
     int threads;          /* worker threads; 0 = all online cores */
+    int device;           /* CUDA device index (bliinds_cuda), 0 also for -1 */
     /* Optional: a directory where every score() also writes the scale
      * images and per-block maps, named and formatted like the reference's
      * blockmaps/ (L<s>_image.csv, L<s>_{zeta,gamma,subband,orientvar,ori1,
@@ -58,11 +60,6 @@ extern const BliindsImpl bliinds_cpu;
 #ifdef MPE_HAVE_CUDA
 extern const BliindsImpl bliinds_cuda;
 #endif
-
-/* The compiled-in implementation named "bliinds_cpu" or "cpu", "bliinds_cuda"
- * or "cuda"; or for "auto" the first whose probe succeeds, GPU first.  NULL
- * if there is none (a name not built in, say). */
-const BliindsImpl *bliinds_impl_find(const char *name);
 
 /* The prediction step alone (features -> score), exposed for tests: the
  * original's grid search over DMOS 1, 1.5, ..., 100 of the LIVE-trained

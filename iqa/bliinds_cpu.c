@@ -637,26 +637,3 @@ void bliinds_cpu_stage_times(const BliindsContext *ctx, BliindsStageTimes *times
 {
     *times = ctx->times;
 }
-
-/* Compiled-in implementations, fastest first. */
-static const BliindsImpl *const impl_list[] = {
-#ifdef MPE_HAVE_CUDA
-    &bliinds_cuda,
-#endif
-    &bliinds_cpu,
-};
-
-const BliindsImpl *bliinds_impl_find(const char *name)
-{
-    const size_t n = sizeof(impl_list) / sizeof(impl_list[0]);
-    if (!name)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        const char *full = impl_list[i]->name;   /* "bliinds_<device>" */
-        char why[256];
-        if (!strcmp(name, "auto") ? impl_list[i]->probe(why, sizeof(why)) == 0
-                                  : !strcmp(name, full) || !strcmp(name, full + 8))
-            return impl_list[i];
-    }
-    return NULL;
-}

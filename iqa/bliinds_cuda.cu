@@ -747,7 +747,8 @@ static int cuda_open(BliindsContext **out, int width, int height, const BliindsO
                          width, height);
     if (!(ctx = (BliindsContext *)calloc(1, sizeof(*ctx))))
         return mpe_error(err, -ENOMEM, "bliinds_cuda: out of memory");
-    if ((ret = mpe_cuda_pick(-1, MPE_CUDA_MIN_COMPUTE, &ctx->dev, why, sizeof(why))) < 0) {
+    if ((ret = mpe_cuda_pick(opt ? opt->device : -1, MPE_CUDA_MIN_COMPUTE, &ctx->dev, why,
+                             sizeof(why))) < 0) {
         ret = mpe_error(err, ret, "bliinds_cuda: %s", why);
         goto fail;
     }

@@ -2,8 +2,8 @@
  * Imaging 19(1) 011006, 2010), full-reference, as the authors' 2011-09 MATLAB
  * release computes it (../shared/reference/mad/SPEC.md).
  *
- * Plug-in shaped (DESIGN.md §3): one const MadImpl per device, picked by
- * name.  A context is opened for one picture size; set_reference() does all
+ * One const MadImpl per device; callers pick them through the metric
+ * registry (iqa/metric.h: rows mad_cpu, mad_cuda).  A context is opened for one picture size; set_reference() does all
  * the work that depends only on the source picture (CSF-filtered lightness,
  * its block statistics, the 20 log-Gabor subband statistic maps) and keeps
  * it, so scoring several reconstructions of one source frame pays for the
@@ -38,6 +38,7 @@ typedef struct MadContext MadContext;
 
 typedef struct MadOptions {
     int threads;          /* worker threads for the C path, 0 = all online cores */
+    int device;           /* CUDA device index (mad_cuda), 0 also for -1; zeroed options: 0 */
     const char *dump_dir; /* non-NULL: score() writes the visibility, local-MSE and
                            * appearance maps there (PNG for viewing + raw float64 .bin) */
 } MadOptions;
@@ -58,13 +59,8 @@ typedef struct MadImpl {
 
 extern const MadImpl mad_cpu;
 /* Defined only in builds with iqa/mad_cuda.cu, which also define
- * MPE_HAVE_MAD_CUDA so that mad_impl_find lists it; reach it by name. */
+ * MPE_HAVE_MAD_CUDA so that the metric registry (iqa/metric.h) lists it. */
 extern const MadImpl mad_cuda;
-
-/* "cpu"/"mad_cpu", "cuda"/"mad_cuda" (only in builds that have it), or
- * "auto": the first implementation whose probe succeeds, GPU first.
- * NULL if unknown (or, for "auto", if none can run). */
-const MadImpl *mad_impl_find(const char *name);
 
 /* Convenience: set_reference + score in one call (the issue's
  * score(ref, dst, stride)). */

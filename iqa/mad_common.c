@@ -1,19 +1,15 @@
-/* mad_common.c — what every MAD implementation shares: the registry, the
- * one-call convenience, and the original's RGB to gray conversion. */
+/* mad_common.c — what every MAD implementation shares: the argument
+ * checks, the registry rows (iqa/metric.h), the one-call convenience, and
+ * the original's RGB to gray conversion. */
 #include "iqa/mad.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* In "auto" order: GPU first. */
-static const MadImpl *const mad_impls[] = {
-#ifdef MPE_HAVE_MAD_CUDA
-    &mad_cuda,
-#endif
-    &mad_cpu,
-};
+#include "iqa/metric.h"
 
 int mad_check_open(MadContext **pctx, int width, int height, const MadOptions *opt, MpeError *err)
 {
@@ -59,26 +55,87 @@ int mad_check_score(int have_ctx, int width, int have_ref, const uint8_t *dst, p
     return 0;
 }
 
-const MadImpl *mad_impl_find(const char *name)
+/* The registry rows: one adapter over a MadImpl, shared by both twins. */
+typedef struct MadMetric {
+    const MadImpl *impl;
+    MadContext *ctx;
+} MadMetric;
+
+static int mad_metric_open(const MadImpl *impl, void **out, const IqaConfig *cfg, MpeError *err)
 {
-    size_t n = sizeof(mad_impls) / sizeof(mad_impls[0]);
-    if (!name)
-        return NULL;
-    if (strcmp(name, "auto") == 0) {
-        for (size_t i = 0; i < n; i++) {
-            char why[256];
-            if (mad_impls[i]->probe(why, sizeof(why)) == 0)
-                return mad_impls[i];
-        }
-        return NULL;
+    MadOptions mo = { .threads = cfg->threads, .device = cfg->device, .dump_dir = cfg->dump_dir };
+    MadMetric *m = calloc(1, sizeof(*m));
+    int ret;
+
+    *out = NULL;
+    if (!m)
+        return mpe_error(err, -ENOMEM, "%s: out of memory", impl->name);
+    m->impl = impl;
+    if ((ret = impl->open(&m->ctx, cfg->width, cfg->height, &mo, err)) < 0) {
+        free(m);
+        return ret;
     }
-    for (size_t i = 0; i < n; i++) {
-        const char *full = mad_impls[i]->name; /* "mad_<device>" */
-        if (strcmp(name, full) == 0 || strcmp(name, full + 4) == 0)
-            return mad_impls[i];
-    }
-    return NULL;
+    *out = m;
+    return 0;
 }
+
+static void mad_metric_close(void *ctx)
+{
+    MadMetric *m = ctx;
+    m->impl->close(m->ctx);
+    free(m);
+}
+
+static int mad_metric_set_reference(void *ctx, const IqaPicture *ref, MpeError *err)
+{
+    MadMetric *m = ctx;
+    return m->impl->set_reference(m->ctx, ref->plane[0], ref->stride[0], err);
+}
+
+static int mad_metric_score(void *ctx, const IqaPicture *pic, double *values, MpeError *err)
+{
+    MadMetric *m = ctx;
+    MadScore ms;
+    int ret = m->impl->score(m->ctx, pic->plane[0], pic->stride[0], &ms, err);
+    if (ret < 0)
+        return ret;
+    values[0] = ms.mad;
+    values[1] = ms.d_detect;
+    values[2] = ms.d_appear;
+    return 0;
+}
+
+static const IqaValue mad_values[] = {
+    { "mad", "MAD index, 0 = identical", IQA_LOWER_IS_BETTER, "MAD", "MAD", "MAD", 3, "  MAD %.3f",
+      NULL, 1.5 },
+    { "mad_detect", "MAD d_detect", IQA_LOWER_IS_BETTER, "MAD d_detect", "d_detect", NULL, 0, NULL,
+      "#2ca02c", 0.8 },
+    { "mad_appear", "MAD d_appear", IQA_LOWER_IS_BETTER, "MAD d_appear", "d_appear", NULL, 0, NULL,
+      "#d62728", 0.8 },
+};
+
+#define MAD_ROW(IMPL, DEVICE, FLAGS)                                                             \
+    static int IMPL##_metric_probe(char *why, size_t why_size)                                   \
+    {                                                                                            \
+        return IMPL.probe(why, why_size);                                                        \
+    }                                                                                            \
+    static int IMPL##_metric_open(void **ctx, const IqaConfig *cfg, MpeError *err)               \
+    {                                                                                            \
+        return mad_metric_open(&IMPL, ctx, cfg, err);                                            \
+    }                                                                                            \
+    const IqaMetric iqa_##IMPL = {                                                               \
+        .name = #IMPL, .family = "mad", .device = DEVICE,                                        \
+        .flags = IQA_FULL_REFERENCE | IQA_DISPLAY_RANGE | (FLAGS), .label = "MAD",               \
+        .min_size = MAD_MIN_SIZE, .title = "MAD (most apparent distortion; 0 = identical)",       \
+        .axis = "MAD index", .vunit = "", .fmt = "%.4f", .nvalues = 3, .values = mad_values,     \
+        .impl = &IMPL, .probe = IMPL##_metric_probe, .open = IMPL##_metric_open, .close = mad_metric_close,     \
+        .set_reference = mad_metric_set_reference, .score = mad_metric_score,                    \
+    };
+
+MAD_ROW(mad_cpu, "cpu", 0)
+#ifdef MPE_HAVE_MAD_CUDA
+MAD_ROW(mad_cuda, "cuda", IQA_CUDA)
+#endif
 
 int mad_score_pair(const MadImpl *impl, MadContext *ctx, const uint8_t *ref, const uint8_t *dst,
                    ptrdiff_t stride, MadScore *out, MpeError *err)

@@ -911,7 +911,8 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
         goto fail;
     }
 
-    if ((ret = mpe_cuda_pick(-1, MPE_CUDA_MIN_COMPUTE, &ctx->dev, why, sizeof(why))) < 0) {
+    if ((ret = mpe_cuda_pick(opt ? opt->device : -1, MPE_CUDA_MIN_COMPUTE, &ctx->dev, why,
+                             sizeof(why))) < 0) {
         ret = mpe_error(err, ret, "mad_cuda: %s", why);
         goto fail;
     }

@@ -22,9 +22,13 @@
  * allocation, no failure path) and stay in L1. */
 #include "iqa.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "common/common.h"
+#include "metric.h"
 
 /* 4x4 blocks per strip: 2048 pixels. */
 #define SSIM_STRIP_BLOCKS 512
@@ -142,3 +146,72 @@ double iqa_ssim_plane(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_
     }
     return total / ((double)(bw - 1) * (bh - 1));
 }
+
+/* The registry row: SSIM of luma, on the coded samples (as ffmpeg's filter
+ * sees them); the reference is kept by pointer until the next one. */
+typedef struct SsimContext {
+    IqaPicture ref;
+} SsimContext;
+
+static int ssim_probe(char *why, size_t why_size)
+{
+    if (why && why_size)
+        snprintf(why, why_size, "C");
+    return 0;
+}
+
+static int ssim_open(void **ctx, const IqaConfig *cfg, MpeError *err)
+{
+    (void)cfg;
+    if (!(*ctx = calloc(1, sizeof(SsimContext))))
+        return mpe_error(err, -ENOMEM, "ssim: out of memory");
+    return 0;
+}
+
+static void ssim_close(void *ctx)
+{
+    free(ctx);
+}
+
+static int ssim_set_reference(void *ctx, const IqaPicture *ref, MpeError *err)
+{
+    (void)err;
+    ((SsimContext *)ctx)->ref = *ref;
+    return 0;
+}
+
+static int ssim_score(void *ctx, const IqaPicture *pic, double *values, MpeError *err)
+{
+    const IqaPicture *ref = &((SsimContext *)ctx)->ref;
+    if (!ref->plane[0])
+        return mpe_error(err, -EINVAL, "ssim: score called before set_reference");
+    values[0] = iqa_ssim_plane(ref->plane[0], ref->stride[0], pic->plane[0], pic->stride[0],
+                               pic->width[0], pic->height[0]);
+    return 0;
+}
+
+static const IqaValue ssim_values[] = {
+    { "ssim_y", "SSIM, 0..1", IQA_HIGHER_IS_BETTER, "SSIM-Y", "SSIM-Y", "SSIM Y", 5, "  SSIM %.4f",
+      NULL, 1.5 },
+};
+
+const IqaMetric iqa_ssim = {
+    .name = "ssim",
+    .family = "ssim",
+    .device = "cpu",
+    .flags = IQA_FULL_REFERENCE,
+    .label = "SSIM",
+    .min_size = 1,
+    .title = "SSIM (luma)",
+    .axis = "SSIM-Y",
+    .vunit = "",
+    .fmt = "%.6f",
+    .top = 1,
+    .nvalues = 1,
+    .values = ssim_values,
+    .probe = ssim_probe,
+    .open = ssim_open,
+    .close = ssim_close,
+    .set_reference = ssim_set_reference,
+    .score = ssim_score,
+};

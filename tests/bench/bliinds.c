@@ -24,6 +24,7 @@
 #include "iqa/bliinds_internal.h"
 #ifdef MPE_HAVE_CUDA
 #include "iqa/bliinds_cuda_internal.h"
+#include "iqa/metric.h"
 #endif
 
 #define FULL 2048
@@ -212,7 +213,8 @@ int main(int argc, char **argv)
         }
         print_run(&bliinds_cpu, size, threads, n, &cpu);
 
-        const BliindsImpl *cuda = bliinds_impl_find("bliinds_cuda");
+        const IqaMetric *row = iqa_metric_find("bliinds_cuda");
+        const BliindsImpl *cuda = row ? row->impl : NULL;
         char why[256] = "";
         if (!cuda) {
             printf("bliinds_cuda  not built\n");

@@ -32,6 +32,7 @@
 #include "iqa/mad.h"
 #include "iqa/mad_internal.h"
 #include "common/timer.h"
+#include "iqa/metric.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -245,9 +246,11 @@ int main(int argc, char **argv)
     int nimpl = 0;
     static const char *const names[] = { "cpu", "cuda" };
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-        const MadImpl *m = mad_impl_find(names[k]);
-        char why[256] = "";
-        if (strcmp(impl_name, "all") && mad_impl_find(impl_name) != m)
+        char row_name[16], why[256] = "";
+        snprintf(row_name, sizeof(row_name), "mad_%s", names[k]);
+        const IqaMetric *row = iqa_metric_find(row_name);
+        const MadImpl *m = row ? row->impl : NULL;
+        if (strcmp(impl_name, "all") && strcmp(impl_name, names[k]) && strcmp(impl_name, row_name))
             continue;
         if (!m) {
             printf("mad_%s: not in this build\n", names[k]);

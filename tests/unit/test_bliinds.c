@@ -34,6 +34,7 @@
 #include "iqa/bliinds_internal.h"
 #include "tests/bliinds_testdata.h"
 #include "tests/test.h"
+#include "iqa/metric.h"
 
 #define DATA_DIR "tests/data/bliinds"
 #define FEATURE_REL_TOL 1e-5
@@ -448,12 +449,15 @@ static void t_predict(TestCtx *t)
 static void t_impl_find(TestCtx *t)
 {
     char why[128] = "";
-    CHECK(t, bliinds_impl_find("bliinds_cpu") == &bliinds_cpu, "bliinds_cpu not found");
-    CHECK(t, bliinds_impl_find("cpu") == &bliinds_cpu, "cpu not found");
-    CHECK(t, bliinds_impl_find("auto") != NULL, "auto found nothing");
-    CHECK(t, bliinds_impl_find("nope") == NULL, "found 'nope'");
-    CHECK(t, bliinds_impl_find("bliinds_") == NULL, "found 'bliinds_'");
-    CHECK(t, bliinds_impl_find(NULL) == NULL, "found NULL");
+    MpeError err = { "" };
+    const IqaMetric *row = iqa_metric_pick("bliinds", "bliinds_cpu", NULL, &err);
+    CHECK(t, row && row->impl == &bliinds_cpu, "bliinds_cpu not found");
+    row = iqa_metric_pick("bliinds", "cpu", NULL, &err);
+    CHECK(t, row && row->impl == &bliinds_cpu, "cpu not found");
+    CHECK(t, iqa_metric_pick("bliinds", "auto", NULL, &err) != NULL, "auto found nothing");
+    CHECK(t, !iqa_metric_pick("bliinds", "nope", NULL, &err), "found 'nope'");
+    CHECK(t, !iqa_metric_pick("bliinds", "bliinds_", NULL, &err), "found 'bliinds_'");
+    CHECK(t, !iqa_metric_pick(NULL, "cpu", NULL, &err), "found NULL");
     CHECK(t, bliinds_cpu.probe(why, sizeof(why)) == 0, "cpu probe failed: %s", why);
 }
 

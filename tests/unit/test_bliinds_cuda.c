@@ -33,6 +33,7 @@
 #include "iqa/bliinds_internal.h"
 #include "tests/bliinds_testdata.h"
 #include "tests/test.h"
+#include "iqa/metric.h"
 
 #ifdef MPE_HAVE_CUDA
 
@@ -321,20 +322,22 @@ static void t_registry(TestCtx *t)
     char why[256] = "";
     BliindsContext *ctx = (BliindsContext *)&ctx;
     MpeError err = { "" };
-    CHECK(t, bliinds_impl_find("cuda") == &bliinds_cuda, "'cuda' not found");
-    CHECK(t, bliinds_impl_find("bliinds_cuda") == &bliinds_cuda, "'bliinds_cuda' not found");
+    const IqaMetric *row = iqa_metric_find("bliinds_cuda");
+    CHECK(t, row && row->impl == &bliinds_cuda, "'bliinds_cuda' not found");
     CHECK(t, !strcmp(bliinds_cuda.name, "bliinds_cuda"), "name '%s'", bliinds_cuda.name);
     int ret = bliinds_cuda.probe(why, sizeof(why));
     CHECK(t, why[0] != '\0', "probe gave no reason (ret %d)", ret);
     CHECK(t, bliinds_cuda.probe(NULL, 0) == ret, "probe without a buffer differs");
     printf("     # probe: %d (%s)\n", ret, why);
     if (ret == 0) {
-        CHECK(t, bliinds_impl_find("auto") == &bliinds_cuda, "auto did not pick the GPU");
+        row = iqa_metric_pick("bliinds", "auto", NULL, &err);
+        CHECK(t, row && row->impl == &bliinds_cuda, "auto did not pick the GPU");
         bliinds_cuda.close(NULL);
         return;
     }
     CHECK(t, ret == -ENODEV, "probe returned %d, expected -ENODEV", ret);
-    CHECK(t, bliinds_impl_find("auto") == &bliinds_cpu, "auto did not fall back to bliinds_cpu");
+    row = iqa_metric_pick("bliinds", "auto", NULL, &err);
+    CHECK(t, row && row->impl == &bliinds_cpu, "auto did not fall back to bliinds_cpu");
     ret = bliinds_cuda.open(&ctx, 64, 48, NULL, &err);
     CHECK(t, ret < 0 && ctx == NULL && err.msg[0], "open without a GPU: ret %d, msg '%s'", ret,
           err.msg);

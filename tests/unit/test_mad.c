@@ -34,6 +34,7 @@
 #include "iqa/mad_internal.h"
 #include "tests/mad_testdata.h"
 #include "tests/test.h"
+#include "iqa/metric.h"
 
 #define DATA_DIR "tests/data/mad"
 #define SCORE_REL_TOL 1e-6
@@ -777,11 +778,14 @@ static void t_errors(TestCtx *t)
     mad_check_call_errors(t, &mad_cpu);
 
     char why[64];
-    CHECK(t, mad_impl_find("cpu") == &mad_cpu && mad_impl_find("mad_cpu") == &mad_cpu,
-          "cpu not found by name");
-    CHECK(t, mad_impl_find("nope") == NULL && mad_impl_find(NULL) == NULL, "unknown name found");
-    const MadImpl *a = mad_impl_find("auto");
-    CHECK(t, a != NULL && a->probe(why, sizeof(why)) == 0, "auto found nothing usable");
+    MpeError err = { "" };
+    const IqaMetric *row = iqa_metric_pick("mad", "cpu", NULL, &err);
+    CHECK(t, row && row->impl == &mad_cpu && iqa_metric_find("mad_cpu") == row,
+          "cpu not found by name: %s", err.msg);
+    CHECK(t, !iqa_metric_pick("mad", "nope", NULL, &err) && !iqa_metric_pick(NULL, "cpu", NULL, &err),
+          "unknown name found");
+    row = iqa_metric_pick("mad", "auto", NULL, &err);
+    CHECK(t, row != NULL && row->probe(why, sizeof(why)) == 0, "auto found nothing usable");
     CHECK(t, mad_cpu.probe(why, sizeof(why)) == 0, "mad_cpu probe failed: %s", why);
 }
 

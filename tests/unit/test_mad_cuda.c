@@ -40,6 +40,7 @@
 #include "tests/mad_testdata.h"
 #include "tests/test.h"
 #include "common/timer.h"
+#include "iqa/metric.h"
 
 #define DATA_DIR "tests/data/mad"
 #define CUDA_REL_TOL 2e-4   /* the issue's, vs the reference and vs mad_cpu */
@@ -468,7 +469,7 @@ static void t_probe(TestCtx *t)
 {
     char why[256];
     int ret = mad_cuda.probe(why, sizeof(why));
-    CHECK(t, mad_impl_find("cuda") == &mad_cuda && mad_impl_find("mad_cuda") == &mad_cuda,
+    CHECK(t, iqa_metric_find("mad_cuda") && iqa_metric_find("mad_cuda")->impl == &mad_cuda,
           "mad_cuda not found by name");
     if (ret != 0) {
         char msg[400];
@@ -477,8 +478,10 @@ static void t_probe(TestCtx *t)
         return;
     }
     printf("INFO %s/%s: %s\n", t->prog, t->case_name, why);
-    const MadImpl *a = mad_impl_find("auto");
-    CHECK(t, a == &mad_cuda, "auto picked %s although mad_cuda probes", a ? a->name : "nothing");
+    MpeError err = { "" };
+    const IqaMetric *a = iqa_metric_pick("mad", "auto", NULL, &err);
+    CHECK(t, a && a->impl == &mad_cuda, "auto picked %s although mad_cuda probes",
+          a ? a->name : "nothing");
 }
 
 /* Every stage of the device against the host pipeline on random pairs. */

@@ -18,6 +18,10 @@
 
 #include "cli/qlog.h"
 #include "tests/test.h"
+#include "iqa/metric.h"
+
+/* a metric registry value id by its log name */
+#define VID(name) iqa_value_find(name)
 
 /* The documented layout, written out here rather than taken from qlog.c. */
 static const char *const want_columns[] = {
@@ -116,14 +120,14 @@ static void make_records(MpeFrameStats fs[4])
         fs[i].qscale = 4 + i;
         fs[i].qscale_mean = 4.25 + i / 3.0;
         fs[i].bits = 1000003ULL * (uint64_t)(i + 1) + (i == 3 ? 0x100000000ULL : 0);
-        fs[i].psnr[0] = 38.0 + 0.1 * i;
-        fs[i].psnr[1] = 41.0 + 1.0 / 7.0;
-        fs[i].psnr[2] = 100.0;
-        fs[i].ssim_y = 0.98765432109876543;
-        fs[i].mad = 12.5 / (i + 1);
-        fs[i].mad_detect = 3.0e-5;
-        fs[i].mad_appear = 1.0e-300;
-        fs[i].bliinds = 27.0 + i;
+        fs[i].value[VID("psnr_y_db")] = 38.0 + 0.1 * i;
+        fs[i].value[VID("psnr_y_db") + 1] = 41.0 + 1.0 / 7.0;
+        fs[i].value[VID("psnr_y_db") + 2] = 100.0;
+        fs[i].value[VID("ssim_y")] = 0.98765432109876543;
+        fs[i].value[VID("mad")] = 12.5 / (i + 1);
+        fs[i].value[VID("mad_detect")] = 3.0e-5;
+        fs[i].value[VID("mad_appear")] = 1.0e-300;
+        fs[i].value[VID("bliinds")] = 27.0 + i;
         fs[i].mv_mean_abs = i ? 2.5 * i : 0.0;
         fs[i].mb_intra = i ? 3 : 256;
         fs[i].mb_inter = i ? 200 : 0;
@@ -145,8 +149,8 @@ static void make_records(MpeFrameStats fs[4])
     fs[1].metrics = MPE_IQA_PSNR;
     fs[2].metrics = MPE_IQA_PSNR | MPE_IQA_MAD;
     fs[3].metrics = MPE_IQA_PSNR | MPE_IQA_BLIINDS | MPE_IQA_SSIM;
-    fs[2].psnr[2] = NAN;        /* measured but not a number: no value */
-    fs[3].bliinds = INFINITY;   /* likewise */
+    fs[2].value[VID("psnr_y_db") + 2] = NAN;        /* measured but not a number: no value */
+    fs[3].value[VID("bliinds")] = INFINITY;   /* likewise */
     fs[3].qscale_mean = -0.0;
 }
 
@@ -174,14 +178,14 @@ static int write_expectation(const char *path, const MpeFrameStats *fs, int n)
         fprintf(f, "i:%d s:%c i:%d", s->display_index, s->type, s->qscale);
         put_f(f, s->qscale_mean, 1);
         fprintf(f, " i:%llu", (unsigned long long)s->bits);
-        put_f(f, s->psnr[0], psnr);
-        put_f(f, s->psnr[1], psnr);
-        put_f(f, s->psnr[2], psnr);
-        put_f(f, s->ssim_y, ssim);
-        put_f(f, s->mad, mad);
-        put_f(f, s->mad_detect, mad);
-        put_f(f, s->mad_appear, mad);
-        put_f(f, s->bliinds, bl);
+        put_f(f, s->value[VID("psnr_y_db")], psnr);
+        put_f(f, s->value[VID("psnr_y_db") + 1], psnr);
+        put_f(f, s->value[VID("psnr_y_db") + 2], psnr);
+        put_f(f, s->value[VID("ssim_y")], ssim);
+        put_f(f, s->value[VID("mad")], mad);
+        put_f(f, s->value[VID("mad_detect")], mad);
+        put_f(f, s->value[VID("mad_appear")], mad);
+        put_f(f, s->value[VID("bliinds")], bl);
         put_f(f, s->mv_mean_abs, 1);
         fprintf(f, " i:%d i:%d i:%d i:%d i:%d", s->mb_intra, s->mb_inter, s->mb_skipped, s->trials,
                 s->guard_mean);
@@ -434,12 +438,12 @@ static MpeFrameStats frame(int idx, uint64_t bits, unsigned metrics, double psnr
     fs.type = idx ? 'P' : 'I';
     fs.bits = bits;
     fs.metrics = metrics;
-    fs.psnr[0] = psnr_y;
-    fs.psnr[1] = psnr_y + 2;
-    fs.psnr[2] = psnr_y + 3;
-    fs.ssim_y = ssim;
-    fs.mad = mad;
-    fs.bliinds = bliinds;
+    fs.value[VID("psnr_y_db")] = psnr_y;
+    fs.value[VID("psnr_y_db") + 1] = psnr_y + 2;
+    fs.value[VID("psnr_y_db") + 2] = psnr_y + 3;
+    fs.value[VID("ssim_y")] = ssim;
+    fs.value[VID("mad")] = mad;
+    fs.value[VID("bliinds")] = bliinds;
     fs.qscale = 2 + idx;
     fs.qscale_mean = idx == 1 ? 0.0 : 2.5 + idx;   /* frame 1: no mean, qscale counts */
     return fs;
@@ -476,17 +480,17 @@ static void t_summary_stats(TestCtx *t)
                  s.qscale.max == 5.5,
           "qscale n %d mean %g min %g max %g", s.qscale.n, s.qscale.mean, s.qscale.min,
           s.qscale.max);
-    CHECK(t, s.psnr[0].n == 4 && near(s.psnr[0].mean, 37.5) && s.psnr[0].min == 30 &&
-                 s.psnr[0].max == 45,
-          "psnr y mean %g min %g max %g", s.psnr[0].mean, s.psnr[0].min, s.psnr[0].max);
-    CHECK(t, near(s.psnr[1].mean, 39.5) && near(s.psnr[2].mean, 40.5) && s.psnr[2].max == 48,
-          "psnr cb %g cr %g", s.psnr[1].mean, s.psnr[2].mean);
-    CHECK(t, s.ssim_y.n == 2 && near(s.ssim_y.mean, 0.925) && s.ssim_y.min == 0.90 &&
-                 s.ssim_y.max == 0.95,
-          "ssim n %d mean %.17g", s.ssim_y.n, s.ssim_y.mean);
-    CHECK(t, s.mad.n == 3 && near(s.mad.mean, 4.0) && s.mad.min == 1 && s.mad.max == 7,
-          "mad n %d mean %g min %g max %g", s.mad.n, s.mad.mean, s.mad.min, s.mad.max);
-    CHECK(t, s.bliinds.n == 0, "bliinds n %d", s.bliinds.n);
+    CHECK(t, s.value[VID("psnr_y_db")].n == 4 && near(s.value[VID("psnr_y_db")].mean, 37.5) && s.value[VID("psnr_y_db")].min == 30 &&
+                 s.value[VID("psnr_y_db")].max == 45,
+          "psnr y mean %g min %g max %g", s.value[VID("psnr_y_db")].mean, s.value[VID("psnr_y_db")].min, s.value[VID("psnr_y_db")].max);
+    CHECK(t, near(s.value[VID("psnr_y_db") + 1].mean, 39.5) && near(s.value[VID("psnr_y_db") + 2].mean, 40.5) && s.value[VID("psnr_y_db") + 2].max == 48,
+          "psnr cb %g cr %g", s.value[VID("psnr_y_db") + 1].mean, s.value[VID("psnr_y_db") + 2].mean);
+    CHECK(t, s.value[VID("ssim_y")].n == 2 && near(s.value[VID("ssim_y")].mean, 0.925) && s.value[VID("ssim_y")].min == 0.90 &&
+                 s.value[VID("ssim_y")].max == 0.95,
+          "ssim n %d mean %.17g", s.value[VID("ssim_y")].n, s.value[VID("ssim_y")].mean);
+    CHECK(t, s.value[VID("mad")].n == 3 && near(s.value[VID("mad")].mean, 4.0) && s.value[VID("mad")].min == 1 && s.value[VID("mad")].max == 7,
+          "mad n %d mean %g min %g max %g", s.value[VID("mad")].n, s.value[VID("mad")].mean, s.value[VID("mad")].min, s.value[VID("mad")].max);
+    CHECK(t, s.value[VID("bliinds")].n == 0, "bliinds n %d", s.value[VID("bliinds")].n);
     CHECK(t, s.metrics == P, "metrics on every frame 0x%x, want 0x%x", s.metrics, P);
     CHECK(t, s.missed == 0 && s.worst_miss == 0 && s.worst_miss_frame == -1, "no target");
 }
@@ -551,8 +555,8 @@ static void t_summary_target_lower_better(TestCtx *t)
         mpe_summary_add(&s, &g[i]);
     CHECK(t, s.missed == 2 && near(s.worst_miss, 1.5) && s.worst_miss_frame == 1,
           "bliinds missed %d worst %g at %d", s.missed, s.worst_miss, s.worst_miss_frame);
-    CHECK(t, s.bliinds.n == 4 && near(s.bliinds.mean, 26.6875) && s.bliinds.max == 31.5,
-          "bliinds mean %g", s.bliinds.mean);
+    CHECK(t, s.value[VID("bliinds")].n == 4 && near(s.value[VID("bliinds")].mean, 26.6875) && s.value[VID("bliinds")].max == 31.5,
+          "bliinds mean %g", s.value[VID("bliinds")].mean);
 }
 
 static void t_summary_format(TestCtx *t)

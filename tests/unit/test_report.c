@@ -23,19 +23,23 @@
 #include "cli/report.h"
 #include "tests/test.h"
 #include "common/timer.h"
+#include "iqa/metric.h"
+
+/* a metric registry value id by its log name */
+#define VID(name) iqa_value_find(name)
 
 /* ---- what the page must show, written independently of report.c ------- */
 
 static double g_bits(const MpeFrameStats *f) { return (double)f->bits; }
 static double g_q(const MpeFrameStats *f) { return f->qscale_mean; }
-static double g_py(const MpeFrameStats *f) { return f->psnr[0]; }
-static double g_pcb(const MpeFrameStats *f) { return f->psnr[1]; }
-static double g_pcr(const MpeFrameStats *f) { return f->psnr[2]; }
-static double g_ssim(const MpeFrameStats *f) { return f->ssim_y; }
-static double g_mad(const MpeFrameStats *f) { return f->mad; }
-static double g_det(const MpeFrameStats *f) { return f->mad_detect; }
-static double g_app(const MpeFrameStats *f) { return f->mad_appear; }
-static double g_bl(const MpeFrameStats *f) { return f->bliinds; }
+static double g_py(const MpeFrameStats *f) { return f->value[VID("psnr_y_db")]; }
+static double g_pcb(const MpeFrameStats *f) { return f->value[VID("psnr_y_db") + 1]; }
+static double g_pcr(const MpeFrameStats *f) { return f->value[VID("psnr_y_db") + 2]; }
+static double g_ssim(const MpeFrameStats *f) { return f->value[VID("ssim_y")]; }
+static double g_mad(const MpeFrameStats *f) { return f->value[VID("mad")]; }
+static double g_det(const MpeFrameStats *f) { return f->value[VID("mad_detect")]; }
+static double g_app(const MpeFrameStats *f) { return f->value[VID("mad_appear")]; }
+static double g_bl(const MpeFrameStats *f) { return f->value[VID("bliinds")]; }
 
 typedef struct Series {
     const char *chart;    /* data-chart */
@@ -542,12 +546,12 @@ static void fill_random(MpeFrameStats *fr, int n, unsigned metrics, TestRng *r)
         f->qscale_mean = rnd(r, 1, 31);
         f->bits = (f->type == 'I' ? 300000 : 20000) + test_rand(r) % 100000;
         for (int c = 0; c < 3; c++)
-            f->psnr[c] = rnd(r, 28, 52);
-        f->ssim_y = rnd(r, 0.8, 1.0);
-        f->mad_detect = rnd(r, 0, 40);
-        f->mad_appear = rnd(r, 10, 80);
-        f->mad = rnd(r, 0, 60);
-        f->bliinds = rnd(r, 5, 60);
+            f->value[VID("psnr_y_db") + c] = rnd(r, 28, 52);
+        f->value[VID("ssim_y")] = rnd(r, 0.8, 1.0);
+        f->value[VID("mad_detect")] = rnd(r, 0, 40);
+        f->value[VID("mad_appear")] = rnd(r, 10, 80);
+        f->value[VID("mad")] = rnd(r, 0, 60);
+        f->value[VID("bliinds")] = rnd(r, 5, 60);
         f->metrics = metrics;
     }
 }
@@ -595,7 +599,7 @@ static void t_single_frame(TestCtx *t)
     /* a lone frame that is not frame 0, with a target equal to its value */
     fr[0].display_index = 7;
     info.target_metric = MPE_IQA_PSNR;
-    info.target = fr[0].psnr[0];
+    info.target = fr[0].value[VID("psnr_y_db")];
     round_trip(t, &info, fr, 1, 0);
 }
 
@@ -608,10 +612,10 @@ static void t_constant_1000(TestCtx *t)
         fr[k].type = 'P';
         fr[k].bits = 50000;
         fr[k].qscale_mean = 8;
-        fr[k].psnr[0] = fr[k].psnr[1] = fr[k].psnr[2] = 100;   /* iqa_psnr_from_mse's cap */
-        fr[k].ssim_y = 1;
-        fr[k].mad = fr[k].mad_detect = fr[k].mad_appear = 0;   /* identical pictures */
-        fr[k].bliinds = -3.5;
+        fr[k].value[VID("psnr_y_db")] = fr[k].value[VID("psnr_y_db") + 1] = fr[k].value[VID("psnr_y_db") + 2] = 100;   /* iqa_psnr_from_mse's cap */
+        fr[k].value[VID("ssim_y")] = 1;
+        fr[k].value[VID("mad")] = fr[k].value[VID("mad_detect")] = fr[k].value[VID("mad_appear")] = 0;   /* identical pictures */
+        fr[k].value[VID("bliinds")] = -3.5;
     }
     MpeReportInfo info = base_info(ALL);
     info.target_metric = MPE_IQA_MAD;
@@ -672,9 +676,9 @@ static void t_non_finite(TestCtx *t)
     MpeFrameStats fr[12];
     TestRng r = { 13 };
     fill_random(fr, 12, ALL, &r);
-    fr[3].psnr[0] = INFINITY;
-    fr[4].bliinds = NAN;
-    fr[5].mad_appear = -INFINITY;
+    fr[3].value[VID("psnr_y_db")] = INFINITY;
+    fr[4].value[VID("bliinds")] = NAN;
+    fr[5].value[VID("mad_appear")] = -INFINITY;
     MpeReportInfo info = base_info(ALL);
     round_trip(t, &info, fr, 12, 0);
 }
