@@ -8,6 +8,8 @@
 #   make test SANITIZE=address,undefined   the suite with sanitizers (own build dir)
 #   make fuzz FUZZ_SECONDS=N   each fuzz target for N seconds (clang, libFuzzer)
 #   make ci       the plain suite, the sanitized one, the fuzz targets; one tally
+#   make install PREFIX=/usr/local [DESTDIR=]   binaries, headers, static and
+#                 shared library, pkg-config file, man pages
 
 .DEFAULT_GOAL := all
 comma := ,
@@ -56,6 +58,12 @@ export MPE_TEST_SMALL := 1
 export ASAN_OPTIONS ?= detect_leaks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 endif
+# Any other build folder (make BUILD=dir ...) keeps its binaries there too,
+# so a side build (tests/e2e/install.sh's) never relinks ./mpegenc.
+ifneq ($(BUILD),build)
+BIN     := $(BUILD)/mpegenc
+IQA_BIN := $(if $(IQA_BIN),$(BUILD)/mpegenc-iqa)
+endif
 
 # Fuzzing (make fuzz FUZZ_SECONDS=N): every tests/fuzz/fuzz_<name>.c is
 # built with clang and libFuzzer + ASan + UBSan against a library built the
@@ -90,7 +98,7 @@ $(BUILD)/gen/frontend_cl.c: gpu/frontend.cl tools/embed.sh
 	./tools/embed.sh mpe_frontend_cl_source $< > $@
 
 $(BUILD)/gen/frontend_cl.o: $(BUILD)/gen/frontend_cl.c $(CONFIG)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
 
 # CUDA backend: built when nvcc is found (make CUDA=0 leaves it out).  The
 # runtime is linked statically, so the binary starts on machines without the
@@ -113,13 +121,13 @@ LIB_OBJS     += $(CUDA_SRCS:%.cu=$(BUILD)/obj/%.cu.o)
 endif
 $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) -I. -DMPE_HAVE_CUDA $(NVCC_WARN) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+	$(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) -I. -DMPE_HAVE_CUDA $(NVCC_WARN) -Xcompiler -fPIC -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_BINS += $(FUZZ_NAMES:%=$(BUILD)/tests/test_fuzz_%)
 DEPS := $(LIB_OBJS:.o=.d) $(BUILD)/obj/cli/main.d $(BUILD)/obj/cli/iqa_main.d $(TEST_BINS:%=%.d)
 
-.PHONY: all deps test demo bench bench-gpu bench-iqa clean FORCE fuzz fuzz-bins ci
+.PHONY: all deps test demo bench bench-gpu bench-iqa clean FORCE fuzz fuzz-bins ci install
 
 all: $(BIN) $(IQA_BIN)
 
@@ -131,9 +139,11 @@ $(CONFIG): FORCE
 	@echo '$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) $(LDLIBS_ALL) $(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) $(NVCC_WARN)' | cmp -s - $@ || \
 	    echo '$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) $(LDLIBS_ALL) $(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) $(NVCC_WARN)' > $@
 
+# -fPIC: the same objects make the static and the shared library (no
+# measurable cost on x86-64: solar sample and clip encodes within noise)
 $(BUILD)/obj/%.o: %.c $(CONFIG)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(PNG_CFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) $(PNG_CFLAGS) $(WARN) $(CFLAGS) -fPIC -MMD -MP -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -207,6 +217,53 @@ CI_SANITIZE     ?= address,undefined
 CI_FUZZ_SECONDS ?= 20
 ci: deps
 	@MAKE="$(MAKE)" ./tools/sanitize.sh ci "$(CI_SANITIZE)" "$(CI_FUZZ_SECONDS)"
+
+# --- install: what a program embedding the encoder needs -------------------
+# Headers keep their folders under include/mpegenc/ (mpegenc.h includes
+# "encoder/encoder.h" ...), so pkg-config's -I$(includedir)/mpegenc finds
+# them; <mpegenc.h> is the one include (examples/encode.c).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SONAME  := libmpegenc.so.0
+SHLIB   := $(BUILD)/$(SONAME)
+PUBLIC_HEADERS := common/common.h common/picture.h encoder/encoder.h encoder/param.h input/input.h
+PC_PRIVATE := $(PNG_LIBS) $(FFTW_LIBS) -lm -lpthread $(if $(filter 1,$(OPENCL)),-lOpenCL) \
+              $(if $(filter 1,$(CUDA)),-L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++)
+
+$(SHLIB): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) $^ $(LDLIBS_ALL) -o $@
+
+$(BUILD)/mpegenc.pc: $(CONFIG) Makefile
+	@mkdir -p $(dir $@)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	    'Name: mpegenc' 'Description: MPEG-1/MPEG-2 video encoder with GPU front end and perceptual metrics' \
+	    'Version: $(shell sed -n 's/^#define MPE_VERSION "\(.*\)"/\1/p' encoder/encoder.h)' \
+	    'Libs: -L$${libdir} -lmpegenc' 'Libs.private: $(PC_PRIVATE)' \
+	    'Cflags: -I$${includedir}/mpegenc' > $@
+
+$(BUILD)/man/mpegenc.1: $(BIN) tools/man.sh
+	@mkdir -p $(dir $@)
+	./tools/man.sh $(abspath $(BIN)) > $@
+
+$(BUILD)/man/mpegenc-iqa.1: $(IQA_BIN) tools/man.sh
+	@mkdir -p $(dir $@)
+	./tools/man.sh $(abspath $(IQA_BIN)) > $@
+
+install: $(BIN) $(IQA_BIN) $(LIB) $(SHLIB) $(BUILD)/mpegenc.pc $(BUILD)/man/mpegenc.1 \
+         $(if $(IQA_BIN),$(BUILD)/man/mpegenc-iqa.1)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/include/mpegenc
+	install -m 755 $(BIN) $(IQA_BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libmpegenc.so
+	install -m 644 $(BUILD)/mpegenc.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 encoder/mpegenc.h $(DESTDIR)$(PREFIX)/include/mpegenc/
+	for h in $(PUBLIC_HEADERS); do \
+	    install -d $(DESTDIR)$(PREFIX)/include/mpegenc/$$(dirname $$h) && \
+	    install -m 644 $$h $(DESTDIR)$(PREFIX)/include/mpegenc/$$h || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD) $(BIN) $(IQA_BIN)

@@ -127,7 +127,7 @@ static void print_help(void)
            "      --recon FILE.y4m   also write the encoder's reconstructed pictures\n"
            "      --log FILE         per-frame log: FILE.csv (CSV) or FILE.jsonl (JSON Lines),\n"
            "                         one record per picture, flushed as it is written\n"
-           "      --report FILE.html self-contained page plotting bits, quantiser and quality\n",
+           "      --report FILE.html  self-contained page plotting bits, quantiser and quality\n",
            MPE_VERSION);
     for (int i = 0; mpe_param_info(i); i++) {
         const MpeParamInfo *o = mpe_param_info(i);
