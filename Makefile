@@ -226,7 +226,8 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 SONAME  := libmpegenc.so.0
 SHLIB   := $(BUILD)/$(SONAME)
-PUBLIC_HEADERS := common/common.h common/picture.h encoder/encoder.h encoder/param.h input/input.h
+PUBLIC_HEADERS := common/common.h common/picture.h encoder/encoder.h encoder/param.h input/input.h \
+                  iqa/metric.h
 PC_PRIVATE := $(PNG_LIBS) $(FFTW_LIBS) -lm -lpthread $(if $(filter 1,$(OPENCL)),-lOpenCL) \
               $(if $(filter 1,$(CUDA)),-L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++)
 

@@ -18,5 +18,6 @@
 #include "encoder/encoder.h"
 #include "encoder/param.h"
 #include "input/input.h"
+#include "iqa/metric.h"
 
 #endif

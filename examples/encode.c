@@ -60,6 +60,8 @@ int main(int argc, char **argv)
         snprintf(err.msg, sizeof(err.msg), "%s: cannot create", argv[2]);
         goto fail;
     }
+    /* the measures of a record are found by name in the metric registry */
+    const int psnr_y = iqa_value_find("psnr_y_db");
     do {
         MpeOutput o;
         MpeFrameStats fs;
@@ -72,7 +74,7 @@ int main(int argc, char **argv)
         }
         while (mpe_encoder_pop_stats(enc, &fs))
             printf("picture %d %c: %llu bits, PSNR-Y %.2f dB\n", fs.display_index, fs.type,
-                   (unsigned long long)fs.bits, fs.psnr[0]);
+                   (unsigned long long)fs.bits, fs.value[psnr_y]);
     } while (got > 0);
     status = fclose(out) != 0;
     out = NULL;

@@ -25,7 +25,7 @@ missing=""
 for f in bin/mpegenc bin/mpegenc-iqa lib/libmpegenc.a lib/libmpegenc.so.0 lib/libmpegenc.so \
          lib/pkgconfig/mpegenc.pc include/mpegenc/mpegenc.h include/mpegenc/encoder/encoder.h \
          include/mpegenc/encoder/param.h include/mpegenc/common/common.h \
-         include/mpegenc/common/picture.h include/mpegenc/input/input.h \
+         include/mpegenc/common/picture.h include/mpegenc/input/input.h include/mpegenc/iqa/metric.h \
          share/man/man1/mpegenc.1 share/man/man1/mpegenc-iqa.1; do
     [ -e "$P/$f" ] || missing="$missing $f"
 done
