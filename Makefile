@@ -140,7 +140,8 @@ $(CONFIG): FORCE
 	    echo '$(CC) $(CPPFLAGS_ALL) $(WARN) $(CFLAGS) $(LDLIBS_ALL) $(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) $(NVCC_WARN)' > $@
 
 # -fPIC: the same objects make the static and the shared library (no
-# measurable cost on x86-64: solar sample and clip encodes within noise)
+# measurable cost on x86-64: the 10-frame solar clip at --threads 1 took
+# 0.81-0.86 s user with and without it, the same stream)
 $(BUILD)/obj/%.o: %.c $(CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) $(PNG_CFLAGS) $(WARN) $(CFLAGS) -fPIC -MMD -MP -c $< -o $@
