@@ -78,10 +78,12 @@ struct MpeInput {
     /* SRC_PNG_LIST: a directory's PNGs, or one file */
     char **files;
     size_t nfiles, next_file;
+    size_t nskipped;          /* files[-nskipped..-1]: passed over by --seek, still the input's */
 
     /* SRC_PNG_PATTERN */
     Pattern pat;
     int start_number, next_number;
+    int first_number;         /* the start before --seek moved it */
     int pattern_done;
     char *name;               /* the current frame's file name */
     char *probe;              /* the next candidate's, swapped into name once it exists */
@@ -882,11 +884,11 @@ static int list_skip(MpeInput *in, long n, long *have, MpeError *err)
         *have = (long)in->nfiles;
         return 0;
     }
+    /* the names stay before files[0]: an output may not replace them either */
     *have = n;
-    for (long i = 0; i < n; i++)
-        free(in->files[i]);
-    memmove(in->files, in->files + n, (in->nfiles - (size_t)n) * sizeof(*in->files));
+    in->files += n;
     in->nfiles -= (size_t)n;
+    in->nskipped = (size_t)n;
     in->cur = in->files[0];
     return (ret = png_first(in, in->files[0], NULL, err)) < 0 ? ret : 1;
 }
@@ -920,7 +922,7 @@ static int open_pattern(MpeInput *in, int start_number, MpeError *err)
     if (!(in->name = malloc(size)) || !(in->probe = malloc(size)))
         return mpe_error(err, -ENOMEM, "%s: out of memory", in->spec);
     in->name_size = size;
-    in->start_number = in->next_number = start_number;
+    in->start_number = in->next_number = in->first_number = start_number;
     pattern_name(in, in->name, start_number);
     in->cur = in->name;
     ret = png_first(in, in->name, &missing, err);
@@ -1330,6 +1332,8 @@ void mpe_input_close(MpeInput *in)
     ahead_stop(in);   /* first: the threads read through in */
     if (in->f && !in->is_stdin)
         fclose(in->f);
+    in->files -= in->nskipped;
+    in->nfiles += in->nskipped;
     for (size_t i = 0; i < in->nfiles; i++)
         free(in->files[i]);
     free(in->files);
@@ -1362,17 +1366,17 @@ int mpe_input_find_file(const MpeInput *in, dev_t dev, ino_t ino, char *name, si
         }
         return 0;
     case SRC_PNG_LIST:
-        for (size_t i = 0; i < in->nfiles; i++)
-            if (same_file(in->files[i], dev, ino, name, size))
+        for (char **f = in->files - in->nskipped; f < in->files + in->nfiles; f++)
+            if (same_file(*f, dev, ino, name, size))
                 return 1;
         return 0;
     case SRC_PNG_PATTERN: {
-        /* the frames the reader will take: from the start until one is missing */
+        /* from --start (frames --seek passes over count too) until one is missing */
         char *path = malloc(in->name_size);
         int found = 0;
         if (!path)
             return 0;
-        for (long k = in->start_number; k <= INT_MAX; k++) {
+        for (long k = in->first_number; k <= INT_MAX; k++) {
             pattern_name(in, path, (int)k);
             if (stat(path, &st) != 0)
                 break;

@@ -100,7 +100,8 @@ const char *mpe_input_current_name(const MpeInput *in);
 
 /* 1 when the input reads the file dev/ino (the Y4M file or stdin, a PNG of
  * the directory, or a frame of the pattern from the start number until the
- * first missing one), with its name in name; else 0.  The CLI refuses an
+ * first missing one; frames mpe_input_skip passed over included), with
+ * its name in name; else 0.  The CLI refuses an
  * output that would replace one of its inputs. */
 int mpe_input_find_file(const MpeInput *in, dev_t dev, ino_t ino, char *name, size_t size);
 

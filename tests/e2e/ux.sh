@@ -116,6 +116,11 @@ expect_stdin seek-past-stdin 1 "<stdin>: $past 50 \(the input has $N frames\)" -
 expect_stdin seek-end-stdin 1 "<stdin>: $past $N \(the input has $N frames\)" -i - -o "$OUT/a.m2v" --seek $N
 expect seek-past-pattern 1 "f_%03d\.png: $past $N \(the input has $N frames\)" -i "$TMP/png/f_%03d.png" --start 1 -o "$OUT/a.m2v" --seek $N
 expect seek-past-dir 1 "png: $past 99 \(the input has $N frames\)" -i "$TMP/png" -o "$OUT/a.m2v" --seek 99
+# a frame --seek passes over is still the input's: -y does not replace it
+cp -r "$TMP/png" "$TMP/png2"
+expect seek-keeps-dir-input 2 "f_002\.png: is the input .*f_002\.png" -y -i "$TMP/png2" --seek 5 -o "$TMP/png2/f_002.png" --container es
+expect seek-keeps-pattern-input 2 "f_002\.png: is the input .*f_002\.png" -y -i "$TMP/png2/f_%03d.png" --start 1 --seek 5 -o "$TMP/png2/f_002.png" --container es
+check seek-input-intact "an input PNG was replaced" cmp -s "$TMP/png/f_002.png" "$TMP/png2/f_002.png"
 expect seek-negative 2 "--seek: '-1' is not an integer" -i "$TMP/clip.y4m" -o "$OUT/a.m2v" --seek -1
 expect frames-negative 2 "--frames: '-2' is not an integer" -i "$TMP/clip.y4m" -o "$OUT/a.m2v" --frames -2
 expect seek-not-a-number 2 "--seek: 'abc' is not an integer" -i "$TMP/clip.y4m" -o "$OUT/a.m2v" --seek abc
