@@ -16,6 +16,7 @@
 #include "common/timer.h"
 #include "encoder/encoder.h"
 #include "input/input.h"
+#include "cli/progress.h"
 #include "cli/psmux.h"
 #include "cli/qlog.h"
 #include "cli/recon.h"
@@ -73,6 +74,7 @@ static void install_signals(void)
 typedef struct Cli {
     const char *input, *output, *recon, *log, *report;
     int verbose, quiet, stats;
+    int progress;      /* --progress 1, --no-progress 0, neither -1 (on a terminal) */
     int overwrite;     /* -y: 1, -n: -1, neither: 0 (an existing file is refused) */
     int container;     /* CONTAINER_*: --container, else from the output's extension */
     MpeParam param;
@@ -101,9 +103,10 @@ typedef struct StageTotals {
     int frames;
 } StageTotals;
 
+/* opaque: the progress line, ended before the message */
 static void log_to_stderr(void *opaque, int level, const char *msg)
 {
-    (void)opaque;
+    mpe_progress_break(opaque);
     fprintf(stderr, "mpegenc: %s%s\n", level == MPE_LOG_WARNING ? "warning: " : "", msg);
 }
 
@@ -138,7 +141,10 @@ static void print_help(void)
     }
     printf("  -v, --verbose          one line per frame on stderr\n"
            "  -vv                    also each rate-control trial\n"
-           "      --quiet            no summary line\n"
+           "      --quiet            no summary line and no progress line\n"
+           "      --progress         progress line on stderr even when it is not a terminal\n"
+           "                         (then one line a second instead of a line refreshed in place)\n"
+           "      --no-progress      no progress line (default: one on a terminal, unless -v)\n"
            "      --stats            time per pipeline stage in the summary (and per frame with -v)\n"
            "      --list-backends    list front-end backends and whether they can run here\n"
            "      --version          print the version\n"
@@ -187,6 +193,10 @@ static int parse_args(Cli *cli, int argc, char **argv)
         }
         if (!strcmp(a, "--quiet")) {
             cli->quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "--progress") || !strcmp(a, "--no-progress")) {
+            cli->progress = !strcmp(a, "--progress");
             continue;
         }
         if (!strcmp(a, "--stats")) {
@@ -564,10 +574,41 @@ static int write_report(const Cli *cli, const Records *r, const MpeEncoder *enc,
     return 0;
 }
 
+static const char *input_name(const Cli *cli)
+{
+    return !strcmp(cli->input, "-") ? "<stdin>" : cli->input;
+}
+
+/* --seek: the first frames of the input are passed over (the info may then
+ * be the new first frame's); *total: the frames the run will encode, for
+ * the progress line, -1 when that is not known (a pipe without --frames).
+ * Returns -1 to go on, else the exit status. */
+static int seek_input(const Cli *cli, MpeInput *in, long *total)
+{
+    long have, left;
+    MpeError err;
+    int ret = mpe_input_skip(in, cli->param.seek, &have, &err);
+
+    if (ret < 0) {
+        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        return EXIT_RUNTIME;
+    }
+    if (ret == 0) {
+        fprintf(stderr, "mpegenc: %s: no frames after --seek %d (the input has %ld frame%s)\n",
+                input_name(cli), cli->param.seek, have, have == 1 ? "" : "s");
+        return EXIT_RUNTIME;
+    }
+    left = mpe_input_frames_left(in);
+    *total = left < 0 ? (cli->param.frames ? cli->param.frames : -1)
+                      : cli->param.frames ? MPE_MIN(left, (long)cli->param.frames) : left;
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
-    Cli cli = { 0 };
-    MpeLog log = { log_to_stderr, NULL, MPE_LOG_WARNING };
+    Cli cli = { .progress = -1 };
+    MpeProgress pg = { 0 };
+    MpeLog log = { log_to_stderr, &pg, MPE_LOG_WARNING };
     MpeError err = { "" };
     MpeInput *in = NULL;
     MpeEncoder *enc = NULL;
@@ -575,6 +616,7 @@ int main(int argc, char **argv)
     const MpeInputInfo *info;
     uint64_t bytes = 0;
     int frames = 0, ok = 0, ret, read_threads, interrupted = 0, damaged_input = 0;
+    long total = -1;
     double t0, target;
     StageTotals st = { 0 };
     MpeStageTimes caller = { 0 };   /* the caller's stages since the last picture */
@@ -614,6 +656,10 @@ int main(int argc, char **argv)
     if (mpe_input_open(&in, cli.input, cli.param.start_number, &err) < 0) {
         fprintf(stderr, "mpegenc: %s\n", err.msg);
         return EXIT_RUNTIME;
+    }
+    if ((ret = seek_input(&cli, in, &total)) >= 0) {
+        mpe_input_close(in);
+        return ret;
     }
     read_threads = cli.param.read_threads >= 0 ? cli.param.read_threads
                                                : MPE_MIN(4, mpe_cpu_count());
@@ -682,6 +728,13 @@ int main(int argc, char **argv)
         goto end;
     }
 
+    {
+        int rn, rd;
+        double target_value;
+        mpe_encoder_stream_rate(enc, &rn, &rd);
+        mpe_progress_start(&pg, stderr, cli.progress, cli.quiet, cli.verbose, total, (double)rn / rd,
+                           mpe_param_target(&cli.param, &target_value));
+    }
     for (int read = 0;; read++) {
         MpeOutput o;
         MpeFrameStats fs;
@@ -689,11 +742,14 @@ int main(int argc, char **argv)
         int got = 0;
         if (stop_requested) {
             interrupted = 1;   /* flush: the picture in hand is coded, the stream closed */
+        } else if (cli.param.frames && read >= cli.param.frames) {
+            got = 0;           /* --frames: as if the input ended here */
         } else {
             got = mpe_input_read(in, &frame, &err);
         }
         if (got == MPE_INPUT_DAMAGED_END) {
             /* the frames before the damage are whole: finish the stream, fail the run */
+            mpe_progress_break(&pg);
             fprintf(stderr, "mpegenc: warning: %s\n", err.msg);
             damaged_input = 1;
             got = 0;
@@ -703,16 +759,22 @@ int main(int argc, char **argv)
         if (got > 0)
             caller.decode_ms += mpe_input_decode_ms(in);
         if (got < 0) {
+            mpe_progress_break(&pg);
             fprintf(stderr, "mpegenc: %s\n", err.msg);
             goto end;
         }
         if (got == 0 && read == 0) {
             if (interrupted)
                 goto end;
-            fprintf(stderr, "mpegenc: %s: no frames\n", !strcmp(cli.input, "-") ? "<stdin>" : cli.input);
+            if (cli.param.seek)
+                fprintf(stderr, "mpegenc: %s: no frames after --seek %d\n", input_name(&cli),
+                        cli.param.seek);
+            else
+                fprintf(stderr, "mpegenc: %s: no frames\n", input_name(&cli));
             goto end;
         }
         if (mpe_encode_frame(enc, got ? &frame : NULL, &o, &err) < 0) {
+            mpe_progress_break(&pg);
             fprintf(stderr, "mpegenc: %s: %s\n", mpe_input_current_name(in), err.msg);
             goto end;
         }
@@ -721,10 +783,12 @@ int main(int argc, char **argv)
         if (mux && o.size &&
             mpe_ps_write(mux, out, o.data, o.size, o.have_picture, o.stats.display_index, frames,
                          &err) < 0) {
+            mpe_progress_break(&pg);
             fprintf(stderr, "mpegenc: %s: %s\n", outputs[OUT_STREAM].path, err.msg);
             goto end;
         }
         if (!mux && o.size && fwrite(o.data, 1, o.size, out) != o.size) {
+            mpe_progress_break(&pg);
             fprintf(stderr, "mpegenc: %s: write error: %s\n", outputs[OUT_STREAM].path,
                     strerror(errno));
             goto end;
@@ -732,6 +796,7 @@ int main(int argc, char **argv)
         bytes += o.size;
         if (o.have_picture) {
             if (rec && mpe_y4m_write_picture(rec, o.recon) < 0) {
+                mpe_progress_break(&pg);
                 fprintf(stderr, "mpegenc: %s: write error: %s\n", outputs[OUT_RECON].path,
                         strerror(errno));
                 goto end;
@@ -749,10 +814,13 @@ int main(int argc, char **argv)
                 goto end;
             add_times(&st.t, &fs.time);
             st.frames++;
+            mpe_progress_picture(&pg, &fs);
         }
         if (!got)
             break;
+        mpe_progress_update(&pg, frames, bytes);
     }
+    mpe_progress_end(&pg, frames, bytes);
     if (mux && mpe_ps_finish(mux, out, &err) < 0) {
         fprintf(stderr, "mpegenc: %s: %s\n", outputs[OUT_STREAM].path, err.msg);
         goto end;

@@ -38,6 +38,10 @@ static const OptDesc options[] = {
       OPT_RATE, OFF(fps_num), 0, 0, 0 },
     { { "start", "N", "first frame number of a printf-pattern PNG sequence" },
       OPT_INT, OFF(start_number), 0, 1000000000, 0 },
+    { { "seek", "N", "skip the first N input frames (PNG files are not read, a Y4M file is seeked)" },
+      OPT_INT, OFF(seek), 0, 1000000000, 0 },
+    { { "frames", "N", "encode at most N frames; 0: all" },
+      OPT_INT, OFF(frames), 0, 1000000000, 0 },
     { { "backend", "NAME", "front end: auto, cpu, opencl (see --list-backends)" },
       OPT_STRING, OFF(backend), 0, 0, 0 },
     { { "device", "N", "device index for a GPU backend (auto: its first GPU)" },
@@ -93,6 +97,8 @@ void mpe_param_default(MpeParam *p)
     p->fps_num = 0;
     p->fps_den = 0;
     p->start_number = 0;
+    p->seek = 0;
+    p->frames = 0;
     snprintf(p->backend, sizeof(p->backend), "auto");
     p->device = -1;
     p->threads = 0;

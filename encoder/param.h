@@ -39,6 +39,8 @@ typedef struct MpeParam {
     int fps_num;         /* --fps: frame rate; 0/0 = the input's, else 25 */
     int fps_den;
     int start_number;    /* --start: first number of a printf-pattern sequence */
+    int seek;            /* --seek: input frames skipped before the first encoded (the caller's) */
+    int frames;          /* --frames: most frames encoded, 0 = all (the caller's) */
     char backend[32];    /* --backend: auto | cpu | (opencl | cuda when built) */
     int device;          /* --device: the backend's device index, -1 = auto */
     int threads;         /* --threads: slice-coding threads, 0 = auto (all online cores) */

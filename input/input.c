@@ -78,10 +78,12 @@ struct MpeInput {
     /* SRC_PNG_LIST: a directory's PNGs, or one file */
     char **files;
     size_t nfiles, next_file;
+    size_t nskipped;          /* files[-nskipped..-1]: passed over by --seek, still the input's */
 
     /* SRC_PNG_PATTERN */
     Pattern pat;
     int start_number, next_number;
+    int first_number;         /* the start before --seek moved it */
     int pattern_done;
     char *name;               /* the current frame's file name */
     char *probe;              /* the next candidate's, swapped into name once it exists */
@@ -620,15 +622,19 @@ static size_t read_full(FILE *f, uint8_t *dst, size_t n)
     return got;
 }
 
-/* The next frame (1), the end of the stream (0) or an error; the bytes it
- * consumes are counted in in->y4m_pos. */
-static int y4m_read_frame(MpeInput *in, MpeFrame *frame, MpeError *err)
+/* Bytes of one frame's planes. */
+static size_t y4m_frame_bytes(const MpeInput *in)
+{
+    int w = in->info.width, h = in->info.height;
+    return (size_t)w * h + 2 * (size_t)((w + 1) / 2) * ((h + 1) / 2);
+}
+
+/* The next frame's FRAME line, parameters and all (1), the end of the
+ * stream (0) or an error; the bytes it consumes are counted in in->y4m_pos. */
+static int y4m_frame_marker(MpeInput *in, MpeError *err)
 {
     char line[64];
     const char *name = in->cur;
-    int w = in->info.width, h = in->info.height;
-    int cw = (w + 1) / 2, chh = (h + 1) / 2;
-    size_t total = (size_t)w * h + 2 * (size_t)cw * chh, got = 0;
     long r;
 
     r = read_line(in->f, line, sizeof(line), &in->y4m_pos);
@@ -669,7 +675,21 @@ static int y4m_read_frame(MpeInput *in, MpeFrame *frame, MpeError *err)
                              name, in->frame_index);
         }
     }
+    return 1;
+}
 
+/* The next frame (1), the end of the stream (0) or an error; the bytes it
+ * consumes are counted in in->y4m_pos. */
+static int y4m_read_frame(MpeInput *in, MpeFrame *frame, MpeError *err)
+{
+    const char *name = in->cur;
+    int w = in->info.width, h = in->info.height;
+    int cw = (w + 1) / 2, chh = (h + 1) / 2;
+    size_t total = y4m_frame_bytes(in), got = 0;
+    int r;
+
+    if ((r = y4m_frame_marker(in, err)) <= 0)
+        return r;
     if (frame->data[1] == frame->data[0] + (size_t)w * h && frame->stride[0] == w &&
         frame->data[2] == frame->data[1] + (size_t)cw * chh && frame->stride[1] == cw &&
         frame->stride[2] == cw) {
@@ -757,6 +777,122 @@ static int y4m_read(MpeInput *in, MpeFrame *frame, MpeError *err)
     return y4m_damaged_end(in, &why, err);
 }
 
+/* Passes over one frame without keeping it: the FRAME line is read (it may
+ * carry parameters, so frames need not all be the same length), then the
+ * planes are seeked over in a regular file and read into scratch and
+ * dropped from a pipe.  1: passed, 0: the end (a frame cut short is the end
+ * too: none of it would be encoded), < 0: an error. */
+static int y4m_skip_frame(MpeInput *in, int seekable, off_t file_size, uint8_t *scratch,
+                          size_t scratch_size, MpeError *err)
+{
+    size_t total = y4m_frame_bytes(in), got = 0;
+    off_t now;
+    int r;
+
+    if ((r = y4m_frame_marker(in, err)) <= 0)
+        return r;
+    if (seekable) {
+        if ((now = ftello(in->f)) < 0)
+            return errno_error(err, in->cur, errno);
+        if (file_size - now < (off_t)total)
+            return 0;
+        if (fseeko(in->f, (off_t)total, SEEK_CUR) != 0)
+            return errno_error(err, in->cur, errno);
+        got = total;
+    } else {
+        while (got < total) {
+            size_t want = MPE_MIN(scratch_size, total - got), g = read_full(in->f, scratch, want);
+            got += g;
+            if (g < want)
+                break;
+        }
+    }
+    in->y4m_pos += got;
+    if (got < total)
+        return ferror(in->f) ? errno_error(err, in->cur, errno) : 0;
+    in->frame_index++;
+    in->y4m_good_end = in->y4m_pos;
+    return 1;
+}
+
+static int y4m_skip(MpeInput *in, long n, long *have, MpeError *err)
+{
+    struct stat st;
+    int seekable = fstat(fileno(in->f), &st) == 0 && S_ISREG(st.st_mode), r = 1, c;
+    size_t scratch_size = 1 << 16;
+    uint8_t *scratch = NULL;
+
+    if (!seekable && !(scratch = malloc(scratch_size)))
+        return mpe_error(err, -ENOMEM, "%s: out of memory", in->cur);
+    for (*have = 0; *have < n && (r = y4m_skip_frame(in, seekable, st.st_size, scratch,
+                                                     scratch_size, err)) > 0;)
+        ++*have;
+    free(scratch);
+    if (r < 0)
+        return r;
+    if (r == 0) {
+        in->y4m_done = 1;
+        return 0;
+    }
+    /* a frame must follow: the caller's "nothing left" comes from here */
+    if ((c = getc(in->f)) == EOF) {
+        if (ferror(in->f))
+            return errno_error(err, in->cur, errno);
+        in->y4m_done = 1;
+        return 0;
+    }
+    ungetc(c, in->f);
+    return 1;
+}
+
+/* Moves a printf pattern's first frame on by n: each number on the way
+ * must exist (the sequence ends at the first missing one), and so must the
+ * new first.  Only names are looked up; no PNG is read but the new first's
+ * header, which says the frame size. */
+static int pattern_skip(MpeInput *in, long n, long *have, MpeError *err)
+{
+    struct stat st;
+    long k;
+
+    for (k = 0; k <= n; k++) {
+        if ((long)in->start_number + k > INT_MAX)
+            break;
+        pattern_name(in, in->probe, (int)(in->start_number + k));
+        if (stat(in->probe, &st) != 0)
+            break;
+    }
+    if (k <= n) {
+        *have = k;
+        return 0;
+    }
+    *have = n;
+    in->start_number = in->next_number = (int)(in->start_number + n);
+    pattern_name(in, in->name, in->start_number);
+    in->cur = in->name;
+    {
+        int ret = png_first(in, in->name, NULL, err);
+        return ret < 0 ? ret : 1;
+    }
+}
+
+/* Drops a list's first n files; the new first one's header says the size. */
+static int list_skip(MpeInput *in, long n, long *have, MpeError *err)
+{
+    int ret;
+
+    if ((size_t)n >= in->nfiles) {
+        *have = (long)in->nfiles;
+        return 0;
+    }
+    /* the names stay before files[0]: an output may not replace them either */
+    *have = n;
+    in->files += n;
+    in->nfiles -= (size_t)n;
+    in->nskipped = (size_t)n;
+    in->cur = in->files[0];
+    return (ret = png_first(in, in->files[0], NULL, err)) < 0 ? ret : 1;
+}
+
 /* --------------------------------------------------------------- public */
 
 static int open_y4m(MpeInput *in, const char *spec, MpeError *err)
@@ -786,7 +922,7 @@ static int open_pattern(MpeInput *in, int start_number, MpeError *err)
     if (!(in->name = malloc(size)) || !(in->probe = malloc(size)))
         return mpe_error(err, -ENOMEM, "%s: out of memory", in->spec);
     in->name_size = size;
-    in->start_number = in->next_number = start_number;
+    in->start_number = in->next_number = in->first_number = start_number;
     pattern_name(in, in->name, start_number);
     in->cur = in->name;
     ret = png_first(in, in->name, &missing, err);
@@ -1196,6 +1332,8 @@ void mpe_input_close(MpeInput *in)
     ahead_stop(in);   /* first: the threads read through in */
     if (in->f && !in->is_stdin)
         fclose(in->f);
+    in->files -= in->nskipped;
+    in->nfiles += in->nskipped;
     for (size_t i = 0; i < in->nfiles; i++)
         free(in->files[i]);
     free(in->files);
@@ -1228,17 +1366,17 @@ int mpe_input_find_file(const MpeInput *in, dev_t dev, ino_t ino, char *name, si
         }
         return 0;
     case SRC_PNG_LIST:
-        for (size_t i = 0; i < in->nfiles; i++)
-            if (same_file(in->files[i], dev, ino, name, size))
+        for (char **f = in->files - in->nskipped; f < in->files + in->nfiles; f++)
+            if (same_file(*f, dev, ino, name, size))
                 return 1;
         return 0;
     case SRC_PNG_PATTERN: {
-        /* the frames the reader will take: from the start until one is missing */
+        /* from --start (frames --seek passes over count too) until one is missing */
         char *path = malloc(in->name_size);
         int found = 0;
         if (!path)
             return 0;
-        for (long k = in->start_number; k <= INT_MAX; k++) {
+        for (long k = in->first_number; k <= INT_MAX; k++) {
             pattern_name(in, path, (int)k);
             if (stat(path, &st) != 0)
                 break;
@@ -1253,6 +1391,56 @@ int mpe_input_find_file(const MpeInput *in, dev_t dev, ino_t ino, char *name, si
     }
     }
     return 0;
+}
+
+int mpe_input_skip(MpeInput *in, long n, long *have, MpeError *err)
+{
+    *have = 0;
+    if (n < 0)
+        return mpe_error(err, -EINVAL, "%s: cannot skip %ld frames", in->spec, n);
+    if (in->ahead || in->next_file || in->next_number != in->start_number || in->frame_index)
+        return mpe_error(err, -EINVAL, "%s: frames are skipped before the first is read", in->spec);
+    if (n == 0)
+        return 1;
+    switch (in->kind) {
+    case SRC_Y4M:
+        return y4m_skip(in, n, have, err);
+    case SRC_PNG_LIST:
+        return list_skip(in, n, have, err);
+    case SRC_PNG_PATTERN:
+        return pattern_skip(in, n, have, err);
+    }
+    return mpe_error(err, -EINVAL, "%s: bad input state", in->cur);
+}
+
+long mpe_input_frames_left(const MpeInput *in)
+{
+    struct stat st;
+    off_t now;
+
+    switch (in->kind) {
+    case SRC_Y4M:
+        /* "FRAME\n" and the planes; frame parameters make it an estimate */
+        if (fstat(fileno(in->f), &st) != 0 || !S_ISREG(st.st_mode) || (now = ftello(in->f)) < 0)
+            return -1;
+        return st.st_size > now ? (long)((st.st_size - now) / (off_t)(6 + y4m_frame_bytes(in))) : 0;
+    case SRC_PNG_LIST:
+        return (long)(in->nfiles - in->next_file);
+    case SRC_PNG_PATTERN: {
+        long k = 0;
+        char *path = malloc(in->name_size);
+        if (!path)
+            return -1;
+        for (; (long)in->next_number + k <= INT_MAX; k++) {
+            pattern_name(in, path, (int)(in->next_number + k));
+            if (stat(path, &st) != 0)
+                break;
+        }
+        free(path);
+        return k;
+    }
+    }
+    return -1;
 }
 
 void mpe_input_set_cpu_flags(MpeInput *in, unsigned cpu_flags)

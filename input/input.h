@@ -48,6 +48,22 @@ const MpeInputInfo *mpe_input_info(const MpeInput *in);
  * first mpe_input_read or mpe_input_start_ahead. */
 void mpe_input_set_cpu_flags(MpeInput *in, unsigned cpu_flags);
 
+/* Skips the next n frames without decoding them, before the first read:
+ * a printf pattern starts n numbers later (each must exist: the sequence
+ * ends at the first missing one), a directory drops its first n files, a
+ * Y4M file seeks over the planes (reading each FRAME line, which may carry
+ * parameters), a pipe reads and drops them.  Returns 1 when a frame
+ * follows (for PNG input the info may change: it is the new first frame's),
+ * 0 when none does (close the input then), a negative errno with err set.
+ * *have: the frames skipped, which on 0 is all the input has (<= n). */
+int mpe_input_skip(MpeInput *in, long n, long *have, MpeError *err);
+
+/* Frames left to read, counted without reading them (a pattern's files are
+ * looked up with stat), for a progress display: a Y4M file's from its size
+ * (an estimate when FRAME lines carry parameters), -1 when unknown (a pipe).
+ * Call before mpe_input_start_ahead. */
+long mpe_input_frames_left(const MpeInput *in);
+
 /* mpe_input_read's answer when a Y4M stream goes on, after one or more
  * complete frames, with bytes that are not a frame: a few stray bytes, a
  * cut last frame, a broken FRAME marker.  The frames read are intact and
@@ -84,7 +100,8 @@ const char *mpe_input_current_name(const MpeInput *in);
 
 /* 1 when the input reads the file dev/ino (the Y4M file or stdin, a PNG of
  * the directory, or a frame of the pattern from the start number until the
- * first missing one), with its name in name; else 0.  The CLI refuses an
+ * first missing one; frames mpe_input_skip passed over included), with
+ * its name in name; else 0.  The CLI refuses an
  * output that would replace one of its inputs. */
 int mpe_input_find_file(const MpeInput *in, dev_t dev, ino_t ino, char *name, size_t size);
 
