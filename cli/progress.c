@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/timer.h"
+#include "iqa/metric.h"
 
 #define IN_PLACE_INTERVAL_MS 250.0   /* 4 refreshes a second on a terminal */
 #define LINE_INTERVAL_MS 1000.0      /* one line a second into a file */
@@ -28,12 +29,13 @@ static void print_line(MpeProgress *p, int frames, uint64_t bytes, double now_ms
     }
     n += snprintf(line + n, sizeof(line) - (size_t)n, ", %.2f fps, %.1f kbit/s, q %.2f", speed, kbits,
                   p->q);
-    if (p->target == MPE_IQA_PSNR)
-        n += snprintf(line + n, sizeof(line) - (size_t)n, ", PSNR-Y %.2f dB", p->metric);
-    else if (p->target == MPE_IQA_MAD)
-        n += snprintf(line + n, sizeof(line) - (size_t)n, ", MAD %.3f", p->metric);
-    else if (p->target == MPE_IQA_BLIINDS)
-        n += snprintf(line + n, sizeof(line) - (size_t)n, ", BLIINDS %.1f", p->metric);
+    if (p->target_value >= 0) {
+        /* the target's value, named and rounded as the metric registry says */
+        const IqaValue *v = iqa_value_get(p->target_value);
+        const char *u = iqa_family_metric(iqa_value_family(p->target_value))->vunit;
+        n += snprintf(line + n, sizeof(line) - (size_t)n, ", %s %.*f%s%s", v->label,
+                      v->summary ? v->summary_digits : 3, p->metric, u && *u ? " " : "", u ? u : "");
+    }
     n += snprintf(line + n, sizeof(line) - (size_t)n, "%s", eta);
     if (n >= (int)sizeof(line))
         n = (int)sizeof(line) - 1;
@@ -62,6 +64,7 @@ void mpe_progress_start(MpeProgress *p, FILE *f, int requested, int quiet, int v
     p->total = total;
     p->fps = fps;
     p->target = target;
+    p->target_value = target ? iqa_family_bit_value(target) : -1;
     p->t0_ms = mpe_time_ms();
     /* the first picture is shown as soon as it is out */
     p->last_ms = p->t0_ms - p->interval_ms;
@@ -71,9 +74,7 @@ void mpe_progress_picture(MpeProgress *p, const MpeFrameStats *fs)
 {
     p->have_picture = 1;
     p->q = fs->qscale_mean;
-    p->metric = p->target == MPE_IQA_PSNR ? fs->psnr[0]
-                : p->target == MPE_IQA_MAD ? fs->mad
-                : p->target == MPE_IQA_BLIINDS ? fs->bliinds : 0.0;
+    p->metric = p->target_value >= 0 ? fs->value[p->target_value] : 0.0;
 }
 
 void mpe_progress_update(MpeProgress *p, int frames, uint64_t bytes)

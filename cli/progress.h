@@ -21,6 +21,7 @@ typedef struct MpeProgress {
     long total;        /* frames the run will encode, -1 unknown */
     double fps;        /* the stream's frame rate: bits per second from bits per frame */
     unsigned target;   /* the quality target's MPE_IQA_* bit, 0 none */
+    int target_value;  /* its first registry value id, -1 none */
     double t0_ms, last_ms, interval_ms;
     int open;          /* an in-place line is shown without its newline */
     int width;         /* characters of the longest line shown, blanked past a shorter one */
