@@ -74,7 +74,7 @@ static int find_impls(MpeChecker *c, const char *backend, MpeError *err)
 }
 
 int mpe_checker_open(MpeChecker **out, int w, int h, unsigned metrics, const char *backend,
-                     int threads, const MpeLog *log, MpeError *err)
+                     MpePool *pool, const MpeLog *log, MpeError *err)
 {
     MpeChecker *c;
     int ret;
@@ -97,12 +97,12 @@ int mpe_checker_open(MpeChecker **out, int w, int h, unsigned metrics, const cha
         }
     }
     if (c->mad) {
-        MadOptions mo = { .threads = threads };
+        MadOptions mo = { .pool = pool };
         if ((ret = c->mad->open(&c->mad_ctx, w, h, &mo, err)) < 0)
             goto fail;
     }
     if (c->bliinds) {
-        BliindsOptions bo = { .threads = threads };
+        BliindsOptions bo = { .pool = pool };
         if ((ret = c->bliinds->open(&c->bliinds_ctx, w, h, &bo, err)) < 0)
             goto fail;
     }

@@ -16,15 +16,16 @@
 
 #include "common/common.h"
 #include "common/picture.h"
+#include "common/threads.h"
 #include "encoder/encoder.h"
 
 typedef struct MpeChecker MpeChecker;
 
 /* metrics: MPE_IQA_SSIM | MPE_IQA_MAD | MPE_IQA_BLIINDS (PSNR is the
  * encoder's own, from the slices' SSE); backend: "auto", "cpu" or "cuda"
- * (MAD and BLIINDS-II); threads: for the C implementations, 0 = all cores. */
+ * (MAD and BLIINDS-II); pool: the threads the C implementations run on. */
 int mpe_checker_open(MpeChecker **c, int width, int height, unsigned metrics, const char *backend,
-                     int threads, const MpeLog *log, MpeError *err);
+                     MpePool *pool, const MpeLog *log, MpeError *err);
 void mpe_checker_close(MpeChecker *c);
 
 /* Names of the implementations in use, e.g. "mad_cuda, bliinds_cuda". */

@@ -39,9 +39,10 @@ typedef struct MpeParam {
     int start_number;    /* --start: first number of a printf-pattern sequence */
     char backend[32];    /* --backend: auto | cpu | (opencl | cuda when built) */
     int device;          /* --device: the backend's device index, -1 = auto */
-    int threads;         /* --threads: slice-coding threads, 0 = auto (all online cores) */
+    int threads;         /* --threads: the run's CPU threads (one pool for slices, the cpu
+                            front end, C metrics, PNG decoding), 0 = auto (all online cores) */
     int dsp;             /* --dsp: MpeDspChoice */
-    int read_threads;    /* --read-threads: PNG decoding threads ahead of the encoder,
+    int read_threads;    /* --read-threads: PNG frames decoded at once ahead of the encoder,
                             -1 = auto (min(4, cores)), 0 = read on the calling thread */
     unsigned iqa;        /* --iqa: MPE_IQA_* bits (encoder.h) scored on every picture */
     char iqa_backend[16];/* --iqa-backend: auto | cpu | cuda, for MAD and BLIINDS-II */

@@ -33,6 +33,7 @@
 
 #include "common/common.h"
 #include "common/picture.h"
+#include "common/threads.h"
 
 #define GPU_MAX_SEARCH_RANGE 64
 
@@ -47,6 +48,7 @@ typedef struct GpuConfig {
     int slots;           /* frame slots in the ring, >= 2 */
     int device;          /* backend's device index (--device), -1: its own choice */
     int threads;         /* cpu backend: threads it works on, 0: all online cores */
+    MpePool *pool;       /* cpu backend: non-NULL: it works on this pool (threads unused) */
     const MpeLog *log;
 } GpuConfig;
 

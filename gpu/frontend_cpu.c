@@ -156,7 +156,8 @@ struct GpuContext {
     GpuBlockSums *sums;
     GpuMotion **mv;
     int *has_mv;
-    MpePool *pool;
+    MpePool *pool;       /* GpuConfig.pool or own_pool */
+    MpePool *own_pool;
     const GpuCpuKernels *k;
     GpuFailHook fail;
 };
@@ -209,7 +210,7 @@ static void cpu_close(GpuContext *ctx)
 {
     if (!ctx)
         return;
-    mpe_pool_close(ctx->pool);
+    mpe_pool_close(ctx->own_pool);
     for (int i = 0; i < ctx->slots; i++) {
         if (ctx->pic)
             mpe_picture_free(&ctx->pic[i]);
@@ -259,10 +260,16 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, MpeError *err)
             goto nomem;
     }
     /* the pool splits macroblock rows: more threads than rows would idle */
-    threads = cfg->threads > 0 ? cfg->threads : mpe_cpu_count();
-    threads = MPE_MIN(threads, ctx->pic[0].mb_height);
-    if ((ret = mpe_pool_open(&ctx->pool, threads, err)) < 0)
-        goto fail;
+    if (cfg->pool) {
+        ctx->pool = cfg->pool;
+        threads = MPE_MIN(mpe_pool_threads(ctx->pool), ctx->pic[0].mb_height);
+    } else {
+        threads = cfg->threads > 0 ? cfg->threads : mpe_cpu_count();
+        threads = MPE_MIN(threads, ctx->pic[0].mb_height);
+        if ((ret = mpe_pool_open(&ctx->own_pool, threads, err)) < 0)
+            goto fail;
+        ctx->pool = ctx->own_pool;
+    }
     mpe_log(cfg->log, MPE_LOG_INFO, "front end cpu: %s kernels on %d threads", ctx->k->name, threads);
     *out = ctx;
     return 0;

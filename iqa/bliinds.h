@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "common/threads.h"
 
 #define BLIINDS_NFEATURES 24
 #define BLIINDS_MIN_SIZE 4   /* SPEC §2: scale 3 must not be empty */
@@ -34,6 +35,7 @@ typedef struct BliindsContext BliindsContext;
 
 typedef struct BliindsOptions {
     int threads;          /* worker threads; 0 = all online cores */
+    MpePool *pool;        /* non-NULL: the C path runs on it (threads is then unused) */
     /* Optional: a directory where every score() also writes the scale
      * images and per-block maps, named and formatted like the reference's
      * blockmaps/ (L<s>_image.csv, L<s>_{zeta,gamma,subband,orientvar,ori1,
