@@ -1,6 +1,8 @@
 # mpegenc — build, test, demo.
 #   make          build ./mpegenc and build/libmpegenc.a
 #   make test     install missing Debian packages, build with -Werror, run every test
+#   make test-unit   the edit-test loop: build with -Werror, run the unit programs and
+#                 the end-to-end scripts not marked "# slow:" (under 2 min on 2 cores)
 #   make demo     install, build, encode the sample clip in samples/
 #   make bench    encode the solar clip and time it (needs ../shared/solar)
 #   make bench-gpu   time the front-end kernels on the solar frames
@@ -127,7 +129,7 @@ TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_BINS += $(FUZZ_NAMES:%=$(BUILD)/tests/test_fuzz_%)
 DEPS := $(LIB_OBJS:.o=.d) $(BUILD)/obj/cli/main.d $(BUILD)/obj/cli/iqa_main.d $(TEST_BINS:%=%.d)
 
-.PHONY: all deps test demo bench bench-gpu bench-iqa clean FORCE fuzz fuzz-bins ci install
+.PHONY: all deps test test-unit demo bench bench-gpu bench-iqa clean FORCE fuzz fuzz-bins ci install
 
 all: $(BIN) $(IQA_BIN)
 
@@ -186,6 +188,11 @@ deps:
 test: deps
 	$(MAKE) WERROR=1 $(BIN) $(IQA_BIN) $(TEST_BINS)
 	./tests/run.sh
+
+# no deps step: the loop assumes a machine make test has set up once
+test-unit:
+	$(MAKE) WERROR=1 $(BIN) $(IQA_BIN) $(TEST_BINS)
+	./tests/run.sh --fast
 
 demo: deps
 	$(MAKE) $(BIN)

@@ -611,6 +611,7 @@ int main(int argc, char **argv)
     MpeLog log = { log_to_stderr, &pg, MPE_LOG_WARNING };
     MpeError err = { "" };
     MpeInput *in = NULL;
+    MpePool *pool = NULL;   /* the run's CPU threads: slices, cpu front end, metrics, PNG decoding */
     MpeEncoder *enc = NULL;
     MpeFrame frame = { 0 };
     const MpeInputInfo *info;
@@ -691,15 +692,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpegenc: out of memory for %dx%d frames\n", info->width, info->height);
         goto end;
     }
+    /* one set of threads, sized once, for every parallel loop of the run */
+    if (mpe_pool_open(&pool, cli.param.threads > 0 ? cli.param.threads : mpe_cpu_count(),
+                      &err) < 0) {
+        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        goto end;
+    }
     /* the readers start first: they decode the first frames while the
      * encoder opens its GPU backend (a context costs ~0.3 s on some machines) */
     mpe_input_set_cpu_flags(in, mpe_param_cpu_flags(&cli.param));
-    if (mpe_input_start_ahead(in, read_threads, &err) < 0) {
+    if (mpe_input_start_ahead_pool(in, read_threads, pool, &err) < 0) {
         fprintf(stderr, "mpegenc: %s\n", err.msg);
         goto end;
     }
     st.open_ms = mpe_time_ms();
-    if (mpe_encoder_open(&enc, &cli.param, &log, &err) < 0) {
+    if (mpe_encoder_open_pool(&enc, &cli.param, pool, &log, &err) < 0) {
         fprintf(stderr, "mpegenc: %s\n", err.msg);
         goto end;
     }
@@ -866,6 +873,7 @@ end:
     mpe_encoder_close(enc);
     mpe_frame_free(&frame);
     mpe_input_close(in);
+    mpe_pool_close(pool);   /* last: the encoder and the readers ran on it */
     free(rs.all);
     return interrupted ? EXIT_INTERRUPTED : !ok || damaged_input ? EXIT_RUNTIME : 0;
 }

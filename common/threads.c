@@ -18,64 +18,79 @@ int mpe_cpu_count(void)
 
 /* ------------------------------------------------------------------ pool */
 
-typedef struct PoolWorker {
-    MpePool *pool;
-    int id;
-} PoolWorker;
-
-struct MpePool {
-    /* The claim counter is written by every thread for every item: it gets
-     * a cache line of its own so the lines the rest of the pool reads stay
-     * shared and clean. */
+/* One mpe_pool_run call.  It lives on its caller's stack and sits in the
+ * pool's list while items are left to claim; pool threads join it while it
+ * has items, a free slot and the pool has a core to spare. */
+typedef struct PoolBatch {
+    /* claimed by every thread for every item: a cache line of its own */
     _Alignas(CACHE_LINE) atomic_int next;
-    _Alignas(CACHE_LINE) int threads;
-    int started;                 /* pool threads created (threads - 1 when open) */
-    pthread_t *tid;
-    PoolWorker *workers;
-    pthread_mutex_t lock;
-    pthread_cond_t wake, done;
-    int have_sync;               /* lock and conditions initialised */
-    unsigned long generation;    /* bumped for every job */
-    int busy;                    /* pool threads that have not finished the current job */
-    int quit;
-    MpePoolFn fn;
+    _Alignas(CACHE_LINE) MpePoolFn fn;
     void *ctx;
     int n;
+    int slots;                   /* most threads at once, the caller included */
+    int joined;                  /* slots handed out (the caller has 0) */
+    int active;                  /* pool threads still inside this batch */
+    struct PoolBatch *next_batch;
+} PoolBatch;
+
+struct MpePool {
+    int threads;
+    int started;                 /* pool threads created (threads - 1 when open) */
+    pthread_t *tid;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;         /* a batch came, or a core came free */
+    pthread_cond_t done;         /* a pool thread left a batch */
+    int have_sync;               /* lock and conditions initialised */
+    PoolBatch *batches;          /* open batches, oldest first */
+    int running;                 /* threads running items now, callers included */
+    int quit;
 };
 
-static void pool_claim(MpePool *p, MpePoolFn fn, void *ctx, int n, int worker)
+static void pool_claim(PoolBatch *b, int slot)
 {
     for (;;) {
-        int i = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
-        if (i >= n)
+        int i = atomic_fetch_add_explicit(&b->next, 1, memory_order_relaxed);
+        if (i >= b->n)
             return;
-        fn(ctx, i, worker);
+        b->fn(b->ctx, i, slot);
     }
+}
+
+/* The oldest batch a pool thread may join now, or NULL.  Called locked. */
+static PoolBatch *pool_pick(MpePool *p)
+{
+    if (p->running >= p->threads)
+        return NULL;
+    for (PoolBatch *b = p->batches; b; b = b->next_batch)
+        if (b->joined < b->slots && atomic_load_explicit(&b->next, memory_order_relaxed) < b->n)
+            return b;
+    return NULL;
 }
 
 static void *pool_main(void *arg)
 {
-    const PoolWorker *w = arg;
-    MpePool *p = w->pool;
-    unsigned long seen = 0;
+    MpePool *p = arg;
 
     pthread_mutex_lock(&p->lock);
     for (;;) {
-        while (!p->quit && p->generation == seen)
+        PoolBatch *b = NULL;
+        while (!p->quit && !(b = pool_pick(p)))
             pthread_cond_wait(&p->wake, &p->lock);
         if (p->quit)
             break;
-        seen = p->generation;
-        MpePoolFn fn = p->fn;
-        void *ctx = p->ctx;
-        int n = p->n;
+        int slot = b->joined++;
+        b->active++;
+        p->running++;
         pthread_mutex_unlock(&p->lock);
-        pool_claim(p, fn, ctx, n, w->id);
+        pool_claim(b, slot);
         pthread_mutex_lock(&p->lock);
-        /* every pool thread checks in for every job, so the job's fields
-         * are never read after mpe_pool_run has returned */
-        if (--p->busy == 0)
-            pthread_cond_signal(&p->done);
+        p->running--;
+        /* the batch's caller may return once this is 0: b is not touched after */
+        if (--b->active == 0)
+            pthread_cond_broadcast(&p->done);
+        /* a core came free: another thread may join some other batch */
+        if (p->batches)
+            pthread_cond_signal(&p->wake);
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
@@ -97,7 +112,6 @@ void mpe_pool_close(MpePool *p)
         pthread_mutex_destroy(&p->lock);
     }
     free(p->tid);
-    free(p->workers);
     free(p);
 }
 
@@ -109,17 +123,14 @@ int mpe_pool_open(MpePool **out, int threads, MpeError *err)
     *out = NULL;
     if (threads < 1)
         return mpe_error(err, -EINVAL, "thread pool: %d threads", threads);
-    if (!(p = aligned_alloc(CACHE_LINE, sizeof(*p))))
+    if (!(p = calloc(1, sizeof(*p))))
         return mpe_error(err, -ENOMEM, "thread pool: out of memory");
-    memset(p, 0, sizeof(*p));
-    atomic_init(&p->next, 0);
     p->threads = threads;
     if (threads == 1) {
         *out = p;
         return 0;
     }
-    if (!(p->tid = calloc((size_t)threads - 1, sizeof(*p->tid))) ||
-        !(p->workers = calloc((size_t)threads - 1, sizeof(*p->workers)))) {
+    if (!(p->tid = calloc((size_t)threads - 1, sizeof(*p->tid)))) {
         ret = mpe_error(err, -ENOMEM, "thread pool: out of memory");
         goto fail;
     }
@@ -140,9 +151,7 @@ int mpe_pool_open(MpePool **out, int threads, MpeError *err)
     }
     p->have_sync = 1;
     for (int i = 0; i < threads - 1; i++) {
-        p->workers[i].pool = p;
-        p->workers[i].id = i + 1;
-        if ((ret = pthread_create(&p->tid[i], NULL, pool_main, &p->workers[i])) != 0) {
+        if ((ret = pthread_create(&p->tid[i], NULL, pool_main, p)) != 0) {
             ret = mpe_error(err, -ret, "thread pool: cannot start thread %d of %d: %s", i + 2,
                             threads, strerror(ret));
             goto fail;
@@ -161,31 +170,49 @@ int mpe_pool_threads(const MpePool *p)
     return p->threads;
 }
 
-void mpe_pool_run(MpePool *p, int n, MpePoolFn fn, void *ctx)
+void mpe_pool_run_slots(MpePool *p, int n, int slots, MpePoolFn fn, void *ctx)
 {
     if (n <= 0)
         return;
-    if (p->started == 0 || n == 1) {
+    slots = MPE_MIN(MPE_MIN(slots, p->threads), n);
+    if (p->started == 0 || slots <= 1) {
         for (int i = 0; i < n; i++)
             fn(ctx, i, 0);
         return;
     }
+    PoolBatch b = { .fn = fn, .ctx = ctx, .n = n, .slots = slots, .joined = 1 };
+    atomic_init(&b.next, 0);
+
     pthread_mutex_lock(&p->lock);
-    p->fn = fn;
-    p->ctx = ctx;
-    p->n = n;
-    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-    p->busy = p->started;
-    p->generation++;
+    PoolBatch **tail = &p->batches;
+    while (*tail)
+        tail = &(*tail)->next_batch;
+    *tail = &b;
+    p->running++;
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
 
-    pool_claim(p, fn, ctx, n, 0);
+    /* The caller claims too, so the batch finishes even if every pool thread
+     * is busy elsewhere (another caller's batch, or a batch whose item
+     * itself runs a batch): waiting below is only for threads already
+     * inside this batch, which never wait for anything else. */
+    pool_claim(&b, 0);
 
     pthread_mutex_lock(&p->lock);
-    while (p->busy)
+    for (tail = &p->batches; *tail != &b; tail = &(*tail)->next_batch)
+        ;
+    *tail = b.next_batch;
+    p->running--;
+    if (p->batches)
+        pthread_cond_signal(&p->wake);
+    while (b.active)
         pthread_cond_wait(&p->done, &p->lock);
     pthread_mutex_unlock(&p->lock);
+}
+
+void mpe_pool_run(MpePool *p, int n, MpePoolFn fn, void *ctx)
+{
+    mpe_pool_run_slots(p, n, p->threads, fn, ctx);
 }
 
 /* ------------------------------------------------------------------ task */

@@ -8,11 +8,23 @@
  * item must write only its own outputs (results are then independent of
  * scheduling, which is what keeps streams identical for every thread count).
  *
+ * One pool serves the whole process (DESIGN.md: slice coding, the cpu front
+ * end, the C metrics): whoever owns the run opens it once, sized to the
+ * cores it may use, and hands it to every component.  Several threads may
+ * call mpe_pool_run on one pool at once (the encoder codes slices while
+ * its quality task scores the previous picture): each call is a batch the
+ * pool's threads join only while fewer threads than the pool's size are
+ * running items, callers included.  A caller always runs its own batch's
+ * items too, so a batch finishes even when every pool thread is busy
+ * elsewhere, and an item may itself call mpe_pool_run: no deadlock.  The
+ * price: a caller arriving while all pool threads are busy runs beside
+ * them until they leave their batch, so busy threads stay within
+ * max(size, callers) but for such moments (at most size - 1 + callers). 
+ *
  * MpeTask: one background thread that runs one job at a time, for a stage
  * that overlaps the caller's own work (mpe_task_start ... mpe_task_wait).
- *
- * A pool or task is driven from one thread at a time (the encoder's).  With
- * threads == 1 a pool creates no thread and runs everything in the caller. */
+ * A task is driven from one thread at a time.  With threads == 1 a pool
+ * creates no thread and runs everything in the caller. */
 #ifndef MPE_THREADS_H
 #define MPE_THREADS_H
 
@@ -23,8 +35,10 @@ int mpe_cpu_count(void);
 
 typedef struct MpePool MpePool;
 
-/* fn(ctx, index, worker): worker is 0 for the calling thread, 1..threads-1
- * for the pool's own, so per-thread scratch can be indexed by it. */
+/* fn(ctx, index, worker): worker is 0 for the calling thread and
+ * 1..threads-1 for the others that joined this call; no two threads run
+ * items of one call with the same worker number at once, so per-thread
+ * scratch can be indexed by it. */
 typedef void (*MpePoolFn)(void *ctx, int index, int worker);
 
 /* threads >= 1 in total, counting the thread that calls mpe_pool_run. */
@@ -32,6 +46,10 @@ int mpe_pool_open(MpePool **pool, int threads, MpeError *err);
 void mpe_pool_close(MpePool *pool);
 int mpe_pool_threads(const MpePool *pool);
 void mpe_pool_run(MpePool *pool, int n, MpePoolFn fn, void *ctx);
+/* The same on at most `slots` threads at once (the caller included), for
+ * callers whose per-thread scratch is fewer than the pool's threads: worker
+ * numbers stay below min(slots, mpe_pool_threads(pool)). */
+void mpe_pool_run_slots(MpePool *pool, int n, int slots, MpePoolFn fn, void *ctx);
 
 typedef struct MpeTask MpeTask;
 

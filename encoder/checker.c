@@ -63,7 +63,7 @@ int mpe_checker_open(MpeChecker **out, const MpeCheckerConfig *cfg, const MpeLog
                      MpeError *err)
 {
     const IqaConfig icfg = { .width = cfg->width, .height = cfg->height, .threads = cfg->threads,
-                             .device = cfg->device };
+                             .pool = cfg->pool, .device = cfg->device };
     MpeChecker *c;
     size_t len = 0;
     int ret;

@@ -19,6 +19,7 @@
 
 #include "common/common.h"
 #include "common/picture.h"
+#include "common/threads.h"
 #include "encoder/encoder.h"
 
 typedef struct MpeChecker MpeChecker;
@@ -28,7 +29,8 @@ typedef struct MpeCheckerConfig {
     int width, height;
     unsigned metrics;      /* bit f: registry family f (MpeFrameStats.metrics) */
     const char *backend;   /* "auto", "cpu" or "cuda": for families with twins */
-    int threads;           /* for the C implementations, 0 = all cores */
+    int threads;           /* for the C implementations without a pool, 0 = all cores */
+    MpePool *pool;         /* non-NULL: the C implementations run on it */
     int device;            /* CUDA device index (--device), -1 = the default */
 } MpeCheckerConfig;
 

@@ -144,7 +144,9 @@ struct MpeEncoder {
     int flushed;
 
     int threads;                  /* slice-coding threads */
-    MpePool *pool;
+    MpePool *pool;                /* the caller's (mpe_encoder_open_pool) or own_pool: slices,
+                                     the cpu front end and the C metrics all run on it */
+    MpePool *own_pool;
     MpeTask *fe_task;             /* non-NULL: the front end runs on its own thread */
     FrontendJob fe_job;
     SliceJob *slices[MPE_RC_BANKS];   /* one set per bank */
@@ -351,10 +353,10 @@ void mpe_encoder_close(MpeEncoder *e)
     /* the task first: it may still be running the front end */
     mpe_task_close(e->fe_task);
     mpe_task_close(e->qa_task);
-    mpe_pool_close(e->pool);
     gpu_frontend_close(e->fe);
     mpe_checker_close(e->check_rc);
     mpe_checker_close(e->check_log);
+    mpe_pool_close(e->own_pool);   /* after everything that runs on it */
     mpe_rc_free(e->rc);
     for (int i = 0; i < ORIG_RING; i++)
         mpe_picture_free(&e->orig[i]);
@@ -527,7 +529,7 @@ static int open_checkers(MpeEncoder *e, MpeError *err)
     const unsigned target = mpe_param_target(&e->p, &target_value);
     const unsigned rc_metrics = target & ~(unsigned)MPE_IQA_PSNR;   /* PSNR comes from the SSE */
     MpeCheckerConfig cc = { .width = e->p.width, .height = e->p.height, .backend = e->p.iqa_backend,
-                            .threads = e->p.threads, .device = e->p.device };
+                            .threads = e->p.threads, .pool = e->pool, .device = e->p.device };
     int ret;
 
     cc.metrics = rc_metrics;
@@ -554,7 +556,8 @@ int mpe_encoder_check_params(const MpeParam *p, MpeError *err)
     return 0;
 }
 
-int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, MpeError *err)
+int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, const MpeLog *log,
+                          MpeError *err)
 {
     MpeEncoder *e;
     int ret;
@@ -595,8 +598,17 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
                 "decodes MPEG-1 taller than 2800 lines wrong; the stream is valid and ffmpeg "
                 "decodes it (--format mpeg2 suits both)", p->height);
 
+    if (pool) {
+        e->pool = pool;
+    } else {
+        if ((ret = mpe_pool_open(&e->own_pool, p->threads > 0 ? p->threads : mpe_cpu_count(),
+                                 err)) < 0)
+            goto fail;
+        e->pool = e->own_pool;
+    }
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = FRONTEND_SLOTS, .threads = p->threads,
-                      .device = p->device, .cpu_flags = mpe_param_cpu_flags(p), .log = &e->log };
+                      .pool = e->pool, .device = p->device, .cpu_flags = mpe_param_cpu_flags(p),
+                      .log = &e->log };
     /* auto falls back to the next backend if one fails to open (kernel
      * build, device memory), before the first frame */
     if ((ret = gpu_frontend_open(&e->fe, p->backend, &cfg, &e->log, err)) < 0)
@@ -620,10 +632,7 @@ int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, Mpe
             goto nomem;
 
     /* more threads than slices would only wait */
-    e->threads = p->threads > 0 ? p->threads : mpe_cpu_count();
-    e->threads = MPE_MIN(e->threads, e->n_slices);
-    if ((ret = mpe_pool_open(&e->pool, e->threads, err)) < 0)
-        goto fail;
+    e->threads = MPE_MIN(mpe_pool_threads(e->pool), e->n_slices);
     /* The cpu backend works synchronously inside its calls, and a GPU
      * backend's host side (copies into and out of pinned memory) costs
      * milliseconds too, so with threads to spare the front end gets a thread
@@ -641,6 +650,11 @@ nomem:
 fail:
     mpe_encoder_close(e);
     return ret;
+}
+
+int mpe_encoder_open(MpeEncoder **out, const MpeParam *p, const MpeLog *log, MpeError *err)
+{
+    return mpe_encoder_open_pool(out, p, NULL, log, err);
 }
 
 const char *mpe_encoder_backend(const MpeEncoder *e)

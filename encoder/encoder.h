@@ -14,6 +14,7 @@
 
 #include "common/common.h"
 #include "common/picture.h"
+#include "common/threads.h"
 #include "encoder/param.h"
 #include "iqa/metric.h"
 
@@ -93,6 +94,13 @@ typedef struct MpeOutput {
 int mpe_encoder_check_params(const MpeParam *p, MpeError *err);
 /* p->width/height must be set; p->format AUTO means MPEG-2; fps 0/0 means 25. */
 int mpe_encoder_open(MpeEncoder **enc, const MpeParam *p, const MpeLog *log, MpeError *err);
+/* The same on the caller's pool (common/threads.h), which then runs the
+ * slices, the cpu front end and the C metrics beside the caller's own work
+ * (one set of threads per process, sized once); p->threads is not used.
+ * The pool must outlive the encoder.  mpe_encoder_open opens a pool of its
+ * own of p->threads (0: all cores). */
+int mpe_encoder_open_pool(MpeEncoder **enc, const MpeParam *p, MpePool *pool, const MpeLog *log,
+                          MpeError *err);
 /* Take one frame (RGB24 or YUV420 of the configured size) and code the one
  * before it: the front end works one frame ahead, so the first call returns
  * no picture and the flush call (frame == NULL) returns the last one followed

@@ -46,11 +46,11 @@ static const OptDesc options[] = {
       OPT_STRING, OFF(backend), 0, 0, 0 },
     { { "device", "N", "device index for a GPU backend (auto: its first GPU)" },
       OPT_AUTO_INT, OFF(device), 0, 63, -1 },
-    { { "threads", "N", "threads coding slices (and running the cpu front end ahead); "
-                        "auto: all online cores" },
+    { { "threads", "N", "CPU threads of the run, shared by slice coding, the cpu front end, "
+                        "the C metrics and PNG decoding; auto: all online cores" },
       OPT_AUTO_INT, OFF(threads), 1, 256, 0 },
-    { { "read-threads", "N", "threads decoding PNG frames ahead (Y4M: one reader); 0: none; "
-                             "auto: min(4, cores)" },
+    { { "read-threads", "N", "PNG frames decoded ahead at once, on the --threads threads "
+                             "(Y4M: one reader); 0: none; auto: min(4, cores)" },
       OPT_AUTO_INT, OFF(read_threads), 0, 64, -1 },
     { { "dsp", "KIND", "primitives: auto (fastest on this CPU) or c (the C references: "
                        "slower, identical stream)" },

@@ -43,11 +43,12 @@ typedef struct MpeParam {
     int frames;          /* --frames: most frames encoded, 0 = all (the caller's) */
     char backend[32];    /* --backend: auto | cpu | (opencl | cuda when built) */
     int device;          /* --device: the backend's device index, -1 = auto */
-    int threads;         /* --threads: slice-coding threads, 0 = auto (all online cores) */
+    int threads;         /* --threads: the run's CPU threads (one pool for slices, the cpu
+                            front end, C metrics, PNG decoding), 0 = auto (all online cores) */
     int dsp;             /* --dsp: MpeDspChoice; c is cpu_mask 0 */
     unsigned cpu_mask;   /* --cpu-mask: MPE_CPU_* bits (common/cpu.h) the DSP tables may use,
                             ANDed with the CPU's own; default all */
-    int read_threads;    /* --read-threads: PNG decoding threads ahead of the encoder,
+    int read_threads;    /* --read-threads: PNG frames decoded at once ahead of the encoder,
                             -1 = auto (min(4, cores)), 0 = read on the calling thread */
     unsigned iqa;        /* --iqa: MPE_IQA_* bits (encoder.h) scored on every picture */
     char iqa_backend[16];/* --iqa-backend: auto | cpu | cuda, for metrics with a CUDA twin */

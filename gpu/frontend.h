@@ -35,6 +35,7 @@
 #include "common/common.h"
 #include "common/picture.h"
 #include "dsp/sad.h"
+#include "common/threads.h"
 
 #define GPU_MAX_SEARCH_RANGE 64
 
@@ -51,6 +52,7 @@ typedef struct GpuConfig {
     int threads;         /* cpu backend: threads it works on, 0: all online cores */
     unsigned cpu_flags;  /* cpu backend: MPE_CPU_* its kernels may use (common/cpu.h:
                           * mpe_cpu_flags() & mask); 0: the C ones */
+    MpePool *pool;       /* cpu backend: non-NULL: it works on this pool (threads unused) */
     const MpeLog *log;
 } GpuConfig;
 

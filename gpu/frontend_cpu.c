@@ -122,7 +122,8 @@ struct GpuContext {
     MpePicture *pic;
     GpuBlockSums *sums;
     GpuMotion **mv;
-    MpePool *pool;
+    MpePool *pool;       /* GpuConfig.pool or own_pool */
+    MpePool *own_pool;
     GpuCpuKernels k;
 };
 
@@ -174,7 +175,7 @@ static void cpu_close(GpuContext *ctx)
 {
     if (!ctx)
         return;
-    mpe_pool_close(ctx->pool);
+    mpe_pool_close(ctx->own_pool);
     for (int i = 0; i < ctx->slots; i++) {
         if (ctx->pic)
             mpe_picture_free(&ctx->pic[i]);
@@ -205,10 +206,19 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     if (!ctx->pic || !ctx->sums || !ctx->mv)
         return mpe_error(err, -ENOMEM, "front end: out of memory");
     /* the pool splits macroblock rows: more threads than rows would idle */
-    threads = cfg->threads > 0 ? cfg->threads : mpe_cpu_count();
-    threads = MPE_MIN(threads, geo->mb_h);
+    if (cfg->pool) {
+        ctx->pool = cfg->pool;
+        threads = MPE_MIN(mpe_pool_threads(ctx->pool), geo->mb_h);
+    } else {
+        int ret;
+        threads = cfg->threads > 0 ? cfg->threads : mpe_cpu_count();
+        threads = MPE_MIN(threads, geo->mb_h);
+        if ((ret = mpe_pool_open(&ctx->own_pool, threads, err)) < 0)
+            return ret;
+        ctx->pool = ctx->own_pool;
+    }
     mpe_log(cfg->log, MPE_LOG_INFO, "front end cpu: %s kernels on %d threads", ctx->k.name, threads);
-    return mpe_pool_open(&ctx->pool, threads, err);
+    return 0;
 }
 
 static int cpu_alloc_slot(GpuContext *ctx, int slot, MpeError *err)

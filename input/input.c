@@ -6,10 +6,15 @@
  * low-bit gray are expanded, alpha (including tRNS) is dropped, and 16-bit
  * samples are rounded with (v*255+32767)/65535.
  *
- * Reading ahead (mpe_input_start_ahead): reader threads fill a ring of
- * frame buffers, frame i in slot i % depth.  PNG frames are independent, so
- * several threads decode them at once, each claiming the next frame number;
- * a Y4M stream is sequential, so it gets one thread.  mpe_input_read takes
+ * Reading ahead (mpe_input_start_ahead): one reader thread fills a ring of
+ * frame buffers, frame i in slot i % depth: it claims every free slot and
+ * runs their frames as one job on the thread pool (the caller's, shared with
+ * the encoder, or the input's own).  PNG frames are independent, so several
+ * are decoded at once, on the pool's threads as they have time; a Y4M
+ * stream is sequential, so its job runs on the reader thread alone, in
+ * order.  The reader thread itself stays: it sleeps while the ring is full,
+ * and a Y4M reader may block on a pipe for as long as its writer likes,
+ * which no pool thread may.  mpe_input_read takes
  * the frames in order and swaps buffers with the caller instead of copying.
  * A frame that fails keeps its message until it is its turn: the caller
  * sees exactly what the synchronous reader would have said, when it would
@@ -51,8 +56,12 @@ typedef struct AheadSlot {
 } AheadSlot;
 
 typedef struct Ahead {
-    pthread_t *tid;
-    int nthreads, started;
+    pthread_t reader;
+    int have_sync, started;   /* lock and cv initialised; reader thread running */
+    MpePool *pool;            /* the caller's, or own_pool */
+    MpePool *own_pool;
+    int threads;              /* frames decoded at once, at most */
+    long first;               /* the reader's job: frames first .. first + n - 1 */
     pthread_mutex_t lock;
     pthread_cond_t cv;        /* every state change; waiters re-check their condition */
     AheadSlot *slot;
@@ -1117,6 +1126,37 @@ static int ahead_produce(MpeInput *in, long i, AheadSlot *s)
     return mpe_error(&s->err, -EINVAL, "%s: bad input state", in->cur);
 }
 
+/* One frame of the reader's job, on any thread of the pool. */
+static void ahead_job(void *arg, int k, int worker)
+{
+    MpeInput *in = arg;
+    Ahead *a = in->ahead;
+    long i = a->first + k;
+    AheadSlot *s = &a->slot[i % a->depth];
+    int r = 0, quit;
+    double ms = 0.0;
+
+    (void)worker;
+    pthread_mutex_lock(&a->lock);
+    /* a frame that can no longer be wanted is not read: closing does not
+     * wait for a whole job of decodes */
+    quit = a->quit || i >= a->stop;
+    pthread_mutex_unlock(&a->lock);
+    if (!quit) {
+        double t0 = mpe_time_ms();
+        r = ahead_produce(in, i, s);
+        ms = mpe_time_ms() - t0;
+    }
+    pthread_mutex_lock(&a->lock);
+    s->result = r;
+    s->ms = ms;
+    s->ready = 1;
+    if (r <= 0 && i + 1 < a->stop)
+        a->stop = i + 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->lock);
+}
+
 static void *ahead_main(void *arg)
 {
     MpeInput *in = arg;
@@ -1128,23 +1168,18 @@ static void *ahead_main(void *arg)
             pthread_cond_wait(&a->cv, &a->lock);
         if (a->quit)
             break;
-        long i = a->next_claim++;
-        AheadSlot *s = &a->slot[i % a->depth];
-        s->ready = 0;
-        s->index = i;
+        long end = MPE_MIN(a->stop, a->next_read + a->depth);
+        int n = (int)(end - a->next_claim);
+        a->first = a->next_claim;
+        for (long i = a->first; i < end; i++) {
+            a->slot[i % a->depth].ready = 0;
+            a->slot[i % a->depth].index = i;
+        }
+        a->next_claim = end;
         pthread_mutex_unlock(&a->lock);
-
-        double t0 = mpe_time_ms();
-        int r = ahead_produce(in, i, s);
-        double ms = mpe_time_ms() - t0;
-
+        /* one frame at a time for Y4M: the job then runs here, in order */
+        mpe_pool_run_slots(a->pool, n, in->kind == SRC_Y4M ? 1 : a->threads, ahead_job, in);
         pthread_mutex_lock(&a->lock);
-        s->result = r;
-        s->ms = ms;
-        s->ready = 1;
-        if (r <= 0 && i + 1 < a->stop)
-            a->stop = i + 1;
-        pthread_cond_broadcast(&a->cv);
     }
     pthread_mutex_unlock(&a->lock);
     return NULL;
@@ -1161,13 +1196,13 @@ static void ahead_stop(MpeInput *in)
         a->quit = 1;
         pthread_cond_broadcast(&a->cv);
         pthread_mutex_unlock(&a->lock);
-        for (int i = 0; i < a->started; i++)
-            pthread_join(a->tid[i], NULL);
+        pthread_join(a->reader, NULL);
     }
-    if (a->nthreads) {   /* lock and cv were initialised */
+    if (a->have_sync) {
         pthread_cond_destroy(&a->cv);
         pthread_mutex_destroy(&a->lock);
     }
+    mpe_pool_close(a->own_pool);
     if (a->slot) {
         for (int i = 0; i < a->depth; i++) {
             mpe_frame_free(&a->slot[i].frame);
@@ -1176,7 +1211,6 @@ static void ahead_stop(MpeInput *in)
         }
     }
     free(a->slot);
-    free(a->tid);
     free(a);
     in->ahead = NULL;
 }
@@ -1246,7 +1280,7 @@ static int ahead_read(MpeInput *in, MpeFrame *frame, MpeError *err)
     return r;
 }
 
-int mpe_input_start_ahead(MpeInput *in, int threads, MpeError *err)
+int mpe_input_start_ahead_pool(MpeInput *in, int threads, MpePool *pool, MpeError *err)
 {
     Ahead *a;
     int ret;
@@ -1259,17 +1293,17 @@ int mpe_input_start_ahead(MpeInput *in, int threads, MpeError *err)
         threads = 1;
     /* a list's length is known: no thread or buffer beyond it (+1 for the end) */
     if (in->kind == SRC_PNG_LIST && (size_t)threads > in->nfiles)
-        threads = (int)in->nfiles;
+        threads = MPE_MAX((int)in->nfiles, 1);
     if (!(a = calloc(1, sizeof(*a))))
         return mpe_error(err, -ENOMEM, "%s: out of memory", in->spec);
     in->ahead = a;
+    a->threads = threads;
     /* room for every thread to decode one while as many wait to be taken */
     a->depth = in->kind == SRC_Y4M ? 3 : 2 * threads;
     if (in->kind == SRC_PNG_LIST && (size_t)a->depth > in->nfiles + 1)
         a->depth = (int)in->nfiles + 1;
     a->stop = LONG_MAX;
-    if (!(a->slot = calloc((size_t)a->depth, sizeof(*a->slot))) ||
-        !(a->tid = calloc((size_t)threads, sizeof(*a->tid))))
+    if (!(a->slot = calloc((size_t)a->depth, sizeof(*a->slot))))
         goto nomem;
     for (int i = 0; i < a->depth; i++) {
         if (mpe_frame_alloc(&a->slot[i].frame, in->info.format, in->info.width,
@@ -1278,25 +1312,38 @@ int mpe_input_start_ahead(MpeInput *in, int threads, MpeError *err)
         if (in->kind == SRC_PNG_PATTERN && !(a->slot[i].name = malloc(in->name_size)))
             goto nomem;
     }
+    if (pool) {
+        a->pool = pool;
+    } else {
+        /* the reader thread is one of the decoders */
+        if ((ret = mpe_pool_open(&a->own_pool, threads, err)) < 0) {
+            ahead_stop(in);
+            return ret;
+        }
+        a->pool = a->own_pool;
+    }
     if (pthread_mutex_init(&a->lock, NULL) != 0)
         goto nomem;
     if (pthread_cond_init(&a->cv, NULL) != 0) {
         pthread_mutex_destroy(&a->lock);
         goto nomem;
     }
-    a->nthreads = threads;
-    for (int i = 0; i < threads; i++) {
-        if ((ret = pthread_create(&a->tid[i], NULL, ahead_main, in)) != 0) {
-            ahead_stop(in);
-            return mpe_error(err, -ret, "%s: cannot start a reader thread: %s", in->spec,
-                             strerror(ret));
-        }
-        a->started++;
+    a->have_sync = 1;
+    if ((ret = pthread_create(&a->reader, NULL, ahead_main, in)) != 0) {
+        ahead_stop(in);
+        return mpe_error(err, -ret, "%s: cannot start a reader thread: %s", in->spec,
+                         strerror(ret));
     }
+    a->started = 1;
     return 0;
 nomem:
     ahead_stop(in);
     return mpe_error(err, -ENOMEM, "%s: out of memory for the frames read ahead", in->spec);
+}
+
+int mpe_input_start_ahead(MpeInput *in, int threads, MpeError *err)
+{
+    return mpe_input_start_ahead_pool(in, threads, NULL, err);
 }
 
 int mpe_input_read(MpeInput *in, MpeFrame *frame, MpeError *err)

@@ -23,6 +23,7 @@
 
 #include "common/common.h"
 #include "common/picture.h"
+#include "common/threads.h"
 
 typedef struct MpeInput MpeInput;
 
@@ -81,7 +82,7 @@ long mpe_input_frames_left(const MpeInput *in);
  * whose first frame is cut or malformed, a read error, ...). */
 int mpe_input_read(MpeInput *in, MpeFrame *frame, MpeError *err);
 
-/* Read ahead on reader threads from now on: `threads` PNG frames are
+/* Read ahead on other threads from now on: `threads` PNG frames are
  * decoded at once, up to 2 * threads ahead of the caller (a Y4M source gets
  * one reader thread and 3 frames whatever `threads` says); 0 keeps reading
  * on the caller's thread.  Frames, errors and names come out exactly as
@@ -90,6 +91,12 @@ int mpe_input_read(MpeInput *in, MpeFrame *frame, MpeError *err);
  * frames the caller reads into should come from mpe_frame_alloc (then they
  * are swapped with the reader's buffers instead of copied). */
 int mpe_input_start_ahead(MpeInput *in, int threads, MpeError *err);
+/* The same with the decoding on the caller's pool (common/threads.h), at
+ * most `threads` frames at once, beside the caller's other work on it; one
+ * reader thread of the input's own hands out the frames (and reads Y4M).
+ * NULL: a pool of the input's own of `threads` threads.  The pool must
+ * outlive the input. */
+int mpe_input_start_ahead_pool(MpeInput *in, int threads, MpePool *pool, MpeError *err);
 
 /* Milliseconds spent reading/decoding the frame mpe_input_read returned
  * last, on whichever thread did it. */

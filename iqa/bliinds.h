@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "common/threads.h"
 
 #define BLIINDS_NFEATURES 24
 #define BLIINDS_MIN_SIZE 4   /* SPEC §2: scale 3 must not be empty */
@@ -36,6 +37,7 @@ typedef struct BliindsContext BliindsContext;
 typedef struct BliindsOptions {
     int threads;          /* worker threads; 0 = all online cores */
     int device;           /* CUDA device index (bliinds_cuda), 0 also for -1 */
+    MpePool *pool;        /* non-NULL: the C path runs on it (threads is then unused) */
     /* Optional: a directory where every score() also writes the scale
      * images and per-block maps, named and formatted like the reference's
      * blockmaps/ (L<s>_image.csv, L<s>_{zeta,gamma,subband,orientvar,ori1,

@@ -10,7 +10,7 @@
  * horizontal one per block.
  *
  * Threads: each score() runs as a sequence of fork-join stages on the
- * context's MpePool (load, blocks of scale 1, downsample, blocks of scale
+ * caller's MpePool (BliindsOptions.pool) or the context's own (load, blocks of scale 1, downsample, blocks of scale
  * 2, ..., pooling), items being image or block rows.  An item writes only
  * its own rows, and each pooled feature is reduced by one item in a fixed
  * order (per-row sums, then rows in order; the top 10 % by selection), so
@@ -308,8 +308,10 @@ struct BliindsContext {
     double taps[2];        /* 1-D Gaussian, sigma 0.5: outer, centre */
     double ratio[BLIINDS_GAMMA_TABLE_SIZE];
     char *dump_dir;
-    MpePool *pool;
-    BliindsScratch *scratch;   /* one per pool thread */
+    MpePool *pool;             /* the caller's (BliindsOptions.pool) or own_pool */
+    MpePool *own_pool;
+    BliindsScratch *scratch;   /* one per thread a stage runs on */
+    int nscratch;
     int scratch_w;             /* row length of dct_rows: scale-1 cols + LANES + 1 */
 
     /* the call in progress */
@@ -433,7 +435,7 @@ static void pool_job(void *opaque, int q, int worker)
 static void run_stage(BliindsContext *ctx, int n, MpePoolFn fn, double *ms)
 {
     double t0 = mpe_time_ms();
-    mpe_pool_run(ctx->pool, n, fn, ctx);
+    mpe_pool_run_slots(ctx->pool, n, ctx->nscratch, fn, ctx);
     *ms = mpe_time_ms() - t0;
 }
 
@@ -480,12 +482,12 @@ static void cpu_close(BliindsContext *ctx)
     if (!ctx)
         return;
     if (ctx->scratch)
-        for (int i = 0; i < mpe_pool_threads(ctx->pool); i++) {
+        for (int i = 0; i < ctx->nscratch; i++) {
             free(ctx->scratch[i].dct_rows);
             free(ctx->scratch[i].select);
         }
     free(ctx->scratch);
-    mpe_pool_close(ctx->pool);
+    mpe_pool_close(ctx->own_pool);
     for (int s = 0; s < NSCALES; s++) {
         free(ctx->scale[s].pad);
         for (int m = 0; m < BLIINDS_NMAPS; m++)
@@ -540,13 +542,20 @@ static int cpu_open(BliindsContext **out, int width, int height, const BliindsOp
     if (opt && opt->dump_dir && !(ctx->dump_dir = strdup(opt->dump_dir)))
         goto fail_memory;
     /* more threads than scale-1 block rows would find nothing to do */
-    threads = MPE_MIN(threads ? threads : mpe_cpu_count(), ctx->scale[0].rows);
-    if ((ret = mpe_pool_open(&ctx->pool, threads, err)) < 0)
-        goto fail;
-    if (!(ctx->scratch = calloc(threads, sizeof(*ctx->scratch))))
+    if (opt && opt->pool) {
+        ctx->pool = opt->pool;
+        threads = mpe_pool_threads(ctx->pool);
+    } else {
+        threads = MPE_MIN(threads ? threads : mpe_cpu_count(), ctx->scale[0].rows);
+        if ((ret = mpe_pool_open(&ctx->own_pool, threads, err)) < 0)
+            goto fail;
+        ctx->pool = ctx->own_pool;
+    }
+    ctx->nscratch = MPE_MIN(threads, ctx->scale[0].rows);
+    if (!(ctx->scratch = calloc(ctx->nscratch, sizeof(*ctx->scratch))))
         goto fail_memory;
     ctx->scratch_w = ctx->scale[0].cols + LANES + 1;
-    for (int i = 0; i < threads; i++) {
+    for (int i = 0; i < ctx->nscratch; i++) {
         BliindsScratch *w = &ctx->scratch[i];
         w->dct_rows = calloc((size_t)15 * ctx->scratch_w, sizeof(double));
         w->select = malloc((size_t)ctx->scale[0].rows * ctx->scale[0].cols * sizeof(double));

@@ -14,7 +14,7 @@ typedef struct BliindsMetric {
 static int bliinds_metric_open(const BliindsImpl *impl, void **out, const IqaConfig *cfg,
                                MpeError *err)
 {
-    BliindsOptions bo = { .threads = cfg->threads, .device = cfg->device, .dump_dir = cfg->dump_dir };
+    BliindsOptions bo = { .threads = cfg->threads, .pool = cfg->pool, .device = cfg->device, .dump_dir = cfg->dump_dir };
     BliindsMetric *m = calloc(1, sizeof(*m));
     int ret;
 

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "common/threads.h"
 
 #define MAD_MIN_SIZE 34
 #define MAD_MAX_SIZE 16384
@@ -39,6 +40,7 @@ typedef struct MadContext MadContext;
 typedef struct MadOptions {
     int threads;          /* worker threads for the C path, 0 = all online cores */
     int device;           /* CUDA device index (mad_cuda), 0 also for -1; zeroed options: 0 */
+    MpePool *pool;        /* non-NULL: the C path runs on it (threads is then unused) */
     const char *dump_dir; /* non-NULL: score() writes the visibility, local-MSE and
                            * appearance maps there (PNG for viewing + raw float64 .bin) */
 } MadOptions;

@@ -63,7 +63,7 @@ typedef struct MadMetric {
 
 static int mad_metric_open(const MadImpl *impl, void **out, const IqaConfig *cfg, MpeError *err)
 {
-    MadOptions mo = { .threads = cfg->threads, .device = cfg->device, .dump_dir = cfg->dump_dir };
+    MadOptions mo = { .threads = cfg->threads, .pool = cfg->pool, .device = cfg->device, .dump_dir = cfg->dump_dir };
     MadMetric *m = calloc(1, sizeof(*m));
     int ret;
 

@@ -1,4 +1,4 @@
-/* mad_cpu.c — MAD in C, double precision, FFTW3, pthreads
+/* mad_cpu.c — MAD in C, double precision, FFTW3, on an MpePool
  * (../shared/reference/mad/SPEC.md; paper: Larson & Chandler 2010).
  *
  * Per context (one picture size): the CSF and the log-Gabor bank as
@@ -32,17 +32,19 @@
  * scores do not depend on the thread count, and a picture scored against
  * itself goes through bit-identical arithmetic on both sides: exactly 0.
  *
+ * Tasks run on the caller's pool (MadOptions.pool), or on one of the
+ * context's own sized by MadOptions.threads.
+ *
  * Memory: about 175 bytes per pixel plus 26 per worker thread (the filter
  * bank is 72 of them); 2048x2048 with 2 threads peaks at 0.95 GB. */
 #include "iqa/mad.h"
 #include "iqa/mad_internal.h"
+#include "common/threads.h"
 #include "common/timer.h"
 
 #include <errno.h>
 #include <fftw3.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -76,7 +78,9 @@ struct MadContext {
     int w, h, hc;           /* hc: columns of the r2c half spectrum */
     int nbr, nbc;           /* block grid */
     size_t npix, nblk, nhalf;
-    int nthreads;
+    int nthreads;           /* MadWorkers: the pool's threads, at most MAD_MAX_THREADS */
+    MpePool *pool;          /* the caller's (MadOptions.pool) or own_pool */
+    MpePool *own_pool;
     char *dump_dir;
 
     double lut[256];
@@ -135,53 +139,27 @@ static void *big_alloc(size_t size)
     return p;
 }
 
-/* ---- a small task runner ------------------------------------------------ */
+/* ---- tasks on the pool ------------------------------------------------- */
 
 typedef void (*TaskFn)(MadContext *ctx, int task, MadWorker *wk);
 
-typedef struct Job {
+typedef struct TaskRun {
     MadContext *ctx;
     TaskFn fn;
-    int ntasks;
-    atomic_int next;
-} Job;
+} TaskRun;
 
-typedef struct JobArg {
-    Job *job;
-    MadWorker *wk;
-} JobArg;
-
-static void *job_worker(void *p)
+static void task_job(void *arg, int task, int worker)
 {
-    JobArg *a = p;
-    for (;;) {
-        int t = atomic_fetch_add(&a->job->next, 1);
-        if (t >= a->job->ntasks)
-            break;
-        a->job->fn(a->job->ctx, t, a->wk);
-    }
-    return NULL;
+    const TaskRun *r = arg;
+    r->fn(r->ctx, task, &r->ctx->wk[worker]);
 }
 
-/* Runs tasks 0..ntasks-1 on up to nthreads workers, the caller being one of
- * them.  A thread that cannot be started only means fewer workers. */
+/* Runs tasks 0..ntasks-1 on the pool, at most nthreads at once (one
+ * MadWorker's buffers each), the caller being one of them. */
 static void run_tasks(MadContext *ctx, int ntasks, TaskFn fn)
 {
-    Job job = { .ctx = ctx, .fn = fn, .ntasks = ntasks };
-    JobArg arg[MAD_MAX_THREADS];
-    pthread_t th[MAD_MAX_THREADS];
-    int started[MAD_MAX_THREADS] = { 0 };
-    int nw = MPE_MIN(ctx->nthreads, ntasks);
-
-    atomic_init(&job.next, 0);
-    for (int i = 0; i < nw; i++)
-        arg[i] = (JobArg){ &job, &ctx->wk[i] };
-    for (int i = 1; i < nw; i++)
-        started[i] = pthread_create(&th[i], NULL, job_worker, &arg[i]) == 0;
-    job_worker(&arg[0]);
-    for (int i = 1; i < nw; i++)
-        if (started[i])
-            pthread_join(th[i], NULL);
+    TaskRun r = { ctx, fn };
+    mpe_pool_run_slots(ctx->pool, ntasks, ctx->nthreads, task_job, &r);
 }
 
 /* ---- 2-D transforms ------------------------------------------------------ */
@@ -545,6 +523,7 @@ static void cpu_close(MadContext *ctx)
 {
     if (!ctx)
         return;
+    mpe_pool_close(ctx->own_pool);
     fftw_plan plans[] = { ctx->p_rows_r2c,   ctx->p_rows_c2r,   ctx->p_row_inv[0],
                           ctx->p_row_inv[1], ctx->p_cols[0][0], ctx->p_cols[0][1],
                           ctx->p_cols[1][0], ctx->p_cols[1][1] };
@@ -589,14 +568,17 @@ static int cpu_open(MadContext **pctx, int width, int height, const MadOptions *
 
     if ((ret = mad_check_open(pctx, width, height, opt, err)) < 0)
         return ret;
-    if (threads == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (int)MPE_MIN(n, (long)MAD_MAX_THREADS) : 1;
-    }
-
     ctx = calloc(1, sizeof(*ctx));
     if (!ctx)
         return mpe_error(err, -ENOMEM, "mad: out of memory");
+    if (opt && opt->pool) {
+        ctx->pool = opt->pool;
+    } else {
+        threads = threads ? threads : mpe_cpu_count();
+        if ((ret = mpe_pool_open(&ctx->own_pool, MPE_MIN(threads, MAD_MAX_THREADS), err)) < 0)
+            goto fail;
+        ctx->pool = ctx->own_pool;
+    }
     ctx->w = width;
     ctx->h = height;
     ctx->hc = width / 2 + 1;
@@ -605,7 +587,7 @@ static int cpu_open(MadContext **pctx, int width, int height, const MadOptions *
     ctx->npix = (size_t)width * height;
     ctx->nblk = (size_t)ctx->nbr * ctx->nbc;
     ctx->nhalf = (size_t)height * ctx->hc;
-    ctx->nthreads = MPE_MIN(threads, MAD_MAX_THREADS);
+    ctx->nthreads = MPE_MIN(mpe_pool_threads(ctx->pool), MAD_MAX_THREADS);
     if (opt && opt->dump_dir && !(ctx->dump_dir = strdup(opt->dump_dir)))
         goto nomem;
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "common/threads.h"
 
 #define IQA_MAX_VALUES 16     /* sum of every family's values (metric.c checks it) */
 #define IQA_MAX_FAMILIES 16   /* families fit a mask of unsigned bits */
@@ -58,6 +59,7 @@ typedef struct IqaValue {
 typedef struct IqaConfig {
     int width, height;     /* of plane 0 */
     int threads;           /* worker threads for C implementations, 0 = all online cores */
+    MpePool *pool;         /* non-NULL: C implementations run on it (threads unused) */
     int device;            /* CUDA device index, -1 = the default (0) */
     const char *dump_dir;  /* non-NULL: implementations that can dump their maps do */
 } IqaConfig;

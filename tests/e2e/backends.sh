@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# slow: ~13 s on 2 cores; every backend against cpu (test_gpu_frontend covers the kernels)
 # End-to-end: every front-end backend that can run here gives streams
 # byte-identical to the cpu backend's (DESIGN.md invariant 2), from RGB (PNG)
 # and from YUV (Y4M) input, MPEG-1 and MPEG-2, several search ranges.

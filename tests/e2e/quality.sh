@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# slow: ~50 s on 2 cores (276 s on the CI machine); rate control and logs end to end
 # End-to-end: the in-loop quality checker, per-frame logs and rate control
 # (issue 8), judged from outside: logs parsed with Python's csv/json, PSNR
 # against ffmpeg's psnr filter on ffmpeg's decode, VBV by an independent

@@ -72,6 +72,29 @@ for b in $("$MPEGENC" --list-backends | awk '$2 ~ /^available/ { print $1 }' | g
     done
 done
 
+# one pool for the run (common/threads.h): with --threads 2 the slices, the
+# cpu front end, MAD, BLIINDS-II and PNG decoding share 2 threads, the main
+# one included; beside them only the front-end task, the quality task and
+# the PNG reader thread.  Threads alive are sampled from /proc while it runs
+# (a sample can miss a peak, never invent one); components that each sized
+# a pool to --threads had 9 alive here.
+if [ -d /proc/self/task ]; then
+    "$MPEGENC" -y --quiet --threads 2 --read-threads 2 --backend cpu --iqa all -i "$SOLAR" \
+        -o "$TMP/pool.m2v" 2>"$TMP/err" &
+    pid=$! peak=0
+    while kill -0 $pid 2>/dev/null; do
+        n=$(ls /proc/$pid/task 2>/dev/null | wc -l)
+        [ "$n" -gt "$peak" ] && peak=$n
+    done
+    if ! wait $pid; then
+        fail one-pool-threads "encode failed: $(cat "$TMP/err")"
+    else
+        check one-pool-threads "$peak threads alive, expected at most 2 + 3" [ "$peak" -le 5 ]
+    fi
+else
+    skip one-pool-threads "no /proc/PID/task here"
+fi
+
 # --stats: every stage in the summary; with -v a line of times per frame
 err=$("$MPEGENC" -y --stats --threads 2 --backend cpu -i "$SOLAR" -o "$TMP/s.m2v" 2>&1 >/dev/null); rc=$?
 missing=""

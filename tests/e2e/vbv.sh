@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# slow: ~12 s on 2 cores; a matrix of VBV encodes judged by vbv_check.py
 # End-to-end: the VBV of rate-controlled streams, judged by the independent
 # model in vbv_check.py (13818-2 Annex C, 11172-2 Annex C) and by ffmpeg.
 # A matrix of content (testsrc2, flat grey, noise, a cut) x constant rate

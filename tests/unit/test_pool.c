@@ -2,8 +2,12 @@
  * every index runs exactly once, on a worker id in range, whatever the
  * thread count; results written by the workers are visible to the caller
  * when mpe_pool_run returns; a slow item does not hold up the others;
- * thousands of back-to-back jobs lose no wake-up; the task runs one job at a
- * time and close joins it. */
+ * thousands of back-to-back jobs lose no wake-up; several threads may run
+ * jobs on one pool at once (each job's worker numbers stay unique while it
+ * runs, and threads busy in items never outnumber the pool), an item may run
+ * a job of its own, and run_slots caps a job's threads; the task runs one
+ * job at a time and close joins it.  A deadlock ends the program by alarm. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -139,6 +143,151 @@ static void t_many_jobs(TestCtx *t)
     }
 }
 
+/* ---- several callers on one pool ---- */
+
+typedef struct Shared {
+    atomic_int busy, peak;        /* threads inside items, across all jobs */
+} Shared;
+
+typedef struct Batch {
+    Shared *sh;
+    int slots;
+    atomic_int in_slot[8];        /* threads using each worker number now */
+    atomic_int clash, bad_worker;
+    atomic_long total;
+} Batch;
+
+static void spin_us(int us)
+{
+    struct timespec ts = { 0, (long)us * 1000L };
+    nanosleep(&ts, NULL);
+}
+
+static void batch_fn(void *ctx, int i, int worker)
+{
+    Batch *b = ctx;
+    int busy = atomic_fetch_add(&b->sh->busy, 1) + 1;
+    int peak = atomic_load(&b->sh->peak);
+    while (busy > peak && !atomic_compare_exchange_weak(&b->sh->peak, &peak, busy))
+        ;
+    if (worker < 0 || worker >= b->slots) {
+        atomic_fetch_add(&b->bad_worker, 1);
+    } else {
+        if (atomic_fetch_add(&b->in_slot[worker], 1) != 0)
+            atomic_fetch_add(&b->clash, 1);
+        spin_us(50);
+        atomic_fetch_sub(&b->in_slot[worker], 1);
+    }
+    atomic_fetch_add(&b->total, i + 1);
+    atomic_fetch_sub(&b->sh->busy, 1);
+}
+
+typedef struct Caller {
+    MpePool *pool;
+    Shared *sh;
+    int slots;                    /* 0: mpe_pool_run */
+    int runs;
+    long got, want;
+    int clash, bad_worker;
+} Caller;
+
+static void *caller_main(void *arg)
+{
+    Caller *c = arg;
+    for (int k = 0; k < c->runs; k++) {
+        Batch b = { .sh = c->sh, .slots = c->slots ? c->slots : mpe_pool_threads(c->pool) };
+        int n = 1 + k % 9;
+        for (int s = 0; s < 8; s++)
+            atomic_init(&b.in_slot[s], 0);
+        atomic_init(&b.clash, 0);
+        atomic_init(&b.bad_worker, 0);
+        atomic_init(&b.total, 0);
+        if (c->slots)
+            mpe_pool_run_slots(c->pool, n, c->slots, batch_fn, &b);
+        else
+            mpe_pool_run(c->pool, n, batch_fn, &b);
+        c->got += atomic_load(&b.total);
+        c->want += (long)n * (n + 1) / 2;
+        c->clash += atomic_load(&b.clash);
+        c->bad_worker += atomic_load(&b.bad_worker);
+    }
+    return NULL;
+}
+
+static void t_concurrent_callers(TestCtx *t)
+{
+    enum { CALLERS = 2, THREADS = 3 };
+    MpePool *pool = NULL;
+    MpeError err;
+    Shared sh;
+    Caller c[CALLERS];
+    pthread_t tid[CALLERS];
+
+    atomic_init(&sh.busy, 0);
+    atomic_init(&sh.peak, 0);
+    CHECK(t, mpe_pool_open(&pool, THREADS, &err) == 0, "open: %s", err.msg);
+    if (!pool)
+        return;
+    for (int i = 0; i < CALLERS; i++) {
+        c[i] = (Caller){ .pool = pool, .sh = &sh, .slots = i == 1 ? 2 : 0, .runs = 400 };
+        CHECK(t, pthread_create(&tid[i], NULL, caller_main, &c[i]) == 0, "thread %d", i);
+    }
+    for (int i = 0; i < CALLERS; i++) {
+        pthread_join(tid[i], NULL);
+        CHECK(t, c[i].got == c[i].want, "caller %d: sum %ld, want %ld", i, c[i].got, c[i].want);
+        CHECK(t, c[i].clash == 0, "caller %d: %d items shared a worker number", i, c[i].clash);
+        CHECK(t, c[i].bad_worker == 0, "caller %d: %d worker numbers out of range", i,
+              c[i].bad_worker);
+    }
+    /* pool threads join only while fewer than THREADS threads are in items,
+     * but a caller always runs its own: a caller arriving while the pool's
+     * threads are all busy adds one, for as long as those stay in their job */
+    CHECK(t, atomic_load(&sh.peak) <= THREADS - 1 + CALLERS,
+          "%d threads in items at once on a pool of %d with %d callers", atomic_load(&sh.peak),
+          THREADS, CALLERS);
+    mpe_pool_close(pool);
+}
+
+typedef struct Nest {
+    MpePool *pool;
+    atomic_long total;
+} Nest;
+
+static void inner_fn(void *ctx, int i, int worker)
+{
+    Nest *n = ctx;
+    (void)worker;
+    atomic_fetch_add(&n->total, i + 1);
+}
+
+static void outer_fn(void *ctx, int i, int worker)
+{
+    Nest *n = ctx;
+    (void)worker;
+    (void)i;
+    mpe_pool_run(n->pool, 8, inner_fn, n);
+}
+
+static void t_nested(TestCtx *t)
+{
+    MpePool *pool = NULL;
+    MpeError err;
+    Nest n;
+
+    CHECK(t, mpe_pool_open(&pool, 2, &err) == 0, "open: %s", err.msg);
+    if (!pool)
+        return;
+    n.pool = pool;
+    for (int k = 0; k < 200; k++) {
+        atomic_init(&n.total, 0);
+        mpe_pool_run(pool, 4, outer_fn, &n);
+        CHECK(t, atomic_load(&n.total) == 4 * 36, "round %d: sum %ld", k, atomic_load(&n.total));
+        if (atomic_load(&n.total) != 4 * 36)
+            break;
+    }
+    mpe_pool_close(pool);
+}
+
 static void t_open_errors(TestCtx *t)
 {
     MpePool *pool = (MpePool *)1;
@@ -200,9 +349,12 @@ int main(void)
 {
     TestCtx t;
     test_init(&t, "test_pool");
+    alarm(120);   /* a deadlock fails the program instead of hanging the suite */
     test_run(&t, "each_index_once", t_each_index_once);
     test_run(&t, "slow_item_dynamic_scheduling", t_slow_item);
     test_run(&t, "many_jobs_back_to_back", t_many_jobs);
+    test_run(&t, "concurrent_callers", t_concurrent_callers);
+    test_run(&t, "nested_jobs", t_nested);
     test_run(&t, "open_errors_and_cpu_count", t_open_errors);
     test_run(&t, "task", t_task);
     return test_finish(&t);
