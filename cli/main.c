@@ -129,7 +129,8 @@ static void print_help(void)
            "  -n, --no-overwrite     never replace an existing file (the default, explicit)\n"
            "      --recon FILE.y4m   also write the encoder's reconstructed pictures\n"
            "      --log FILE         per-frame log: FILE.csv (CSV) or FILE.jsonl (JSON Lines),\n"
-           "                         one record per picture, flushed as it is written\n"
+           "                         one record per picture, flushed as it is written; or\n"
+           "                         FILE.json: libvmaf's JSON (frames, pooled metrics)\n"
            "      --report FILE.html  self-contained page plotting bits, quantiser and quality\n",
            MPE_VERSION);
     for (int i = 0; mpe_param_info(i); i++) {
@@ -640,9 +641,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpegenc: %s: the report is an HTML page: name it FILE.html\n", cli.report);
         return EXIT_USAGE;
     }
-    if (cli.log && !has_ext(cli.log, ".csv") && !has_ext(cli.log, ".jsonl")) {
-        fprintf(stderr, "mpegenc: %s: the log is CSV or JSON Lines: name it FILE.csv or FILE.jsonl\n",
-                cli.log);
+    if (cli.log && !has_ext(cli.log, ".csv") && !has_ext(cli.log, ".jsonl") &&
+        !has_ext(cli.log, ".json")) {
+        fprintf(stderr, "mpegenc: %s: the log is CSV, JSON Lines or libvmaf-style JSON: name it "
+                        "FILE.csv, FILE.jsonl or FILE.json\n", cli.log);
         return EXIT_USAGE;
     }
     if (mpe_param_check(&cli.param, &err) < 0) {
@@ -665,6 +667,7 @@ int main(int argc, char **argv)
     read_threads = cli.param.read_threads >= 0 ? cli.param.read_threads
                                                : MPE_MIN(4, mpe_cpu_count());
     info = mpe_input_info(in);
+    mpe_summary_set_size(&rs.summary, info->width, info->height);
     cli.param.width = info->width;
     cli.param.height = info->height;
     if (!cli.param.fps_num && info->fps_num > 0) {
@@ -859,6 +862,8 @@ end:
                 iqa_psnr_from_mse(mse), frames / (secs > 0 ? secs : 1e-9),
                 cli.param.format == MPE_FORMAT_MPEG1 ? "MPEG-1" : "MPEG-2", cli.output, mode,
                 mpe_encoder_backend(enc));
+        mpe_summary_format_peer(&rs.summary, (double)rn / rd, "mpegenc: ", text, sizeof(text));
+        fprintf(stderr, "%s", text);
         if (cli.verbose || rs.summary.target_metric || (rs.summary.metrics & ~(unsigned)MPE_IQA_PSNR)) {
             mpe_summary_format(&rs.summary, (double)rn / rd, text, sizeof(text));
             fprintf(stderr, "%s", text);

@@ -90,12 +90,16 @@ static QlogColumn qlog_column(size_t i)
     return qlog_tail[i - QLOG_NHEAD - nv];
 }
 
+enum { QLOG_CSV = 0, QLOG_JSONL = 1, QLOG_JSON = 2 };
+
 struct MpeQlog {
     FILE *f;
     char *path;
-    int json;
+    int json;     /* QLOG_*: JSON Lines writes records as they come; JSON at the end */
     int failed;   /* errno of the first failed write, 0 if none */
     int owns_f;   /* opened by name: closed here; else the caller's stream */
+    MpeFrameStats *kept;   /* QLOG_JSON: every record, written by mpe_qlog_close */
+    int n_kept, cap_kept;
 };
 
 /* A growing line: formatted pieces are appended; an overflow is remembered
@@ -229,12 +233,14 @@ static int qlog_format(const char *path, int *json, MpeError *err)
 {
     const char *ext = path_extension(path);
     if (!strcasecmp(ext, ".csv"))
-        *json = 0;
+        *json = QLOG_CSV;
     else if (!strcasecmp(ext, ".jsonl"))
-        *json = 1;
+        *json = QLOG_JSONL;
+    else if (!strcasecmp(ext, ".json"))
+        *json = QLOG_JSON;
     else
-        return mpe_error(err, -EINVAL,
-                         "%s: unknown log format (the name must end in .csv or .jsonl)", path);
+        return mpe_error(err, -EINVAL, "%s: unknown log format (the name must end in .csv, "
+                                       ".jsonl or .json)", path);
     return 0;
 }
 
@@ -259,10 +265,12 @@ static int qlog_start(MpeQlog **qp, FILE *f, int owns_f, const char *path, MpeEr
         ret = mpe_error(err, -errno, "%s: cannot open for writing: %s", path, strerror(errno));
         goto fail;
     }
-    format_header(&line, json);
-    ret = qlog_emit(q, &line, err);
-    if (ret < 0)
-        goto fail;
+    if (json != QLOG_JSON) {   /* the JSON document is written whole at the end */
+        format_header(&line, json);
+        ret = qlog_emit(q, &line, err);
+        if (ret < 0)
+            goto fail;
+    }
     *qp = q;
     return 0;
 
@@ -270,7 +278,8 @@ fail:
     if (q && q->f && q->owns_f)
         fclose(q->f);
     if (q)
-        free(q->path);
+        free(q->kept);
+    free(q->path);
     free(q);
     return ret;
 }
@@ -292,8 +301,89 @@ int mpe_qlog_open_file(MpeQlog **qp, FILE *f, const char *name, MpeError *err)
 int mpe_qlog_write(MpeQlog *q, const MpeFrameStats *fs, MpeError *err)
 {
     QlogLine line = { .len = 0 };
+    if (q->json == QLOG_JSON) {
+        if (q->n_kept == q->cap_kept) {
+            int cap = q->cap_kept ? 2 * q->cap_kept : 256;
+            MpeFrameStats *k = realloc(q->kept, (size_t)cap * sizeof(*k));
+            if (!k)
+                return mpe_error(err, -ENOMEM, "%s: out of memory for the log", q->path);
+            q->kept = k;
+            q->cap_kept = cap;
+        }
+        q->kept[q->n_kept++] = *fs;
+        return 0;
+    }
     format_record(&line, fs, q->json);
     return qlog_emit(q, &line, err);
+}
+
+static int by_display(const void *a, const void *b)
+{
+    const MpeFrameStats *x = a, *y = b;
+    return (x->display_index > y->display_index) - (x->display_index < y->display_index);
+}
+
+/* A number as JSON: %.6f like libvmaf, null when not finite. */
+static void json_number(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.6f", v);
+    else
+        fputs("null", f);
+}
+
+/* libvmaf's JSON document (libvmaf/src/output.c): frames in display order,
+ * each with the measured values by name, then per value its pooled min,
+ * max, mean and harmonic mean (libvmaf's: n / sum(1 / (x + 1)) - 1, which
+ * stays defined at 0), and an empty aggregate_metrics. */
+static void write_json_document(MpeQlog *q)
+{
+    FILE *f = q->f;
+    const int nv = iqa_value_count();
+    qsort(q->kept, (size_t)q->n_kept, sizeof(*q->kept), by_display);
+    fprintf(f, "{\n  \"version\": \"mpegenc %s\",\n  \"fps\": null,\n  \"frames\": [", MPE_VERSION);
+    for (int k = 0; k < q->n_kept; k++) {
+        const MpeFrameStats *fs = &q->kept[k];
+        int first = 1;
+        fprintf(f, "%s    {\n      \"frameNum\": %d,\n      \"metrics\": {", k ? ",\n" : "\n",
+                fs->display_index);
+        for (int id = 0; id < nv; id++) {
+            if (!(fs->metrics & (1u << iqa_value_family(id))))
+                continue;
+            fprintf(f, "%s\n        \"%s\": ", first ? "" : ",", iqa_value_get(id)->name);
+            json_number(f, fs->value[id]);
+            first = 0;
+        }
+        fprintf(f, "\n      }\n    }");
+    }
+    fprintf(f, "\n  ],\n  \"pooled_metrics\": {");
+    for (int id = 0, first = 1; id < nv; id++) {
+        double mn = INFINITY, mx = -INFINITY, sum = 0, hsum = 0;
+        int n = 0;
+        for (int k = 0; k < q->n_kept; k++) {
+            const double v = q->kept[k].value[id];
+            if (!(q->kept[k].metrics & (1u << iqa_value_family(id))) || !isfinite(v))
+                continue;
+            mn = fmin(mn, v);
+            mx = fmax(mx, v);
+            sum += v;
+            hsum += 1.0 / (v + 1.0);
+            n++;
+        }
+        if (!n)
+            continue;
+        fprintf(f, "%s\n    \"%s\": {\n      \"min\": ", first ? "" : ",", iqa_value_get(id)->name);
+        json_number(f, mn);
+        fputs(",\n      \"max\": ", f);
+        json_number(f, mx);
+        fputs(",\n      \"mean\": ", f);
+        json_number(f, sum / n);
+        fputs(",\n      \"harmonic_mean\": ", f);
+        json_number(f, n / hsum - 1.0);
+        fputs("\n    }", f);
+        first = 0;
+    }
+    fputs("\n  },\n  \"aggregate_metrics\": {}\n}\n", f);
 }
 
 int mpe_qlog_close(MpeQlog *q, MpeError *err)
@@ -302,6 +392,11 @@ int mpe_qlog_close(MpeQlog *q, MpeError *err)
     if (!q)
         return 0;
     errno = 0;
+    if (q->json == QLOG_JSON && !q->failed) {
+        write_json_document(q);
+        if (ferror(q->f))
+            q->failed = errno ? errno : EIO;
+    }
     if ((q->owns_f ? fclose(q->f) : fflush(q->f)) != 0 && !q->failed)
         q->failed = errno ? errno : EIO;
     if (q->failed)
@@ -352,6 +447,25 @@ void mpe_summary_init(MpeSummary *s, unsigned target_metric, double target)
     s->target_metric = target_metric;
     s->target = target;
     s->worst_miss_frame = -1;
+    for (int id = 0; id < IQA_MAX_VALUES; id++)
+        s->worst_frame[id] = -1;
+}
+
+void mpe_summary_set_size(MpeSummary *s, int width, int height)
+{
+    s->width = width;
+    s->height = height;
+}
+
+/* Samples of plane c (4:2:0). */
+static double plane_samples(const MpeSummary *s, int c)
+{
+    return c ? (double)((s->width + 1) / 2) * ((s->height + 1) / 2) : (double)s->width * s->height;
+}
+
+static double psnr_of(double sse, double samples)
+{
+    return sse > 0 ? 10.0 * log10(255.0 * 255.0 * samples / sse) : INFINITY;
 }
 
 void mpe_summary_add(MpeSummary *s, const MpeFrameStats *fs)
@@ -363,9 +477,25 @@ void mpe_summary_add(MpeSummary *s, const MpeFrameStats *fs)
     s->bits += fs->bits;
     metric_add(&s->bits_per_frame, (double)fs->bits);
     metric_add(&s->qscale, fs->qscale_mean > 0 ? fs->qscale_mean : (double)fs->qscale);
-    for (int id = 0, n = iqa_value_count(); id < n; id++)
-        if (fs->metrics & (1u << iqa_value_family(id)))
-            metric_add(&s->value[id], fs->value[id]);
+    for (int id = 0, n = iqa_value_count(); id < n; id++) {
+        const double v = fs->value[id];
+        if (!(fs->metrics & (1u << iqa_value_family(id))))
+            continue;
+        metric_add(&s->value[id], v);
+        if (isfinite(v) && (s->worst_frame[id] < 0 ||
+                            (iqa_value_get(id)->direction == IQA_HIGHER_IS_BETTER ? v < s->worst[id]
+                                                                                  : v > s->worst[id]))) {
+            s->worst[id] = v;
+            s->worst_frame[id] = fs->display_index;
+        }
+    }
+    if (s->width > 0) {
+        const double all = plane_samples(s, 0) + 2 * plane_samples(s, 1);
+        const double p = psnr_of((double)(fs->sse[0] + fs->sse[1] + fs->sse[2]), all);
+        s->psnr_all_sum += isfinite(p) ? p : 100.0;   /* x264 caps a lossless frame the same way */
+        for (int c = 0; c < 3; c++)
+            s->sse[c] += fs->sse[c];
+    }
     if (miss > 0) {
         s->missed++;
         if (miss > s->worst_miss) {
@@ -454,6 +584,44 @@ int mpe_summary_format(const MpeSummary *s, double fps, char *buf, size_t size)
                      s->frames, prec, s->worst_miss, unit, s->worst_miss_frame);
         else
             text_put(&t, "met on all %d frames measured\n", measured);
+    }
+    return t.len > (size_t)INT_MAX ? -1 : (int)t.len;
+}
+
+int mpe_summary_format_peer(const MpeSummary *s, double fps, const char *prefix, char *buf,
+                            size_t size)
+{
+    SumText t = { buf, size, 0 };
+    const int n = s->frames;
+
+    if (buf && size)
+        buf[0] = '\0';
+    if (!prefix)
+        prefix = "";
+    if (n > 0 && s->width > 0 && (s->metrics & MPE_IQA_PSNR)) {
+        const double all = (plane_samples(s, 0) + 2 * plane_samples(s, 1)) * n;
+        const double global = psnr_of((double)(s->sse[0] + s->sse[1] + s->sse[2]), all);
+        text_put(&t, "%sPSNR Mean Y:%.3f U:%.3f V:%.3f Avg:%.3f Global:%.3f", prefix,
+                 s->value[0].mean, s->value[1].mean, s->value[2].mean, s->psnr_all_sum / n, global);
+        if (fps > 0)
+            text_put(&t, " kb/s:%.2f", (double)s->bits / n * fps / 1000.0);
+        text_put(&t, "\n");
+    }
+    for (int f = 0, nf = iqa_family_count(); f < nf; f++) {
+        const int id = iqa_family_value_base(f);
+        const IqaMetric *m = iqa_family_metric(f);
+        const IqaValue *v = iqa_value_get(id);
+        if (!(s->metrics & (1u << f)) || (m->flags & IQA_FROM_SSE) || !s->value[id].n)
+            continue;
+        if (!strcmp(m->family, "ssim")) {
+            /* x264 prints SSIM as a dB figure too: -10 log10(1 - SSIM) */
+            text_put(&t, "%sSSIM Mean Y:%.7f (%.3fdb)\n", prefix, s->value[id].mean,
+                     -10.0 * log10(1.0 - fmin(s->value[id].mean, 1.0 - 1e-12)));
+        } else {
+            const int prec = v->summary ? v->summary_digits : 3;
+            text_put(&t, "%s%s Mean:%.*f Worst:%.*f (frame %d)\n", prefix, v->label, prec,
+                     s->value[id].mean, prec, s->worst[id], s->worst_frame[id]);
+        }
     }
     return t.len > (size_t)INT_MAX ? -1 : (int)t.len;
 }

@@ -68,10 +68,31 @@ typedef struct MpeSummary {
     double worst_miss;         /* largest amount by which a frame was worse (in the
                                   metric's unit), 0 if none */
     int worst_miss_frame;      /* display index of that frame, -1 if none */
+    /* for mpe_summary_format_peer */
+    int width, height;         /* picture size (mpe_summary_set_size), 0: unknown */
+    uint64_t sse[3];           /* Y, Cb, Cr squared error summed over frames */
+    double psnr_all_sum;       /* per frame PSNR of Y, Cb and Cr together, summed */
+    int worst_frame[IQA_MAX_VALUES];   /* display index of each value's worst frame */
+    double worst[IQA_MAX_VALUES];
 } MpeSummary;
 
 void mpe_summary_init(MpeSummary *s, unsigned target_metric, double target);
 void mpe_summary_add(MpeSummary *s, const MpeFrameStats *fs);
+/* The picture size, for the PSNR of all planes together (peer lines). */
+void mpe_summary_set_size(MpeSummary *s, int width, int height);
+/* The end-of-run lines in the shape users already parse from x264:
+ *   PSNR Mean Y:42.170 U:46.433 V:46.866 Avg:43.270 Global:42.879 kb/s:1234.56
+ *   SSIM Mean Y:0.9876543 (19.082db)
+ * (Mean: the mean of per-frame values; Avg: the mean of per-frame PSNR of
+ * Y, U and V together; Global: that PSNR from the squared error of the
+ * whole run, the number ffmpeg's psnr filter calls "average"), then a
+ * "LABEL Mean:M Worst:W (frame N)" line for every other measured metric
+ * (MAD, BLIINDS-II), each line prefixed with `prefix`.  PSNR needs
+ * mpe_summary_set_size; without it the PSNR line is left out.  Returns
+ * the text's full length like snprintf. */
+int mpe_summary_format_peer(const MpeSummary *s, double fps, const char *prefix, char *buf,
+                            size_t size);
+
 /* Human-readable multi-line text for the end of a run: frames, bytes,
  * kbit/s at the given frame rate (left out when fps <= 0), mean/min/max of
  * each measured metric, target misses; returns the length of the whole
