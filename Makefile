@@ -194,7 +194,8 @@ test-unit:
 	$(MAKE) WERROR=1 $(BIN) $(IQA_BIN) $(TEST_BINS)
 	./tests/run.sh --fast
 
-demo: deps
+demo:
+	@./tools/install-deps.sh build
 	$(MAKE) $(BIN)
 	./tools/demo.sh
 
@@ -234,8 +235,8 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 SONAME  := libmpegenc.so.0
 SHLIB   := $(BUILD)/$(SONAME)
-PUBLIC_HEADERS := common/common.h common/picture.h encoder/encoder.h encoder/param.h input/input.h \
-                  iqa/metric.h
+# every header <mpegenc.h> reaches (tools/headers.sh follows the includes)
+PUBLIC_HEADERS = $(shell ./tools/headers.sh encoder/mpegenc.h | grep -v '^encoder/mpegenc.h$$')
 PC_PRIVATE := $(PNG_LIBS) $(FFTW_LIBS) -lm -lpthread $(if $(filter 1,$(OPENCL)),-lOpenCL) \
               $(if $(filter 1,$(CUDA)),-L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++)
 

@@ -1,8 +1,17 @@
 #!/bin/sh
-# Installs the Debian packages mpegenc needs to build and test, but only those
-# that are missing, so repeated runs are quick and need no network.
+# install-deps.sh [build|test]: installs the Debian packages mpegenc needs,
+# but only those that are missing, so repeated runs are quick and need no
+# network.  build (make demo): what building and running the encoder takes;
+# test (the default, make test): also the independent decoders, PoCL for the
+# OpenCL tests, and the tools the tests drive (chromium for the report's
+# screenshot, valgrind, clang for the fuzzers).
 set -e
-pkgs="gcc make pkg-config libpng-dev zlib1g-dev ffmpeg mpeg2dec ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libfftw3-dev python3 chromium valgrind clang time"
+build_pkgs="gcc make pkg-config libpng-dev zlib1g-dev libfftw3-dev ocl-icd-opencl-dev opencl-headers"
+case "${1:-test}" in
+build) pkgs=$build_pkgs ;;
+test)  pkgs="$build_pkgs ffmpeg mpeg2dec pocl-opencl-icd python3 chromium valgrind clang time" ;;
+*)     echo "usage: $0 [build|test]" >&2; exit 2 ;;
+esac
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
