@@ -302,8 +302,8 @@ static void t_extension_case(TestCtx *t)
 
 static void t_bad_extension(TestCtx *t)
 {
-    static const char *const bad[] = { "x.txt", "noext", "run.csv.bak", "run.json",
-                                       "dir.csv/log", ".csvx" };
+    static const char *const bad[] = { "x.txt", "noext", "run.csv.bak", "run.jsn",
+                                       "dir.csv/log", ".csvx", "run.json.gz" };
     char dir[64], path[128];
     if (make_tmpdir(dir, sizeof(dir))) {
         CHECK(t, 0, "mkdtemp: %s", strerror(errno));
@@ -315,8 +315,9 @@ static void t_bad_extension(TestCtx *t)
         snprintf(path, sizeof(path), "%s/%s", dir, bad[k]);
         int ret = mpe_qlog_open(&q, path, &err);
         CHECK(t, ret == -EINVAL && q == NULL, "%s: ret %d", bad[k], ret);
-        CHECK(t, strstr(err.msg, path) && strstr(err.msg, ".csv") && strstr(err.msg, ".jsonl"),
-              "%s: message \"%s\" should name the file and both extensions", bad[k], err.msg);
+        CHECK(t, strstr(err.msg, path) && strstr(err.msg, ".csv") && strstr(err.msg, ".jsonl") &&
+                     strstr(err.msg, ".json)"),
+              "%s: message \"%s\" should name the file and the three extensions", bad[k], err.msg);
         CHECK(t, access(path, F_OK) != 0, "%s was created", path);
     }
     remove_tmpdir(dir);
