@@ -278,8 +278,7 @@ fail:
     if (q && q->f && q->owns_f)
         fclose(q->f);
     if (q)
-        free(q->kept);
-    free(q->path);
+        free(q->path);
     free(q);
     return ret;
 }
@@ -401,6 +400,7 @@ int mpe_qlog_close(MpeQlog *q, MpeError *err)
         q->failed = errno ? errno : EIO;
     if (q->failed)
         ret = mpe_error(err, -q->failed, "%s: write failed: %s", q->path, strerror(q->failed));
+    free(q->kept);
     free(q->path);
     free(q);
     return ret;

@@ -1379,8 +1379,10 @@ void mpe_input_close(MpeInput *in)
     ahead_stop(in);   /* first: the threads read through in */
     if (in->f && !in->is_stdin)
         fclose(in->f);
-    in->files -= in->nskipped;
-    in->nfiles += in->nskipped;
+    if (in->files) {   /* --seek moved the list's start past the skipped names */
+        in->files -= in->nskipped;
+        in->nfiles += in->nskipped;
+    }
     for (size_t i = 0; i < in->nfiles; i++)
         free(in->files[i]);
     free(in->files);

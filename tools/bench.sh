@@ -199,7 +199,10 @@ for e in $ENCODERS; do
     esac
 done
 have_bitrate=0
-"$MPEGENC" --help | grep -q -- --bitrate && have_bitrate=1
+# the whole help first: grep -q would stop reading early, and under pipefail
+# the help's SIGPIPE (it is longer than one pipe write) would read as "no"
+help_text=$("$MPEGENC" --help)
+printf '%s\n' "$help_text" | grep -q -- --bitrate && have_bitrate=1
 settings=""
 for q in $QS; do settings="$settings q$q"; done
 read -r -a qs_arr <<<"$QS"
