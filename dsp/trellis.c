@@ -162,6 +162,21 @@ int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrelli
         best[i + 1] = b;
         chosen[i + 1] = (int16_t)bl;
         from[i + 1] = (uint8_t)bf;
+        /* An earlier state P whose cost so far, with its zeros up to here,
+         * is higher than this one's can never win again: from P every
+         * later code has a longer run, and no code gets shorter with a
+         * longer run (test_trellis checks that of both tables and the
+         * escapes), so this state reaches everything P reaches for less.
+         * On a tie P stays, so the result is the unpruned search's, tie
+         * order included.  The start state stays: it is also the empty
+         * block's end. */
+        int kept = 1;
+        for (int s = 1; s < n_states; s++) {
+            const int st = states[s];
+            if (best[st] - zsum[st] <= b - zsum[i + 1])
+                states[kept++] = (uint8_t)st;
+        }
+        n_states = kept;
         states[n_states++] = (uint8_t)(i + 1);
     }
 

@@ -242,12 +242,36 @@ static void t_never_worse_than_plain(TestCtx *t)
     }
 }
 
+/* The trellis drops a state once a later one costs no more so far; that is
+ * exact only if no code gets shorter when its run gets longer.  Checked for
+ * every kind of block, every level and run, through single-coefficient
+ * blocks (their EOB is the same for every run). */
+static void t_bits_monotone_in_run(TestCtx *t)
+{
+    for (int kind = 0; kind < 6; kind++) {
+        MpeTrellisParams p;
+        setup(&p, kind, 1, 0);
+        for (int a = 1; a <= p.max_level; a++) {
+            int prev = 0;
+            for (int run = 0; run + (p.intra ? 1 : 0) < 64; run++) {
+                int16_t level[64] = { 0 };
+                level[mpe_zigzag[run + (p.intra ? 1 : 0)]] = (int16_t)a;
+                int bits = mpe_trellis_block_bits(level, &p);
+                CHECK(t, bits >= prev, "kind %d level %d: run %d costs %d bits, run %d %d", kind, a,
+                      run, bits, run - 1, prev);
+                prev = bits;
+            }
+        }
+    }
+}
+
 int main(void)
 {
     TestCtx t;
     test_init(&t, "test_trellis");
     test_run(&t, "recon_matches_dequant", t_recon_matches_dequant);
     test_run(&t, "bits_match_block_writer", t_bits_match_writer);
+    test_run(&t, "bits_never_shorter_for_longer_run", t_bits_monotone_in_run);
     test_run(&t, "brute_force_same_minimum", t_brute_force);
     test_run(&t, "never_worse_than_plain", t_never_worse_than_plain);
     return test_finish(&t);
