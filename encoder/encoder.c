@@ -1071,6 +1071,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
         .dsp = &e->dsp,
         .sad16 = e->sad.sad16,
         .refresh_count = e->refresh_count,
+        .trellis_c = e->p.trellis ? e->p.trellis_lambda : 0,
     };
     for (;;) {
         MpeRcStep step;

@@ -34,6 +34,12 @@ static const OptDesc options[] = {
       OPT_INT, OFF(gop), 1, 1024, 0 },
     { { "search", "R", "full-pel motion search range +-R pixels, 0..64" },
       OPT_INT, OFF(search_range), 0, 64, 0 },
+    { { "trellis", "N", "1: choose each block's levels for the fewest bits at their distortion "
+                        "(trellis quantisation over the real VLC costs); 0: nearest levels" },
+      OPT_INT, OFF(trellis), 0, 1, 0 },
+    { { "lambda", "C", "rate-distortion choices (the trellis) trade one bit for lambda = C / 1000 * q^2 "
+                       "of squared DCT error" },
+      OPT_INT, OFF(trellis_lambda), 1, 100000, 0 },
     { { "fps", "RATE", "frame rate: 25, 29.97, 30000/1001 ... (auto: the Y4M header's, else 25)" },
       OPT_RATE, OFF(fps_num), 0, 0, 0 },
     { { "start", "N", "first frame number of a printf-pattern PNG sequence" },
@@ -94,6 +100,8 @@ void mpe_param_default(MpeParam *p)
     p->qscale = 4;
     p->gop = 12;
     p->search_range = 16;
+    p->trellis = 1;
+    p->trellis_lambda = 640;
     p->fps_num = 0;
     p->fps_den = 0;
     p->start_number = 0;

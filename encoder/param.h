@@ -36,6 +36,8 @@ typedef struct MpeParam {
     int qscale;          /* --q: quantiser_scale 1..31 (MPEG-2: quantiser_scale_code, linear) */
     int gop;             /* --gop: pictures per closed GOP, 1..1024 */
     int search_range;    /* --search: full-pel search range R, 0..64 */
+    int trellis;         /* --trellis: 1 = trellis quantisation (dsp/trellis.h), 0 = plain */
+    int trellis_lambda;  /* --lambda: C in lambda = c / 1000 * qscale^2 */
     int fps_num;         /* --fps: frame rate; 0/0 = the input's, else 25 */
     int fps_den;
     int start_number;    /* --start: first number of a printf-pattern sequence */

@@ -6,6 +6,7 @@
 
 #include "bitstream/mpeg12.h"
 #include "dsp/quant.h"
+#include "dsp/trellis.h"
 
 /* Mode decision biases, in luma SAD units over 256 pixels.  Intra is chosen
  * only when its activity beats the best prediction clearly (intra blocks cost
@@ -81,6 +82,24 @@ static void reset_dc(SliceState *st)
     st->dc_pred[0] = st->dc_pred[1] = st->dc_pred[2] = 128;
 }
 
+/* The trellis's choice of levels for a block the plain quantiser has put in
+ * level[] (see dsp/trellis.h); returns the non-zero count as the quantisers
+ * do (AC only for intra). */
+static int trellis_block(const MpePictureCtx *pc, int16_t level[64], const int16_t coef[64],
+                         int intra)
+{
+    const MpeTrellisParams tp = {
+        .intra = intra,
+        .mpeg2 = pc->mpeg2,
+        .table = BS_DCT_TABLE_ZERO,   /* intra_vlc_format 0 */
+        .qscale = pc->qscale,
+        .matrix = intra ? pc->quant->intra_matrix : pc->quant->inter_matrix,
+        .max_level = pc->quant->max_level,
+        .lambda = mpe_trellis_lambda(pc->qscale, pc->trellis_c),
+    };
+    return mpe_trellis_quant(level, coef, &tp);
+}
+
 static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int mby, BsWriter *bw)
 {
     for (int b = 0; b < 6; b++) {
@@ -93,6 +112,8 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
         pc->dsp->get_pixels(blk, src, stride);
         pc->dsp->fdct(blk);
         pc->dsp->quant_intra(level, blk, pc->quant);
+        if (pc->trellis_c)
+            trellis_block(pc, level, blk, 1);
         to_scan(scan, level);
         pc->dsp->write_intra_block(bw, scan, level[0] - st->dc_pred[comp], comp != 0, pc->mpeg2);
         st->dc_pred[comp] = level[0];
@@ -129,7 +150,13 @@ static int quantise_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
             continue;
         }
         pc->dsp->fdct(blk);
-        if (pc->dsp->quant_inter(level[b], blk, pc->quant))
+        /* the trellis only revisits blocks with a non-zero plain level: a
+         * lone level 1 from the dead zone's upper part never pays for its
+         * codes and the coded_block_pattern */
+        int nz = pc->dsp->quant_inter(level[b], blk, pc->quant);
+        if (nz && pc->trellis_c)
+            nz = trellis_block(pc, level[b], blk, 0);
+        if (nz)
             cbp |= 1 << (5 - b);
     }
     return cbp;

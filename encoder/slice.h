@@ -55,6 +55,8 @@ typedef struct MpePictureCtx {
     const MpeDsp *dsp;
     MpeSad16Fn sad16;          /* 16x16 SAD (dsp/sad.h's table) */
     const MpeQuantizer *quant; /* qscale, matrices and their reciprocals */
+    int trellis_c;             /* trellis quantisation (dsp/trellis.h) with lambda =
+                                  trellis_c / 1000 * qscale^2; 0: the plain quantisers */
     const uint8_t *refresh_count; /* per macroblock: codings with residual since its last
                                      intra coding, before this picture (P) */
     uint8_t *mb_coding;        /* per macroblock: MPE_MB_CODED_*, written for the slice's rows */

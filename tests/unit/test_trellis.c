@@ -1,0 +1,278 @@
+/* test_trellis.c — the trellis quantiser (dsp/trellis.h) against brute
+ * force and against the project's own writer and inverse quantisers:
+ *  - its per-coefficient reconstruction is mpe_dequant_intra/inter's;
+ *  - its bit count is what bs_write_intra/inter_block writes;
+ *  - on blocks with few candidate positions, an exhaustive search over the
+ *    documented candidate set finds the same minimum J;
+ *  - on realistic blocks its J never exceeds the plain quantiser's;
+ *  - lambda 0 keeps the plain levels' distortion (never worse). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bitstream/mpeg12.h"
+#include "bitstream/vlc.h"
+#include "dsp/quant.h"
+#include "dsp/trellis.h"
+#include "tests/test.h"
+
+static int rand_range(TestRng *r, int lo, int hi)
+{
+    return lo + (int)(test_rand(r) % (unsigned)(hi - lo + 1));
+}
+
+/* The six kinds of block: MPEG-1/2 x intra (tables zero and one) / non-intra. */
+static void setup(MpeTrellisParams *p, int kind, int qscale, int64_t lambda)
+{
+    memset(p, 0, sizeof(*p));
+    p->mpeg2 = kind & 1;
+    p->intra = (kind >> 1) != 0;
+    p->table = (kind >> 1) == 2 && p->mpeg2 ? BS_DCT_TABLE_ONE : BS_DCT_TABLE_ZERO;
+    p->qscale = qscale;
+    p->matrix = p->intra ? mpe_default_intra_matrix : mpe_default_inter_matrix;
+    p->max_level = p->mpeg2 ? 2047 : 255;
+    p->lambda = lambda;
+}
+
+static int plain_quant(int16_t level[64], const int16_t coef[64], const MpeTrellisParams *p)
+{
+    return p->intra ? mpe_quant_intra(level, coef, p->qscale, p->matrix, p->max_level)
+                    : mpe_quant_inter(level, coef, p->qscale, p->matrix, p->max_level);
+}
+
+/* A block shaped like a DCT's output: large at low frequencies, falling
+ * off with the scan position (scale picks how fast). */
+static void random_block(TestRng *r, int16_t coef[64], int scale)
+{
+    for (int i = 0; i < 64; i++) {
+        int pos = mpe_zigzag[i];
+        int amp = scale * 64 / (4 + 2 * i);
+        int v = amp ? rand_range(r, -amp, amp) : 0;
+        if (rand_range(r, 0, 3) == 0)
+            v /= 4;
+        coef[pos] = (int16_t)(v < -2048 ? -2048 : v > 2047 ? 2047 : v);
+    }
+    coef[0] = (int16_t)rand_range(r, 0, 2040);
+}
+
+static void t_recon_matches_dequant(TestCtx *t)
+{
+    TestRng r = { 0x7e11150 };
+    for (int kind = 0; kind < 6; kind++) {
+        for (int iter = 0; iter < 400; iter++) {
+            MpeTrellisParams p;
+            int16_t level[64], rec[64];
+            setup(&p, kind, rand_range(&r, 1, 31), 0);
+            for (int i = 0; i < 64; i++)
+                level[i] = (int16_t)(rand_range(&r, 0, 2) ? 0 : rand_range(&r, -p.max_level, p.max_level));
+            level[0] = p.intra ? (int16_t)rand_range(&r, 0, 255) : level[0];
+            if (p.intra)
+                mpe_dequant_intra(rec, level, p.qscale, p.matrix, p.mpeg2);
+            else
+                mpe_dequant_inter(rec, level, p.qscale, p.matrix, p.mpeg2);
+            for (int pos = p.intra ? 1 : 0; pos < 64; pos++) {
+                int mine = mpe_trellis_recon(level[pos], pos, &p);
+                /* MPEG-2 mismatch control may move F[7][7] by one */
+                int ok = p.mpeg2 && pos == 63 ? abs(mine - rec[pos]) <= 1 : mine == rec[pos];
+                CHECK(t, ok, "kind %d q %d pos %d level %d: %d, dequant %d", kind, p.qscale, pos,
+                      level[pos], mine, rec[pos]);
+            }
+        }
+    }
+}
+
+static void t_bits_match_writer(TestCtx *t)
+{
+    TestRng r = { 0xb175 };
+    BsWriter bw;
+    if (bs_writer_init(&bw, 4096) != 0) {
+        test_skip(t, "no memory");
+        return;
+    }
+    /* table one has no writer (intra_vlc_format is 0): kinds 0..3 */
+    for (int kind = 0; kind < 4; kind++) {
+        for (int iter = 0; iter < 2000; iter++) {
+            MpeTrellisParams p;
+            int16_t level[64], scan[64];
+            setup(&p, kind, 1, 0);
+            int density = rand_range(&r, 1, 8), big = rand_range(&r, 0, 5) == 0;
+            for (int i = 0; i < 64; i++) {
+                int a = rand_range(&r, 1, big ? p.max_level : 6);
+                level[i] = (int16_t)(rand_range(&r, 0, density) ? 0 : rand_range(&r, 0, 1) ? a : -a);
+            }
+            if (p.intra)
+                level[0] = 128;
+            else if (!rand_range(&r, 0, 3))
+                level[0] = (int16_t)(rand_range(&r, 0, 1) ? 1 : -1);   /* the '1s' case */
+            int nz = 0;
+            for (int i = p.intra ? 1 : 0; i < 64; i++)
+                nz += level[i] != 0;
+            if (!p.intra && !nz)
+                continue;   /* an empty non-intra block is never written */
+            for (int i = 0; i < 64; i++)
+                scan[i] = level[mpe_zigzag[i]];
+            bs_writer_reset(&bw);
+            if (p.intra)
+                bs_write_intra_block(&bw, scan, 0, 0, p.mpeg2);
+            else
+                bs_write_inter_block(&bw, scan, p.mpeg2);
+            /* dc_diff 0 is dct_dc_size_luminance 0, '100' */
+            int written = (int)bs_bit_count(&bw) - (p.intra ? 3 : 0);
+            int counted = mpe_trellis_block_bits(level, &p);
+            CHECK(t, written == counted, "kind %d iter %d: writer %d bits, model %d", kind, iter,
+                  written, counted);
+        }
+    }
+    bs_writer_free(&bw);
+}
+
+/* trellis.h's candidate set, written again from the header's words. */
+static int candidates(const int16_t coef[64], const int16_t plain[64], int pos,
+                      const MpeTrellisParams *p, int out[3])
+{
+    int n = 0, c = coef[pos], lp = abs(plain[pos]), s = c < 0 ? -1 : 1;
+    out[n++] = 0;
+    if (lp >= 1) {
+        out[n++] = s * lp;
+        if (lp >= 2)
+            out[n++] = s * (lp - 1);
+    } else if (c) {
+        int64_t d1 = (int64_t)(c - mpe_trellis_recon(s, pos, p)) * (c - mpe_trellis_recon(s, pos, p));
+        if (d1 < (int64_t)c * c)
+            out[n++] = s;
+    }
+    return n;
+}
+
+static void t_brute_force(TestCtx *t)
+{
+    TestRng r = { 0xb2f7e };
+    int tried = 0;
+    for (int kind = 0; kind < 6; kind++) {
+        for (int iter = 0; iter < 1500; iter++) {
+            MpeTrellisParams p;
+            int16_t coef[64] = { 0 }, plain[64], lev[64], best_lev[64];
+            int q = rand_range(&r, 1, 20);
+            setup(&p, kind, q, mpe_trellis_lambda(q, rand_range(&r, 0, 3000)));
+            /* few non-zero coefficients, small values, anywhere (long runs
+             * and escapes included) */
+            int n = rand_range(&r, 1, 6);
+            for (int k = 0; k < n; k++) {
+                int pos = rand_range(&r, p.intra ? 1 : 0, 63);
+                int step = p.qscale * p.matrix[pos] / 8 + 1;
+                int big = rand_range(&r, 0, 6) == 0 ? 45 : 4;
+                int v = rand_range(&r, 0, big * step);
+                coef[pos] = (int16_t)(rand_range(&r, 0, 1) ? v : -v);
+            }
+            if (p.intra)
+                coef[0] = (int16_t)rand_range(&r, 0, 2040);
+            plain_quant(plain, coef, &p);
+
+            int cand[64][3], nc[64], pos_list[64], np = 0;
+            for (int pos = 0; pos < 64; pos++) {
+                nc[pos] = 1;
+                cand[pos][0] = 0;
+                if (pos == 0 && p.intra)
+                    continue;
+                nc[pos] = candidates(coef, plain, pos, &p, cand[pos]);
+                if (nc[pos] > 1)
+                    pos_list[np++] = pos;
+            }
+            if (np > 7)
+                continue;
+            int64_t best = INT64_MAX;
+            int combos = 1;
+            for (int k = 0; k < np; k++)
+                combos *= nc[pos_list[k]];
+            memcpy(lev, plain, sizeof(lev));
+            for (int c = 0; c < combos; c++) {
+                int x = c;
+                for (int k = 0; k < np; k++) {
+                    int pos = pos_list[k];
+                    lev[pos] = (int16_t)cand[pos][x % nc[pos]];
+                    x /= nc[pos];
+                }
+                for (int pos = p.intra ? 1 : 0; pos < 64; pos++)
+                    if (nc[pos] == 1)
+                        lev[pos] = 0;
+                int64_t j = mpe_trellis_cost(lev, coef, &p);
+                if (j < best) {
+                    best = j;
+                    memcpy(best_lev, lev, sizeof(lev));
+                }
+            }
+            int16_t tl[64];
+            memcpy(tl, plain, sizeof(tl));
+            int nz = mpe_trellis_quant(tl, coef, &p);
+            int64_t tj = mpe_trellis_cost(tl, coef, &p);
+            int real_nz = 0;
+            for (int pos = p.intra ? 1 : 0; pos < 64; pos++)
+                real_nz += tl[pos] != 0;
+            CHECK(t, tj == best, "kind %d iter %d q %d lambda %lld: trellis J %lld, brute force %lld",
+                  kind, iter, q, (long long)p.lambda, (long long)tj, (long long)best);
+            CHECK(t, nz == real_nz, "returned %d non-zero, block has %d", nz, real_nz);
+            CHECK(t, !p.intra || tl[0] == plain[0], "intra DC changed");
+            (void)best_lev;
+            tried++;
+        }
+    }
+    CHECK(t, tried > 5000, "only %d blocks searched", tried);
+}
+
+static void t_never_worse_than_plain(TestCtx *t)
+{
+    TestRng r = { 0x91a1 };
+    for (int kind = 0; kind < 6; kind++) {
+        for (int iter = 0; iter < 3000; iter++) {
+            MpeTrellisParams p;
+            int16_t coef[64], plain[64], tl[64];
+            int q = rand_range(&r, 1, 31);
+            setup(&p, kind, q, mpe_trellis_lambda(q, rand_range(&r, 0, 2000)));
+            random_block(&r, coef, rand_range(&r, 1, 60));
+            plain_quant(plain, coef, &p);
+            memcpy(tl, plain, sizeof(tl));
+            mpe_trellis_quant(tl, coef, &p);
+            int64_t jp = mpe_trellis_cost(plain, coef, &p), jt = mpe_trellis_cost(tl, coef, &p);
+            CHECK(t, jt <= jp, "kind %d iter %d q %d: trellis J %lld > plain %lld", kind, iter, q,
+                  (long long)jt, (long long)jp);
+            for (int pos = 0; pos < 64; pos++)
+                CHECK(t, abs(tl[pos]) <= p.max_level && (tl[pos] == 0 || (tl[pos] < 0) == (coef[pos] < 0) || pos == 0),
+                      "level %d at %d out of range or of the wrong sign", tl[pos], pos);
+        }
+    }
+}
+
+/* The trellis drops a state once a later one costs no more so far; that is
+ * exact only if no code gets shorter when its run gets longer.  Checked for
+ * every kind of block, every level and run, through single-coefficient
+ * blocks (their EOB is the same for every run). */
+static void t_bits_monotone_in_run(TestCtx *t)
+{
+    for (int kind = 0; kind < 6; kind++) {
+        MpeTrellisParams p;
+        setup(&p, kind, 1, 0);
+        for (int a = 1; a <= p.max_level; a++) {
+            int prev = 0;
+            for (int run = 0; run + (p.intra ? 1 : 0) < 64; run++) {
+                int16_t level[64] = { 0 };
+                level[mpe_zigzag[run + (p.intra ? 1 : 0)]] = (int16_t)a;
+                int bits = mpe_trellis_block_bits(level, &p);
+                CHECK(t, bits >= prev, "kind %d level %d: run %d costs %d bits, run %d %d", kind, a,
+                      run, bits, run - 1, prev);
+                prev = bits;
+            }
+        }
+    }
+}
+
+int main(void)
+{
+    TestCtx t;
+    test_init(&t, "test_trellis");
+    test_run(&t, "recon_matches_dequant", t_recon_matches_dequant);
+    test_run(&t, "bits_match_block_writer", t_bits_match_writer);
+    test_run(&t, "bits_never_shorter_for_longer_run", t_bits_monotone_in_run);
+    test_run(&t, "brute_force_same_minimum", t_brute_force);
+    test_run(&t, "never_worse_than_plain", t_never_worse_than_plain);
+    return test_finish(&t);
+}
