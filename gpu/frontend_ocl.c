@@ -352,8 +352,11 @@ static int ocl_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *er
     return 0;
 }
 
-static int ocl_search(GpuContext *g, int cur, int ref, int range, int ref_has_mv, MpeError *err)
+static int ocl_search(GpuContext *g, int cur, int ref, int range, int reach, int ref_has_mv,
+                      MpeError *err)
 {
+    if (reach)
+        return mpe_error(err, -ENOSYS, "ocl: the hierarchical search is not implemented here");
     const GpuGeometry *geo = g->geo;
     OclSlot *s = &g->slot[cur];
     cl_kernel k = g->k_search;
