@@ -298,6 +298,9 @@ static int frontend_open_one(GpuFrontend **out, const GpuBackend *be, const GpuC
     *out = NULL;
     if (cfg->slots < 2)
         return mpe_error(err, -EINVAL, "front end: need at least 2 frame slots, got %d", cfg->slots);
+    if (cfg->pyramid && !be->hier)
+        return mpe_error(err, -ENOSYS, "%s: no hierarchical motion search on this backend yet "
+                         "(--me full runs here)", be->name);
     if (!(fe = calloc(1, sizeof(*fe))) || !(fe->slot = calloc((size_t)cfg->slots, sizeof(*fe->slot)))) {
         free(fe);
         return mpe_error(err, -ENOMEM, "front end: out of memory");

@@ -542,4 +542,5 @@ const GpuBackend gpu_backend_cpu = {
     .wait = cpu_wait,
     .download = cpu_download,
     .timings = NULL,
+    .hier = 1,
 };

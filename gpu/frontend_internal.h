@@ -70,6 +70,8 @@ struct GpuBackend {
     int (*download)(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err);
     /* Optional (NULL: no timers); valid after wait(slot). */
     int (*timings)(GpuContext *ctx, int slot, int has_mv, GpuTimings *t);
+    /* 1: runs the hierarchical search (cfg->pyramid); 0: open refuses it */
+    int hier;
 };
 
 extern const GpuBackend gpu_backend_cpu;

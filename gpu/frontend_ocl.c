@@ -536,4 +536,5 @@ const GpuBackend gpu_backend_opencl = {
     .wait = ocl_wait,
     .download = ocl_download,
     .timings = ocl_timings,
+    .hier = 1,
 };
