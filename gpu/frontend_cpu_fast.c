@@ -326,7 +326,9 @@ static void hier_rows(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *c
             gpu_hier_window(cur, x0, y0, m.bdx, m.bdy, range, reach, &m.dx_lo, &m.dx_hi, &m.dy_lo,
                             &m.dy_hi);
             m.cy = m.bdy;
-            if (m.bsad)
+            /* SAD 0 at the zero vector cannot be beaten; SAD 0 elsewhere
+             * can, by another SAD 0 of smaller |dx|+|dy| in the window */
+            if (m.bsad || m.bdx || m.bdy)
                 scan(&m);
             GpuMotion *o = &mv[mby * cur->mb_width + mbx];
             o->dx = (int16_t)m.bdx;

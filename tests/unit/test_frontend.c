@@ -920,8 +920,14 @@ static void test_kernels_hier(TestCtx *t)
             prev[i].dy = (int16_t)((int)(test_rand(&rng) % 301) - 150);
         }
         random_picture(&ref, &rng, cases[c][4] ? cases[c][4] : -1);
-        for (int moved = 0; moved < 2; moved++) {
-            if (moved)
+        for (int moved = 0; moved < 3; moved++) {
+            if (moved == 2) {
+                /* every row the same: SAD 0 along whole columns of vectors,
+                 * where only |dx|+|dy| decides */
+                for (int y = 1; y < ref.plane_h[0]; y++)
+                    memcpy(ref.plane[0] + y * ref.stride[0], ref.plane[0], (size_t)ref.plane_w[0]);
+                shifted_picture(&cur, &ref, (int)(test_rand(&rng) % 41) - 20, 0);
+            } else if (moved)
                 shifted_picture(&cur, &ref, (int)(test_rand(&rng) % 121) - 60, (int)(test_rand(&rng) % 61) - 30);
             else
                 random_picture(&cur, &rng, cases[c][4]);
