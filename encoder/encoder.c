@@ -97,7 +97,9 @@ struct MpeEncoder {
     MpeParam p;
     MpeLog log;
     int mpeg2;
-    int f_code;
+    int f_code;          /* this picture's */
+    int search_window;   /* --search resolved */
+    int reach;           /* --merange resolved (--me hier) */
     int rate_num, rate_den;       /* as signalled in the stream */
     BsSequence seq;
     GpuFrontend *fe;
@@ -337,7 +339,10 @@ static int choose_profile_level(MpeEncoder *e, MpeError *err)
 }
 
 /* Smallest f_code whose range [-16f, 16f-1] half-pels holds every vector a
- * +-R full-pel search plus half-pel refinement can produce, +-(2R+1). */
+ * +-R full-pel search plus half-pel refinement can produce, +-(2R+1).
+ * Per picture, R is the largest component of the front end's vectors: the
+ * slices choose among their half-pel neighbours and earlier choices only,
+ * and every vector costs fewer bits with the smaller f_code. */
 static int f_code_for_range(int range)
 {
     int f_code = 1;
@@ -345,6 +350,19 @@ static int f_code_for_range(int range)
         f_code++;
     return f_code;
 }
+
+static int f_code_for_vectors(const GpuMotion *mv, int n)
+{
+    int range = 0;
+    for (int i = 0; i < n; i++)
+        range = MPE_MAX(range, MPE_MAX(abs(mv[i].dx), abs(mv[i].dy)));
+    return f_code_for_range(range);
+}
+
+/* MPEG-2 Main profile, every level we signal: vertical f_code <= 5, vectors
+ * within [-128, 127.5] (13818-2 Table 8-8); half-pel refinement adds half
+ * a pel either way, so full-pel vectors stop at 127. */
+#define MPEG2_MAX_REACH 127
 
 void mpe_encoder_close(MpeEncoder *e)
 {
@@ -548,7 +566,7 @@ int mpe_encoder_check_params(const MpeParam *p, MpeError *err)
     if (p->width < 16 || p->width > 4095 || p->height < 16 || p->height > 4095)
         return mpe_error(err, -EINVAL, "frame size %dx%d outside 16x16..4095x4095", p->width,
                          p->height);
-    if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < 0 ||
+    if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < -1 ||
         p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
     if ((ret = mpe_param_check(p, err)) < 0 || (ret = check_frame_rate(p, err)) < 0)
@@ -571,7 +589,14 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     if (log)
         e->log = *log;
     e->mpeg2 = p->format != MPE_FORMAT_MPEG1;
-    e->f_code = f_code_for_range(p->search_range);
+    e->search_window = p->search_range >= 0 ? p->search_range : p->me == MPE_ME_FULL ? 16 : 4;
+    e->f_code = f_code_for_range(e->search_window);
+    e->reach = p->merange > 0 ? p->merange : MPEG2_MAX_REACH;
+    if (e->mpeg2 && e->reach > MPEG2_MAX_REACH) {
+        mpe_log(&e->log, MPE_LOG_WARNING, "--merange %d: MPEG-2 Main profile codes vectors up to "
+                "+-%d full pels; searching that far", e->reach, MPEG2_MAX_REACH);
+        e->reach = MPEG2_MAX_REACH;
+    }
     mpe_dsp_init(&e->dsp, mpe_param_cpu_flags(p));
     mpe_sad_dsp_init(&e->sad, mpe_param_cpu_flags(p));
     /* every quantiser a slice may use, so rows can differ */
@@ -607,8 +632,8 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
         e->pool = e->own_pool;
     }
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = FRONTEND_SLOTS, .threads = p->threads,
-                      .pool = e->pool, .device = p->device, .cpu_flags = mpe_param_cpu_flags(p),
-                      .log = &e->log };
+                      .pool = e->pool, .device = p->device, .pyramid = p->me == MPE_ME_HIER,
+                      .cpu_flags = mpe_param_cpu_flags(p), .log = &e->log };
     /* auto falls back to the next backend if one fails to open (kernel
      * build, device memory), before the first frame */
     if ((ret = gpu_frontend_open(&e->fe, p->backend, &cfg, &e->log, err)) < 0)
@@ -907,8 +932,11 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, MpeError *err)
 
     if ((ret = gpu_frontend_submit(e->fe, slot, frame, err)) < 0)
         return ret;
-    if (!is_intra(e, n) &&
-        (ret = gpu_frontend_search(e->fe, slot, prev_slot, e->p.search_range, err)) < 0)
+    if (is_intra(e, n))
+        return 0;
+    if (e->p.me == MPE_ME_HIER)
+        return gpu_frontend_search_hier(e->fe, slot, prev_slot, e->search_window, e->reach, err);
+    if ((ret = gpu_frontend_search(e->fe, slot, prev_slot, e->search_window, err)) < 0)
         return ret;
     return 0;
 }
@@ -1049,6 +1077,9 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
     const uint64_t start_bits = bs_bit_count(&e->out);
     int ret, bank = 0, trials = 0;
 
+    if (!intra)
+        e->f_code = f_code_for_vectors(e->mv[e->frame_index % FRONTEND_SLOTS],
+                                       orig->mb_width * orig->mb_height);
     bs_writer_reset(&e->hdr);
     const uint64_t start_code_bits = write_headers(e, &e->hdr, intra, 0xFFFF);
     const int vbv_delay = mpe_rc_start_frame(e->rc, intra ? 'I' : 'P', bs_bit_count(&e->hdr),

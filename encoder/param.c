@@ -12,7 +12,7 @@
 /* OPT_AUTO_INT: an integer in min..max or "auto", stored as auto_value. */
 typedef enum {
     OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING, OPT_AUTO_INT, OPT_DSP, OPT_IQA,
-    OPT_BITRATE, OPT_DOUBLE, OPT_IQA_BACKEND, OPT_CPU_MASK,
+    OPT_BITRATE, OPT_DOUBLE, OPT_IQA_BACKEND, OPT_CPU_MASK, OPT_ME,
 } OptType;
 
 typedef struct OptDesc {
@@ -32,8 +32,16 @@ static const OptDesc options[] = {
       OPT_INT, OFF(qscale), 1, 31, 0 },
     { { "gop", "N", "pictures per closed GOP; the first of each is an I picture" },
       OPT_INT, OFF(gop), 1, 1024, 0 },
-    { { "search", "R", "full-pel motion search range +-R pixels, 0..64" },
-      OPT_INT, OFF(search_range), 0, 64, 0 },
+    { { "me", "KIND", "motion search: hier (1/4 and 1/2 resolution over +-merange, then an "
+                      "exhaustive +-search window around the best candidate) or full (exhaustive "
+                      "+-search around zero)" },
+      OPT_ME, OFF(me), 0, 0, 0 },
+    { { "merange", "R", "hier: vectors up to +-R full pels, 4..255 (auto: 127; MPEG-2 allows at "
+                        "most 127: Main profile's vertical f_code limit, 5)" },
+      OPT_AUTO_INT, OFF(merange), 4, 255, 0 },
+    { { "search", "R", "full-pel exhaustive search window +-R pixels, 0..64 (auto: 16 for --me full, "
+                       "4 around the best candidate for --me hier)" },
+      OPT_AUTO_INT, OFF(search_range), 0, 64, -1 },
     { { "trellis", "N", "1: choose each block's levels for the fewest bits at their distortion "
                         "(trellis quantisation over the real VLC costs); 0: nearest levels" },
       OPT_INT, OFF(trellis), 0, 1, 0 },
@@ -99,7 +107,12 @@ void mpe_param_default(MpeParam *p)
     p->format = MPE_FORMAT_AUTO;
     p->qscale = 4;
     p->gop = 12;
-    p->search_range = 16;
+    p->search_range = -1;   /* auto */
+    /* full until the CUDA front end has the hierarchical search too: the
+     * stream must not depend on the backend, and hier on --backend auto
+     * would move CUDA machines off their GPU */
+    p->me = MPE_ME_FULL;
+    p->merange = 0;         /* auto */
     p->trellis = 1;
     p->trellis_lambda = 640;
     p->fps_num = 0;
@@ -325,6 +338,14 @@ int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *
             return mpe_error(err, MPE_PARAM_BAD_VALUE,
                              "--fps: '%s' is not a frame rate (e.g. 25, 29.97, 30000/1001)", value);
         return 0;
+    case OPT_ME:
+        if (!strcasecmp(value, "hier"))
+            p->me = MPE_ME_HIER;
+        else if (!strcasecmp(value, "full"))
+            p->me = MPE_ME_FULL;
+        else
+            return mpe_error(err, MPE_PARAM_BAD_VALUE, "--me: '%s' is not one of hier, full", value);
+        return 0;
     case OPT_DSP:
         if (!strcasecmp(value, "auto"))
             p->dsp = MPE_DSP_AUTO;
@@ -423,6 +444,9 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
         break;
     case OPT_STRING:
         snprintf(buf, size, "%s", base + o->offset);
+        break;
+    case OPT_ME:
+        snprintf(buf, size, "%s", p->me == MPE_ME_FULL ? "full" : "hier");
         break;
     case OPT_DSP:
         snprintf(buf, size, "%s", p->dsp == MPE_DSP_C ? "c" : "auto");

@@ -15,6 +15,11 @@ typedef enum MpeFormat {
     MPE_FORMAT_MPEG2 = 2,
 } MpeFormat;
 
+typedef enum MpeMotionSearch {
+    MPE_ME_HIER = 0,       /* coarse-to-fine over +-merange (gpu/frontend.h) */
+    MPE_ME_FULL = 1,       /* exhaustive +-search around zero */
+} MpeMotionSearch;
+
 typedef enum MpeDspChoice {
     MPE_DSP_AUTO = 0,      /* the fastest primitives this CPU runs */
     MPE_DSP_C = 1,         /* the C references (same stream, slower) */
@@ -35,7 +40,9 @@ typedef struct MpeParam {
     int format;          /* --format: MpeFormat */
     int qscale;          /* --q: quantiser_scale 1..31 (MPEG-2: quantiser_scale_code, linear) */
     int gop;             /* --gop: pictures per closed GOP, 1..1024 */
-    int search_range;    /* --search: full-pel search range R, 0..64 */
+    int search_range;    /* --search: full-pel exhaustive window R, 0..64, -1 = auto */
+    int me;              /* --me: MpeMotionSearch */
+    int merange;         /* --merange: hier's reach, 4..255, 0 = auto (the level's) */
     int trellis;         /* --trellis: 1 = trellis quantisation (dsp/trellis.h), 0 = plain */
     int trellis_lambda;  /* --lambda: C in lambda = c / 1000 * qscale^2 */
     int fps_num;         /* --fps: frame rate; 0/0 = the input's, else 25 */

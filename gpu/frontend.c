@@ -208,6 +208,7 @@ typedef struct FrontendSlot {
 
 struct GpuFrontend {
     const GpuBackend *be;
+    int pyramid;
     GpuContext *ctx;
     GpuGeometry geo;
     int slots;
@@ -297,12 +298,16 @@ static int frontend_open_one(GpuFrontend **out, const GpuBackend *be, const GpuC
     *out = NULL;
     if (cfg->slots < 2)
         return mpe_error(err, -EINVAL, "front end: need at least 2 frame slots, got %d", cfg->slots);
+    if (cfg->pyramid && !be->hier)
+        return mpe_error(err, -ENOSYS, "%s: no hierarchical motion search on this backend yet "
+                         "(--me full runs here)", be->name);
     if (!(fe = calloc(1, sizeof(*fe))) || !(fe->slot = calloc((size_t)cfg->slots, sizeof(*fe->slot)))) {
         free(fe);
         return mpe_error(err, -ENOMEM, "front end: out of memory");
     }
     fe->be = be;
     fe->slots = cfg->slots;
+    fe->pyramid = cfg->pyramid;
     geometry_init(&fe->geo, cfg->width, cfg->height);
     fail_init(&fe->fail, be->name);
     if ((ret = be->open(&fe->ctx, cfg, &fe->geo, err)) < 0 ||
@@ -360,20 +365,39 @@ int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeErr
     return 0;
 }
 
-int gpu_frontend_search(GpuFrontend *fe, int cur, int ref, int range, MpeError *err)
+static int frontend_search(GpuFrontend *fe, int cur, int ref, int range, int reach, MpeError *err)
 {
     int ret;
 
+    if (reach && (reach < 0 || reach > GPU_MAX_REACH))
+        return mpe_error(err, -EINVAL, "front end: search reach %d outside 1..%d", reach,
+                         GPU_MAX_REACH);
+    if (reach && !fe->pyramid)
+        return mpe_error(err, -EINVAL, "front end: hierarchical search without pyramids (GpuConfig.pyramid)");
     if ((ret = check_slot(fe, cur, err)) < 0 || (ret = check_slot(fe, ref, err)) < 0 ||
         (ret = check_range(range, err)) < 0 ||
         (ret = fail_frame(&fe->fail, GPU_FAIL_SEARCH, cur, err)) < 0)
         return ret;
     if (!fe->slot[cur].submitted || !fe->slot[ref].submitted)
         return mpe_error(err, -EINVAL, "front end: motion search on a slot with no frame");
-    if ((ret = fe->be->search(fe->ctx, cur, ref, range, ref != cur && fe->slot[ref].has_mv, err)) < 0)
+    if ((ret = fe->be->search(fe->ctx, cur, ref, range, reach, ref != cur && fe->slot[ref].has_mv,
+                              err)) < 0)
         return ret;
     fe->slot[cur].has_mv = 1;
     return 0;
+}
+
+int gpu_frontend_search(GpuFrontend *fe, int cur, int ref, int range, MpeError *err)
+{
+    return frontend_search(fe, cur, ref, range, 0, err);
+}
+
+int gpu_frontend_search_hier(GpuFrontend *fe, int cur, int ref, int range, int reach,
+                             MpeError *err)
+{
+    if (reach == 0)
+        return mpe_error(err, -EINVAL, "front end: search reach 0 (the full search is gpu_frontend_search)");
+    return frontend_search(fe, cur, ref, range, reach, err);
 }
 
 int gpu_frontend_wait(GpuFrontend *fe, int slot, MpeError *err)

@@ -165,3 +165,167 @@ void motion_search(__global const uchar *cur, __global const uchar *ref, int pla
         out[3 * mb + 2] = sad0;
     }
 }
+
+/* ---- the hierarchical search (frontend.h): one kernel per pyramid level
+ * built at submit, then stages 2-3 and stages 4-5 each one work-group of
+ * SEARCH_WG items per macroblock.  Every minimum is reduced with cand_key,
+ * the tie-break order. */
+
+__kernel void decimate(__global const uchar *src, int sw, __global uchar *dst, int dw, int dh)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= dw || y >= dh)
+        return;
+    __global const uchar *a = src + 2 * y * sw + 2 * x;
+    dst[y * dw + x] = (uchar)((a[0] + a[1] + a[sw] + a[sw + 1] + 2) >> 2);
+}
+
+/* The minimum of every item's key; every item gets it. */
+inline ulong wg_min(__local ulong *best, ulong mine, int lid)
+{
+    best[lid] = mine;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = SEARCH_WG / 2; s > 0; s >>= 1) {
+        if (lid < s && best[lid + s] < best[lid])
+            best[lid] = best[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    ulong k = best[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return k;
+}
+
+inline int key_dx(ulong k) { return (int)(k & 0xFFF) - 2048; }
+inline int key_dy(ulong k) { return (int)((k >> 12) & 0xFFF) - 2048; }
+
+inline uint sad_n(__global const uchar *a, __global const uchar *b, int stride, int n)
+{
+    uint s = 0;
+    for (int y = 0; y < n; y++)
+        for (int x = 0; x < n; x++)
+            s += abs_diff(a[y * stride + x], b[y * stride + x]);
+    return s;
+}
+
+/* Stages 2-3: coarse[mb] = 2h as dx | dy << 16. */
+__kernel __attribute__((reqd_work_group_size(SEARCH_WG, 1, 1)))
+void hier_coarse(__global const uchar *cq, __global const uchar *rq, __global const uchar *ch,
+                 __global const uchar *rh, int qw, int qh, int mb_w, int reach,
+                 __global uint *coarse)
+{
+    __local ulong best[SEARCH_WG];
+    const int lid = get_local_id(0), mb = get_group_id(0);
+    const int mbx = mb % mb_w, mby = mb / mb_w;
+
+    /* 1/4 resolution: 4x4 block, +-reach/4 */
+    int x0 = 4 * mbx, y0 = 4 * mby, lim = reach / 4;
+    int lo_x = max(-x0, -lim), hi_x = min(qw - 4 - x0, lim);
+    int lo_y = max(-y0, -lim), hi_y = min(qh - 4 - y0, lim);
+    int nx = hi_x - lo_x + 1, n = nx * (hi_y - lo_y + 1);
+    ulong mine = ~(ulong)0;
+    for (int c = lid; c < n; c += SEARCH_WG) {
+        const int dx = lo_x + c % nx, dy = lo_y + c / nx;
+        uint s = sad_n(cq + y0 * qw + x0, rq + (y0 + dy) * qw + x0 + dx, qw, 4);
+        ulong k = cand_key(s, dx, dy);
+        mine = k < mine ? k : mine;
+    }
+    ulong k = wg_min(best, mine, lid);
+    const int ux = key_dx(k), uy = key_dy(k);
+
+    /* 1/2 resolution: 8x8 block, 2u +-2, |h| <= reach/2 */
+    const int hw = 2 * qw, hh = 2 * qh;
+    x0 = 8 * mbx;
+    y0 = 8 * mby;
+    lim = reach / 2;
+    lo_x = max(max(-x0, -lim), 2 * ux - 2);
+    hi_x = min(min(hw - 8 - x0, lim), 2 * ux + 2);
+    lo_y = max(max(-y0, -lim), 2 * uy - 2);
+    hi_y = min(min(hh - 8 - y0, lim), 2 * uy + 2);
+    mine = ~(ulong)0;
+    if (lid < 25) {
+        const int dx = 2 * ux - 2 + lid % 5, dy = 2 * uy - 2 + lid / 5;
+        if (dx >= lo_x && dx <= hi_x && dy >= lo_y && dy <= hi_y)
+            mine = cand_key(sad_n(ch + y0 * hw + x0, rh + (y0 + dy) * hw + x0 + dx, hw, 8), dx, dy);
+    }
+    k = wg_min(best, mine, lid);
+    if (lid == 0)
+        coarse[mb] = ((uint)(2 * key_dx(k)) & 0xFFFF) | ((uint)(2 * key_dy(k)) << 16);
+}
+
+/* Stages 4-5: the candidates' best centres the exhaustive window, read
+ * once into local memory (at most (16 + 2 range)^2 bytes). */
+__kernel __attribute__((reqd_work_group_size(SEARCH_WG, 1, 1)))
+void hier_final(__global const uchar *cur, __global const uchar *ref, int plane_w, int plane_h,
+                int mb_w, int mb_h, int range, int reach, __global const uint *coarse,
+                __global const uint *prev, int has_prev, __global uint *out, __local uchar *win)
+{
+    __local uchar blk[256];
+    __local ulong best[SEARCH_WG];
+    __local uint sad0;
+
+    const int lid = get_local_id(0), mb = get_group_id(0);
+    const int mbx = mb % mb_w, mby = mb / mb_w;
+    const int x0 = mbx * 16, y0 = mby * 16;
+
+    for (int i = lid; i < 256; i += SEARCH_WG)
+        blk[i] = cur[(y0 + i / 16) * plane_w + x0 + i % 16];
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* candidates as gpu_hier_candidates: own, zero, co-located, left, right, top, bottom */
+    ulong mine = ~(ulong)0;
+    if (lid < 7) {
+        int have = 1;
+        uint v = 0;
+        if (lid == 0) v = coarse[mb];
+        else if (lid == 2) { have = has_prev; v = has_prev ? prev[3 * mb] : 0; }
+        else if (lid == 3) { have = mbx > 0; v = have ? coarse[mb - 1] : 0; }
+        else if (lid == 4) { have = mbx < mb_w - 1; v = have ? coarse[mb + 1] : 0; }
+        else if (lid == 5) { have = mby > 0; v = have ? coarse[mb - mb_w] : 0; }
+        else if (lid == 6) { have = mby < mb_h - 1; v = have ? coarse[mb + mb_w] : 0; }
+        const int dx = (short)(v & 0xFFFF), dy = (short)(v >> 16);
+        if (have && dx >= -x0 && dx <= plane_w - 16 - x0 && dy >= -y0 && dy <= plane_h - 16 - y0 &&
+            abs(dx) <= reach && abs(dy) <= reach) {
+            __global const uchar *r = ref + (y0 + dy) * plane_w + x0 + dx;
+            uint s = 0;
+            for (int y = 0; y < 16; y++)
+                for (int x = 0; x < 16; x++)
+                    s += abs_diff(blk[16 * y + x], r[y * plane_w + x]);
+            if (lid == 1)
+                sad0 = s;
+            mine = cand_key(s, dx, dy);
+        }
+    }
+    ulong k = wg_min(best, mine, lid);
+    const int cx = key_dx(k), cy = key_dy(k);
+
+    const int lo_x = max(max(-x0, -reach), cx - range), hi_x = min(min(plane_w - 16 - x0, reach), cx + range);
+    const int lo_y = max(max(-y0, -reach), cy - range), hi_y = min(min(plane_h - 16 - y0, reach), cy + range);
+    const int nx = hi_x - lo_x + 1, ny = hi_y - lo_y + 1, win_w = nx + 15;
+    for (int i = lid; i < win_w * (ny + 15); i += SEARCH_WG)
+        win[i] = ref[(y0 + lo_y + i / win_w) * plane_w + x0 + lo_x + i % win_w];
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    mine = k;   /* the centre: inside the window, and so the answer unless beaten */
+    for (int c = lid; c < nx * ny; c += SEARCH_WG) {
+        const int ix = c % nx, iy = c / nx;
+        __local const uchar *w = win + iy * win_w + ix;
+        uint sad = 0;
+        for (int r = 0; r < 16; r++) {
+            uchar16 a = vload16(0, blk + 16 * r);
+            uchar16 b = vload16(0, w + r * win_w);
+            ushort16 d = convert_ushort16(abs_diff(a, b));
+            ushort8 s8 = d.lo + d.hi;
+            ushort4 s4 = s8.lo + s8.hi;
+            ushort2 s2 = s4.lo + s4.hi;
+            sad += (uint)s2.x + (uint)s2.y;
+        }
+        ulong kk = cand_key(sad, lo_x + ix, lo_y + iy);
+        mine = kk < mine ? kk : mine;
+    }
+    k = wg_min(best, mine, lid);
+    if (lid == 0) {
+        out[3 * mb] = ((uint)key_dx(k) & 0xFFFF) | ((uint)key_dy(k) << 16);
+        out[3 * mb + 1] = (uint)(k >> 40);
+        out[3 * mb + 2] = sad0;
+    }
+}

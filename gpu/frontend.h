@@ -38,6 +38,9 @@
 #include "common/threads.h"
 
 #define GPU_MAX_SEARCH_RANGE 64
+/* The widest reach of the hierarchical search (its vectors stay within
+ * +-reach full pels); 255 keeps its 1/4-resolution window (2*63+1)^2. */
+#define GPU_MAX_REACH 255
 
 typedef struct GpuMotion {
     int16_t dx, dy;   /* best full-pel vector */
@@ -50,6 +53,8 @@ typedef struct GpuConfig {
     int slots;           /* frame slots in the ring, >= 2 */
     int device;          /* backend's device index (--device), -1: its own choice */
     int threads;         /* cpu backend: threads it works on, 0: all online cores */
+    int pyramid;         /* build each slot's 1/2 and 1/4 resolution luma at submit:
+                          * gpu_frontend_search_hier needs them */
     unsigned cpu_flags;  /* cpu backend: MPE_CPU_* its kernels may use (common/cpu.h:
                           * mpe_cpu_flags() & mask); 0: the C ones */
     MpePool *pool;       /* cpu backend: non-NULL: it works on this pool (threads unused) */
@@ -110,6 +115,12 @@ int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeErr
 /* Search slot cur against slot ref (both submitted), range
  * 0..GPU_MAX_SEARCH_RANGE. */
 int gpu_frontend_search(GpuFrontend *fe, int cur, int ref, int range, MpeError *err);
+/* The hierarchical search (gpu_motion_search_hier_c) of slot cur against
+ * slot ref: reach 1..GPU_MAX_REACH, the final window +-range around the best
+ * candidate.  Needs cfg->pyramid.  The co-located vectors it takes as a
+ * candidate are ref's own, when ref was searched since its submit. */
+int gpu_frontend_search_hier(GpuFrontend *fe, int cur, int ref, int range, int reach,
+                             MpeError *err);
 int gpu_frontend_wait(GpuFrontend *fe, int slot, MpeError *err);
 /* Planes into pic (allocated for the configured size); vectors into mv
  * (mb_width*mb_height entries, raster order) if mv is non-NULL, which needs
@@ -165,6 +176,59 @@ void gpu_convert_rgb_c(MpePicture *pic, const uint8_t *rgb, ptrdiff_t rgb_stride
 void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture *ref,
                          int range, MpeSad16Fn sad16);
 
+/* --- The hierarchical search (DESIGN.md section 1) ---
+ *
+ * All on ORIGINAL luma, all integer, every stage's minimum taken under the
+ * tie-break order of gpu_mv_better (a strict total order, so the result
+ * does not depend on the order candidates are visited in):
+ *  1. pyramid: each picture's luma (padded plane) decimated 2:1 twice, each
+ *     sample the rounded mean of 2x2: (a + b + c + d + 2) >> 2;
+ *  2. coarse: per macroblock, its 4x4 block at 1/4 resolution, exhaustive
+ *     over u in [-reach/4, reach/4]^2 (inside the 1/4 plane);
+ *  3. its 8x8 block at 1/2 resolution, h in 2u + [-2, 2]^2, |h| <= reach/2
+ *     (inside the 1/2 plane); the coarse vector is 2h full pels;
+ *  4. candidates at full resolution: the macroblock's own coarse vector,
+ *     zero, the co-located vector of the previous search (prev, if given),
+ *     and the coarse vectors of the left, right, top and bottom neighbours;
+ *     the best by 16x16 SAD is the centre of
+ *  5. an exhaustive window centre +-range, the answer.
+ * Every vector at full resolution keeps its block inside the padded plane
+ * and |dx|, |dy| <= reach (which is what bounds f_code). */
+typedef struct GpuPyramid {
+    uint8_t *half, *quarter;   /* rows packed: strides are hw and qw */
+    int hw, hh, qw, qh;        /* plane_w[0] / 2, plane_h[0] / 2, and / 4 */
+} GpuPyramid;
+
+/* 0 or -ENOMEM */
+int gpu_pyramid_alloc(GpuPyramid *p, const MpePicture *pic);
+void gpu_pyramid_free(GpuPyramid *p);
+void gpu_pyramid_build_c(GpuPyramid *p, const MpePicture *pic);
+
+/* Stages 2-3 for macroblock rows [row0, row1): coarse[i].dx, dy = 2h (full
+ * pels), .sad = its 8x8 SAD at 1/2 resolution, .sad0 = 0. */
+void gpu_hier_coarse_rows(GpuMotion *coarse, const GpuPyramid *cur, const GpuPyramid *ref, int mb_w,
+                          int reach, int row0, int row1);
+
+/* Stage 3 of one macroblock, from stage 2's u (1/4 resolution pels). */
+void gpu_hier_half_mb(GpuMotion *m, const GpuPyramid *cur, const GpuPyramid *ref, int reach,
+                      int mbx, int mby, int ux, int uy);
+
+/* Stage 4's candidates of macroblock (mbx, mby), the valid ones only, into
+ * cand[] (room for GPU_HIER_CANDIDATES); returns their count.  Zero is
+ * always among them. */
+#define GPU_HIER_CANDIDATES 7
+int gpu_hier_candidates(int16_t cand[][2], const MpePicture *cur, const GpuMotion *coarse,
+                        const GpuMotion *prev, int reach, int mbx, int mby);
+
+/* The window of step 5 around centre (cx, cy) for the block at (x0, y0):
+ * [*lo, *hi] in each axis. */
+void gpu_hier_window(const MpePicture *cur, int x0, int y0, int cx, int cy, int range, int reach,
+                     int *dx_lo, int *dx_hi, int *dy_lo, int *dy_hi);
+
+/* The whole search, plain C; prev may be NULL.  0 or -ENOMEM. */
+int gpu_motion_search_hier_c(GpuMotion *mv, const MpePicture *cur, const MpePicture *ref,
+                             const GpuMotion *prev, int range, int reach, MpeSad16Fn sad16);
+
 /* --- The cpu backend's fast kernels: the references' results, bit for bit ---
  *
  * Each works on macroblock rows [row0, row1) of a picture (16 luma and 8
@@ -210,6 +274,15 @@ struct GpuCpuKernels {
                                const GpuBlockSums *cur_sums, const MpePicture *ref,
                                const GpuBlockSums *ref_sums, int range, const GpuMotion *hint,
                                int row0, int row1);
+    /* gpu_hier_coarse_rows's result */
+    void (*coarse_rows)(GpuMotion *coarse, const GpuPyramid *cur, const GpuPyramid *ref, int mb_w,
+                        int reach, int row0, int row1);
+    /* steps 4-5 of the hierarchical search for rows [row0, row1), given
+     * stage 3's vectors of every macroblock */
+    void (*hier_final_rows)(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,
+                            const GpuBlockSums *cur_sums, const MpePicture *ref,
+                            const GpuBlockSums *ref_sums, const GpuMotion *coarse,
+                            const GpuMotion *prev, int range, int reach, int row0, int row1);
 };
 
 /* Like every DSP table (common/cpu.h): the C kernels, then the variants

@@ -111,6 +111,201 @@ void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture 
     }
 }
 
+/* ---- the hierarchical search (frontend.h) ---- */
+
+int gpu_pyramid_alloc(GpuPyramid *p, const MpePicture *pic)
+{
+    p->hw = pic->plane_w[0] / 2;
+    p->hh = pic->plane_h[0] / 2;
+    p->qw = p->hw / 2;
+    p->qh = p->hh / 2;
+    /* slack: vector kernels read 16 bytes from a block's last candidate */
+    p->half = malloc((size_t)p->hw * p->hh + 32);
+    p->quarter = malloc((size_t)p->qw * p->qh + 32);
+    if (p->half && p->quarter)
+        return 0;
+    gpu_pyramid_free(p);
+    return -ENOMEM;
+}
+
+void gpu_pyramid_free(GpuPyramid *p)
+{
+    free(p->half);
+    free(p->quarter);
+    p->half = p->quarter = NULL;
+}
+
+static void decimate(uint8_t *dst, int dw, int dh, const uint8_t *src, ptrdiff_t sstride)
+{
+    for (int y = 0; y < dh; y++) {
+        const uint8_t *a = src + 2 * y * sstride, *b = a + sstride;
+        for (int x = 0; x < dw; x++)
+            dst[y * dw + x] = (uint8_t)((a[2 * x] + a[2 * x + 1] + b[2 * x] + b[2 * x + 1] + 2) >> 2);
+    }
+}
+
+void gpu_pyramid_build_c(GpuPyramid *p, const MpePicture *pic)
+{
+    decimate(p->half, p->hw, p->hh, pic->plane[0], pic->stride[0]);
+    decimate(p->quarter, p->qw, p->qh, p->half, p->hw);
+}
+
+static uint32_t sad_nxn(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int n)
+{
+    uint32_t s = 0;
+    for (int y = 0; y < n; y++)
+        for (int x = 0; x < n; x++)
+            s += (uint32_t)abs(a[y * as + x] - b[y * bs + x]);
+    return s;
+}
+
+/* The best vector of the n x n block at (x0, y0) of a w x h plane (stride
+ * w) over [cx - r, cx + r]^2, |v| <= lim, the block inside the plane. */
+static void search_level(const uint8_t *cur, const uint8_t *ref, int w, int h, int n, int x0,
+                         int y0, int cx, int cy, int r, int lim, int *bx, int *by, uint32_t *bs)
+{
+    const int dx_lo = MPE_MAX(MPE_MAX(-x0, -lim), cx - r), dx_hi = MPE_MIN(MPE_MIN(w - n - x0, lim), cx + r);
+    const int dy_lo = MPE_MAX(MPE_MAX(-y0, -lim), cy - r), dy_hi = MPE_MIN(MPE_MIN(h - n - y0, lim), cy + r);
+    const uint8_t *blk = cur + y0 * w + x0;
+
+    *bs = UINT32_MAX;
+    *bx = *by = 0;
+    for (int dy = dy_lo; dy <= dy_hi; dy++)
+        for (int dx = dx_lo; dx <= dx_hi; dx++) {
+            uint32_t s = sad_nxn(blk, w, ref + (y0 + dy) * w + x0 + dx, w, n);
+            if (gpu_mv_better(s, dx, dy, *bs, *bx, *by)) {
+                *bs = s;
+                *bx = dx;
+                *by = dy;
+            }
+        }
+}
+
+void gpu_hier_half_mb(GpuMotion *m, const GpuPyramid *cur, const GpuPyramid *ref, int reach,
+                      int mbx, int mby, int ux, int uy)
+{
+    int hx, hy;
+    uint32_t s;
+    /* never empty: 2u fits the 1/2 plane and |2u| <= reach/2 */
+    search_level(cur->half, ref->half, cur->hw, cur->hh, 8, 8 * mbx, 8 * mby, 2 * ux, 2 * uy, 2,
+                 reach / 2, &hx, &hy, &s);
+    m->dx = (int16_t)(2 * hx);
+    m->dy = (int16_t)(2 * hy);
+    m->sad = s;
+    m->sad0 = 0;
+}
+
+void gpu_hier_coarse_rows(GpuMotion *coarse, const GpuPyramid *cur, const GpuPyramid *ref, int mb_w,
+                          int reach, int row0, int row1)
+{
+    for (int mby = row0; mby < row1; mby++)
+        for (int mbx = 0; mbx < mb_w; mbx++) {
+            int ux, uy;
+            uint32_t s;
+            /* never empty: u = 0 fits */
+            search_level(cur->quarter, ref->quarter, cur->qw, cur->qh, 4, 4 * mbx, 4 * mby, 0, 0,
+                         reach / 4, reach / 4, &ux, &uy, &s);
+            gpu_hier_half_mb(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, ux, uy);
+        }
+}
+
+static int vector_fits(const MpePicture *cur, int x0, int y0, int dx, int dy, int reach)
+{
+    return dx >= -x0 && dx <= cur->plane_w[0] - 16 - x0 && dy >= -y0 &&
+           dy <= cur->plane_h[0] - 16 - y0 && abs(dx) <= reach && abs(dy) <= reach;
+}
+
+int gpu_hier_candidates(int16_t cand[][2], const MpePicture *cur, const GpuMotion *coarse,
+                        const GpuMotion *prev, int reach, int mbx, int mby)
+{
+    const int mbw = cur->mb_width, mbh = cur->mb_height, i = mby * mbw + mbx;
+    const GpuMotion *from[GPU_HIER_CANDIDATES] = {
+        &coarse[i],
+        NULL,   /* zero */
+        prev ? &prev[i] : NULL,
+        mbx > 0 ? &coarse[i - 1] : NULL,
+        mbx < mbw - 1 ? &coarse[i + 1] : NULL,
+        mby > 0 ? &coarse[i - mbw] : NULL,
+        mby < mbh - 1 ? &coarse[i + mbw] : NULL,
+    };
+    int n = 0;
+
+    for (int k = 0; k < GPU_HIER_CANDIDATES; k++) {
+        const int dx = from[k] ? from[k]->dx : 0, dy = from[k] ? from[k]->dy : 0;
+        if ((k == 1 || from[k]) && vector_fits(cur, 16 * mbx, 16 * mby, dx, dy, reach)) {
+            cand[n][0] = (int16_t)dx;
+            cand[n][1] = (int16_t)dy;
+            n++;
+        }
+    }
+    return n;
+}
+
+void gpu_hier_window(const MpePicture *cur, int x0, int y0, int cx, int cy, int range, int reach,
+                     int *dx_lo, int *dx_hi, int *dy_lo, int *dy_hi)
+{
+    *dx_lo = MPE_MAX(MPE_MAX(-x0, -reach), cx - range);
+    *dx_hi = MPE_MIN(MPE_MIN(cur->plane_w[0] - 16 - x0, reach), cx + range);
+    *dy_lo = MPE_MAX(MPE_MAX(-y0, -reach), cy - range);
+    *dy_hi = MPE_MIN(MPE_MIN(cur->plane_h[0] - 16 - y0, reach), cy + range);
+}
+
+int gpu_motion_search_hier_c(GpuMotion *mv, const MpePicture *cur, const MpePicture *ref,
+                             const GpuMotion *prev, int range, int reach, MpeSad16Fn sad16)
+{
+    const ptrdiff_t stride = cur->stride[0], rstride = ref->stride[0];
+    const int mbw = cur->mb_width, mbh = cur->mb_height;
+    GpuPyramid pc = { 0 }, pr = { 0 };
+    GpuMotion *coarse = malloc((size_t)mbw * mbh * sizeof(*coarse));
+    int ret = -ENOMEM;
+
+    if (!coarse || gpu_pyramid_alloc(&pc, cur) < 0 || gpu_pyramid_alloc(&pr, ref) < 0)
+        goto done;
+    gpu_pyramid_build_c(&pc, cur);
+    gpu_pyramid_build_c(&pr, ref);
+    gpu_hier_coarse_rows(coarse, &pc, &pr, mbw, reach, 0, mbh);
+    for (int mby = 0; mby < mbh; mby++)
+        for (int mbx = 0; mbx < mbw; mbx++) {
+            const int x0 = 16 * mbx, y0 = 16 * mby;
+            const uint8_t *blk = cur->plane[0] + y0 * stride + x0;
+            const uint8_t *rblk = ref->plane[0] + y0 * rstride + x0;
+            int16_t cand[GPU_HIER_CANDIDATES][2];
+            int n = gpu_hier_candidates(cand, cur, coarse, prev, reach, mbx, mby);
+            uint32_t bsad = UINT32_MAX;
+            int bdx = 0, bdy = 0, lo_x, hi_x, lo_y, hi_y;
+
+            for (int k = 0; k < n; k++) {
+                uint32_t s = sad16(blk, stride, rblk + cand[k][1] * rstride + cand[k][0], rstride);
+                if (gpu_mv_better(s, cand[k][0], cand[k][1], bsad, bdx, bdy)) {
+                    bsad = s;
+                    bdx = cand[k][0];
+                    bdy = cand[k][1];
+                }
+            }
+            gpu_hier_window(cur, x0, y0, bdx, bdy, range, reach, &lo_x, &hi_x, &lo_y, &hi_y);
+            for (int dy = lo_y; dy <= hi_y; dy++)
+                for (int dx = lo_x; dx <= hi_x; dx++) {
+                    uint32_t s = sad16(blk, stride, rblk + dy * rstride + dx, rstride);
+                    if (gpu_mv_better(s, dx, dy, bsad, bdx, bdy)) {
+                        bsad = s;
+                        bdx = dx;
+                        bdy = dy;
+                    }
+                }
+            GpuMotion *m = &mv[mby * mbw + mbx];
+            m->dx = (int16_t)bdx;
+            m->dy = (int16_t)bdy;
+            m->sad = bsad;
+            m->sad0 = sad16(blk, stride, rblk, rstride);
+        }
+    ret = 0;
+done:
+    gpu_pyramid_free(&pc);
+    gpu_pyramid_free(&pr);
+    free(coarse);
+    return ret;
+}
+
 /* ---- backend "cpu": synchronous (wait() has nothing to wait for), with
  * the fast kernels of frontend_cpu_fast.c spread over a pool by macroblock
  * rows; every row's result is independent of the others', so the output is
@@ -121,7 +316,9 @@ struct GpuContext {
     int slots;
     MpePicture *pic;
     GpuBlockSums *sums;
+    GpuPyramid *pyr;       /* per slot, when cfg->pyramid */
     GpuMotion **mv;
+    GpuMotion *coarse;     /* the hierarchical search's stage 3, per macroblock */
     MpePool *pool;       /* GpuConfig.pool or own_pool */
     MpePool *own_pool;
     GpuCpuKernels k;
@@ -138,7 +335,10 @@ typedef struct RowJob {
     const MpePicture *ref;
     const GpuBlockSums *ref_sums;
     const GpuMotion *hint;
-    int range;
+    int range, reach;
+    GpuPyramid *build;     /* the pyramid submit builds */
+    const GpuPyramid *pyr, *ref_pyr;
+    GpuMotion *coarse;
 } RowJob;
 
 static void convert_job(void *arg, int row, int worker)
@@ -163,6 +363,29 @@ static void search_job(void *arg, int row, int worker)
                              row + 1);
 }
 
+static void pyramid_job(void *arg, int row, int worker)
+{
+    const RowJob *j = arg;
+    (void)worker;
+    (void)row;
+    gpu_pyramid_build_c(j->build, j->pic);
+}
+
+static void coarse_job(void *arg, int row, int worker)
+{
+    const RowJob *j = arg;
+    (void)worker;
+    j->k->coarse_rows(j->coarse, j->pyr, j->ref_pyr, j->pic->mb_width, j->reach, row, row + 1);
+}
+
+static void hier_job(void *arg, int row, int worker)
+{
+    const RowJob *j = arg;
+    (void)worker;
+    j->k->hier_final_rows(j->k, j->mv, j->pic, j->sums, j->ref, j->ref_sums, j->coarse, j->hint,
+                          j->range, j->reach, row, row + 1);
+}
+
 static int cpu_probe(int for_auto, char *why, size_t why_size)
 {
     (void)for_auto;
@@ -181,11 +404,15 @@ static void cpu_close(GpuContext *ctx)
             mpe_picture_free(&ctx->pic[i]);
         if (ctx->sums)
             gpu_block_sums_free(&ctx->sums[i]);
+        if (ctx->pyr)
+            gpu_pyramid_free(&ctx->pyr[i]);
         if (ctx->mv)
             free(ctx->mv[i]);
     }
     free(ctx->pic);
     free(ctx->sums);
+    free(ctx->pyr);
+    free(ctx->coarse);
     free(ctx->mv);
     free(ctx);
 }
@@ -203,7 +430,11 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     ctx->pic = calloc((size_t)n, sizeof(*ctx->pic));
     ctx->sums = calloc((size_t)n, sizeof(*ctx->sums));
     ctx->mv = calloc((size_t)n, sizeof(*ctx->mv));
-    if (!ctx->pic || !ctx->sums || !ctx->mv)
+    if (cfg->pyramid)
+        ctx->pyr = calloc((size_t)n, sizeof(*ctx->pyr));
+    if (cfg->pyramid)
+        ctx->coarse = calloc((size_t)geo->mb_w * geo->mb_h, sizeof(*ctx->coarse));
+    if (!ctx->pic || !ctx->sums || !ctx->mv || (cfg->pyramid && (!ctx->pyr || !ctx->coarse)))
         return mpe_error(err, -ENOMEM, "front end: out of memory");
     /* the pool splits macroblock rows: more threads than rows would idle */
     if (cfg->pool) {
@@ -226,7 +457,8 @@ static int cpu_alloc_slot(GpuContext *ctx, int slot, MpeError *err)
     const GpuGeometry *g = ctx->geo;
     if (mpe_picture_alloc(&ctx->pic[slot], g->width, g->height) < 0 ||
         gpu_block_sums_alloc(&ctx->sums[slot], &ctx->pic[slot]) < 0 ||
-        !(ctx->mv[slot] = calloc((size_t)g->mb_w * g->mb_h, sizeof(GpuMotion))))
+        !(ctx->mv[slot] = calloc((size_t)g->mb_w * g->mb_h, sizeof(GpuMotion))) ||
+        (ctx->pyr && gpu_pyramid_alloc(&ctx->pyr[slot], &ctx->pic[slot]) < 0))
         return mpe_error(err, -ENOMEM, "front end: out of memory for %dx%d frames", g->width,
                          g->height);
     return 0;
@@ -252,10 +484,15 @@ static int cpu_submit(GpuContext *ctx, int slot, const MpeFrame *rgb, MpeError *
     }
     /* the sums of row r's blocks reach into row r + 1: a second pass */
     mpe_pool_run(ctx->pool, pic->mb_height, sums_job, &job);
+    if (ctx->pyr) {
+        job.build = &ctx->pyr[slot];
+        mpe_pool_run(ctx->pool, 1, pyramid_job, &job);
+    }
     return 0;
 }
 
-static int cpu_search(GpuContext *ctx, int cur, int ref, int range, int ref_has_mv, MpeError *err)
+static int cpu_search(GpuContext *ctx, int cur, int ref, int range, int reach, int ref_has_mv,
+                      MpeError *err)
 {
     /* the reference picture's own vectors are likely good here too (smooth
      * motion); they only order the search, never change its answer */
@@ -263,6 +500,17 @@ static int cpu_search(GpuContext *ctx, int cur, int ref, int range, int ref_has_
                    .ref = &ctx->pic[ref], .ref_sums = &ctx->sums[ref], .range = range,
                    .hint = ref_has_mv ? ctx->mv[ref] : NULL };
     (void)err;
+    if (reach) {
+        /* stage 3 of every macroblock before stage 4 of any: it takes its
+         * neighbours' */
+        job.reach = reach;
+        job.pyr = &ctx->pyr[cur];
+        job.ref_pyr = &ctx->pyr[ref];
+        job.coarse = ctx->coarse;
+        mpe_pool_run(ctx->pool, ctx->pic[cur].mb_height, coarse_job, &job);
+        mpe_pool_run(ctx->pool, ctx->pic[cur].mb_height, hier_job, &job);
+        return 0;
+    }
     mpe_pool_run(ctx->pool, ctx->pic[cur].mb_height, search_job, &job);
     return 0;
 }
@@ -304,4 +552,5 @@ const GpuBackend gpu_backend_cpu = {
     .wait = cpu_wait,
     .download = cpu_download,
     .timings = NULL,
+    .hier = 1,
 };

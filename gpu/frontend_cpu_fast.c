@@ -169,6 +169,7 @@ typedef struct MbSearch {
     ptrdiff_t sstride;
     int c16, c8[4];              /* the current block's sum and its quarters' */
     int dx_lo, dx_hi, dy_lo, dy_hi;
+    int cy;                      /* rows are visited from this dy outwards */
     uint32_t bsad;               /* best so far */
     int bdx, bdy;
     MpeSad16BoundFn sad16_bound;
@@ -237,13 +238,13 @@ static inline int row_at(int k)
 
 static inline int rows_to_visit(const MbSearch *m)
 {
-    return 2 * MPE_MAX(-m->dy_lo, m->dy_hi) + 1;
+    return 2 * MPE_MAX(m->cy - m->dy_lo, m->dy_hi - m->cy) + 1;
 }
 
 static void scan_window_c(MbSearch *m)
 {
     for (int k = 0, n = rows_to_visit(m); k < n; k++) {
-        const int dy = row_at(k);
+        const int dy = m->cy + row_at(k);
         if (dy >= m->dy_lo && dy <= m->dy_hi)
             scan_row_c(m, dy);
     }
@@ -274,6 +275,69 @@ static void search_mb(GpuMotion *out, MbSearch *m, const GpuMotion *left, const 
     out->sad0 = sad0;
 }
 
+static void mb_setup(MbSearch *m, const MpePicture *cur, const GpuBlockSums *cur_sums,
+                     const MpePicture *ref, const GpuBlockSums *ref_sums, int x0, int y0)
+{
+    m->blk = cur->plane[0] + y0 * m->stride + x0;
+    m->rblk = ref->plane[0] + y0 * m->rstride + x0;
+    const uint16_t *c8 = cur_sums->sum + y0 * cur_sums->stride + x0;
+    m->rs = ref_sums->sum + y0 * ref_sums->stride + x0;
+    m->c8[0] = c8[0];
+    m->c8[1] = c8[8];
+    m->c8[2] = c8[8 * cur_sums->stride];
+    m->c8[3] = c8[8 * cur_sums->stride + 8];
+    m->c16 = m->c8[0] + m->c8[1] + m->c8[2] + m->c8[3];
+    m->cy = 0;
+}
+
+/* Steps 4-5 of the hierarchical search: the candidates' best is the
+ * window's centre and the first best so far (it lies in the window, so
+ * the window's minimum is the answer, as in the reference). */
+static void hier_rows(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,
+                      const GpuBlockSums *cur_sums, const MpePicture *ref,
+                      const GpuBlockSums *ref_sums, const GpuMotion *coarse, const GpuMotion *prev,
+                      int range, int reach, int row0, int row1, ScanWindowFn scan)
+{
+    MbSearch m = { .stride = cur->stride[0], .rstride = ref->stride[0], .sstride = ref_sums->stride,
+                   .sad16_bound = k->sad.sad16_bound };
+
+    for (int mby = row0; mby < row1; mby++)
+        for (int mbx = 0; mbx < cur->mb_width; mbx++) {
+            const int x0 = mbx * 16, y0 = mby * 16;
+            int16_t cand[GPU_HIER_CANDIDATES][2];
+            int n = gpu_hier_candidates(cand, cur, coarse, prev, reach, mbx, mby);
+            uint32_t sad0 = 0;
+
+            mb_setup(&m, cur, cur_sums, ref, ref_sums, x0, y0);
+            m.bsad = UINT32_MAX;
+            m.bdx = m.bdy = 0;
+            for (int c = 0; c < n; c++) {
+                const int dx = cand[c][0], dy = cand[c][1];
+                uint32_t sad = m.sad16_bound(m.blk, m.stride, m.rblk + dy * m.rstride + dx, m.rstride,
+                                             dx || dy ? m.bsad : UINT32_MAX);
+                if (!dx && !dy)
+                    sad0 = sad;
+                if (gpu_mv_better(sad, dx, dy, m.bsad, m.bdx, m.bdy)) {
+                    m.bsad = sad;
+                    m.bdx = dx;
+                    m.bdy = dy;
+                }
+            }
+            gpu_hier_window(cur, x0, y0, m.bdx, m.bdy, range, reach, &m.dx_lo, &m.dx_hi, &m.dy_lo,
+                            &m.dy_hi);
+            m.cy = m.bdy;
+            /* SAD 0 at the zero vector cannot be beaten; SAD 0 elsewhere
+             * can, by another SAD 0 of smaller |dx|+|dy| in the window */
+            if (m.bsad || m.bdx || m.bdy)
+                scan(&m);
+            GpuMotion *o = &mv[mby * cur->mb_width + mbx];
+            o->dx = (int16_t)m.bdx;
+            o->dy = (int16_t)m.bdy;
+            o->sad = m.bsad;
+            o->sad0 = sad0;
+        }
+}
+
 static void search_rows(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,
                         const GpuBlockSums *cur_sums, const MpePicture *ref,
                         const GpuBlockSums *ref_sums, int range, const GpuMotion *hint, int row0,
@@ -287,15 +351,7 @@ static void search_rows(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture 
     for (int mby = row0; mby < row1; mby++) {
         for (int mbx = 0; mbx < cur->mb_width; mbx++) {
             const int x0 = mbx * 16, y0 = mby * 16, i = mby * cur->mb_width + mbx;
-            m.blk = cur->plane[0] + y0 * stride + x0;
-            m.rblk = ref->plane[0] + y0 * rstride + x0;
-            const uint16_t *c8 = cur_sums->sum + y0 * cur_sums->stride + x0;
-            m.rs = ref_sums->sum + y0 * ref_sums->stride + x0;
-            m.c8[0] = c8[0];
-            m.c8[1] = c8[8];
-            m.c8[2] = c8[8 * cur_sums->stride];
-            m.c8[3] = c8[8 * cur_sums->stride + 8];
-            m.c16 = m.c8[0] + m.c8[1] + m.c8[2] + m.c8[3];
+            mb_setup(&m, cur, cur_sums, ref, ref_sums, x0, y0);
             m.dx_lo = -MPE_MIN(range, x0);
             m.dx_hi = MPE_MIN(range, pw - 16 - x0);
             m.dy_lo = -MPE_MIN(range, y0);
@@ -303,6 +359,15 @@ static void search_rows(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture 
             search_mb(&mv[i], &m, mbx ? &mv[i - 1] : NULL, hint ? &hint[i] : NULL, scan);
         }
     }
+}
+
+static void hier_final_rows_c(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,
+                              const GpuBlockSums *cur_sums, const MpePicture *ref,
+                              const GpuBlockSums *ref_sums, const GpuMotion *coarse,
+                              const GpuMotion *prev, int range, int reach, int row0, int row1)
+{
+    hier_rows(k, mv, cur, cur_sums, ref, ref_sums, coarse, prev, range, reach, row0, row1,
+              scan_window_c);
 }
 
 static void motion_search_rows_c(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,
@@ -482,7 +547,7 @@ AVX2 static void scan_window_avx2(MbSearch *m)
     unsigned masks[(2 * GPU_MAX_SEARCH_RANGE + 1 + 15) / 16];
 
     for (int k = 0, n = rows_to_visit(m); k < n; k++) {
-        const int dy = row_at(k);
+        const int dy = m->cy + row_at(k);
         if (dy < m->dy_lo || dy > m->dy_hi)
             continue;
         const uint16_t *t = m->rs + dy * ss + m->dx_lo, *b = t + 8 * ss;
@@ -515,6 +580,67 @@ static void motion_search_rows_avx2(const GpuCpuKernels *k, GpuMotion *mv, const
     search_rows(k, mv, cur, cur_sums, ref, ref_sums, range, hint, row0, row1, scan_window_avx2);
 }
 
+/* Stage 2 (the 1/4 resolution 4x4 blocks) with mpsadbw: 16 candidates of
+ * a row in 4 instructions; the lanes not above the best so far get the
+ * tie-break check in order, so the minimum is the reference's.  Stage 3
+ * is small: the reference's own code. */
+AVX2 static void coarse_rows_avx2(GpuMotion *coarse, const GpuPyramid *cur, const GpuPyramid *ref,
+                                  int mb_w, int reach, int row0, int row1)
+{
+    const int w = cur->qw, h = cur->qh, lim = reach / 4;
+
+    for (int mby = row0; mby < row1; mby++)
+        for (int mbx = 0; mbx < mb_w; mbx++) {
+            const int x0 = 4 * mbx, y0 = 4 * mby;
+            const int dx_lo = MPE_MAX(-x0, -lim), dx_hi = MPE_MIN(w - 4 - x0, lim);
+            const int dy_lo = MPE_MAX(-y0, -lim), dy_hi = MPE_MIN(h - 4 - y0, lim);
+            const uint8_t *blk = cur->quarter + y0 * w + x0;
+            __m256i c[4];
+            uint32_t bs = UINT32_MAX;
+            int bx = 0, by = 0;
+            for (int j = 0; j < 4; j++) {
+                int32_t v;
+                memcpy(&v, blk + j * w, 4);
+                c[j] = _mm256_set1_epi32(v);
+            }
+            for (int dy = dy_lo; dy <= dy_hi; dy++) {
+                const uint8_t *r = ref->quarter + (y0 + dy) * w + x0;
+                for (int dx = dx_lo; dx <= dx_hi; dx += 16) {
+                    __m256i sad = _mm256_setzero_si256();
+                    for (int j = 0; j < 4; j++) {
+                        const uint8_t *p = r + j * w + dx;
+                        sad = _mm256_add_epi16(sad, _mm256_mpsadbw_epu8(load2x128(p, p + 8), c[j], 0));
+                    }
+                    const int n = MPE_MIN(16, dx_hi - dx + 1);
+                    const __m256i best = _mm256_set1_epi16((short)MPE_MIN(bs, 65535u));
+                    unsigned mk = not_above(sad, best) & (n == 16 ? ~0u : (1u << 2 * n) - 1);
+                    if (!mk)
+                        continue;
+                    alignas(32) uint16_t v[16];
+                    _mm256_store_si256((__m256i *)v, sad);
+                    for (; mk; mk &= mk - 1, mk &= mk - 1) {
+                        const int l = __builtin_ctz(mk) >> 1;
+                        if (gpu_mv_better(v[l], dx + l, dy, bs, bx, by)) {
+                            bs = v[l];
+                            bx = dx + l;
+                            by = dy;
+                        }
+                    }
+                }
+            }
+            gpu_hier_half_mb(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, bx, by);
+        }
+}
+
+static void hier_final_rows_avx2(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,
+                                      const GpuBlockSums *cur_sums, const MpePicture *ref,
+                                      const GpuBlockSums *ref_sums, const GpuMotion *coarse,
+                                      const GpuMotion *prev, int range, int reach, int row0, int row1)
+{
+    hier_rows(k, mv, cur, cur_sums, ref, ref_sums, coarse, prev, range, reach, row0, row1,
+              scan_window_avx2);
+}
+
 #endif /* MPE_ARCH_X86 */
 
 void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
@@ -523,6 +649,8 @@ void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
     mpe_sad_dsp_init(&k->sad, cpu_flags);
     k->convert_rgb_rows = convert_rgb_rows_c;
     k->motion_search_rows = motion_search_rows_c;
+    k->hier_final_rows = hier_final_rows_c;
+    k->coarse_rows = gpu_hier_coarse_rows;
 #ifdef MPE_ARCH_X86
     if (cpu_flags & MPE_CPU_SSE2)
         k->name = "sse2";
@@ -530,6 +658,8 @@ void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
         k->name = "avx2";
         k->convert_rgb_rows = convert_rgb_rows_avx2;
         k->motion_search_rows = motion_search_rows_avx2;
+        k->hier_final_rows = hier_final_rows_avx2;
+        k->coarse_rows = coarse_rows_avx2;
     }
 #endif
 }

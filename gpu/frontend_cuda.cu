@@ -519,8 +519,11 @@ static int cuda_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *e
     return 0;
 }
 
-static int cuda_search(GpuContext *g, int cur, int ref, int range, int ref_has_mv, MpeError *err)
+static int cuda_search(GpuContext *g, int cur, int ref, int range, int reach, int ref_has_mv,
+                       MpeError *err)
 {
+    if (reach)   /* open refused cfg->pyramid already */
+        return mpe_error(err, -ENOSYS, "cuda: the hierarchical search is not implemented here");
     const GpuGeometry *geo = g->geo;
     CudaSlot *s = &g->slot[cur], *r = &g->slot[ref];
 
@@ -598,4 +601,5 @@ extern "C" const GpuBackend gpu_backend_cuda = {
     cuda_wait,
     cuda_download,
     cuda_timings,
+    0,   /* no hierarchical search yet: open refuses cfg->pyramid, auto moves on */
 };

@@ -58,14 +58,20 @@ struct GpuBackend {
      * into the staging buffer if input() gave one), NULL for a YUV frame,
      * whose padded planes are in place. */
     int (*submit)(GpuContext *ctx, int slot, const MpeFrame *rgb, MpeError *err);
-    /* ref_has_mv: slot ref holds vectors of its own (a hint, if wanted). */
-    int (*search)(GpuContext *ctx, int cur, int ref, int range, int ref_has_mv, MpeError *err);
+    /* ref_has_mv: slot ref holds vectors of its own (a hint for the full
+     * search if wanted; the hierarchical search's co-located candidates).
+     * reach 0: the exhaustive +-range search; else the hierarchical one
+     * (frontend.h), on the pyramids submit built (cfg->pyramid). */
+    int (*search)(GpuContext *ctx, int cur, int ref, int range, int reach, int ref_has_mv,
+                  MpeError *err);
     /* Blocks until the slot's planes (and vectors, if has_mv) are on the host. */
     int (*wait)(GpuContext *ctx, int slot, int has_mv, MpeError *err);
     /* After wait(): planes into pic, vectors into mv if mv is non-NULL. */
     int (*download)(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err);
     /* Optional (NULL: no timers); valid after wait(slot). */
     int (*timings)(GpuContext *ctx, int slot, int has_mv, GpuTimings *t);
+    /* 1: runs the hierarchical search (cfg->pyramid); 0: open refuses it */
+    int hier;
 };
 
 extern const GpuBackend gpu_backend_cpu;

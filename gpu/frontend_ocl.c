@@ -25,18 +25,22 @@ extern const char mpe_frontend_cl_source[];
 
 typedef struct OclSlot {
     cl_mem d_rgb, d_plane[3], d_mv;
+    cl_mem d_half, d_quarter;    /* the pyramid (cfg->pyramid) */
     cl_mem h_in, h_out;          /* pinned staging, mapped for the context's life */
     uint8_t *in, *out;           /* their mapped pointers */
     /* upload and read-back of the planes are three transfers each (the RGB
      * upload one); in-order, so the last of each marks completion */
     cl_event ev_upload[3], ev_convert, ev_search, ev_planes[3], ev_mv;
+    cl_event ev_coarse;          /* the hierarchical search's first kernel (ev_search: its last) */
 } OclSlot;
 
 struct GpuContext {
     cl_context ctx;
     cl_command_queue q;
     cl_program prog;
-    cl_kernel k_convert, k_search;
+    cl_kernel k_convert, k_search, k_decimate, k_coarse, k_final;
+    cl_mem d_coarse;             /* the hierarchical search's stage 3, per macroblock */
+    int pyramid;
     cl_device_id dev;
     const GpuGeometry *geo;      /* h_in and h_out are laid out as it says */
     int slots;
@@ -177,6 +181,7 @@ static void release_slot_events(OclSlot *s)
     }
     release_event(&s->ev_convert);
     release_event(&s->ev_search);
+    release_event(&s->ev_coarse);
     release_event(&s->ev_mv);
 }
 
@@ -201,16 +206,19 @@ static void ocl_close(GpuContext *g)
             clEnqueueUnmapMemObject(g->q, s->h_out, s->out, 0, NULL, NULL);
         if (g->q)
             clFinish(g->q);
-        cl_mem m[] = { s->d_rgb, s->d_plane[0], s->d_plane[1], s->d_plane[2], s->d_mv, s->h_in, s->h_out };
+        cl_mem m[] = { s->d_rgb, s->d_plane[0], s->d_plane[1], s->d_plane[2], s->d_mv, s->h_in, s->h_out,
+                       s->d_half, s->d_quarter };
         for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
             if (m[k])
                 clReleaseMemObject(m[k]);
     }
     free(g->slot);
-    if (g->k_convert)
-        clReleaseKernel(g->k_convert);
-    if (g->k_search)
-        clReleaseKernel(g->k_search);
+    if (g->d_coarse)
+        clReleaseMemObject(g->d_coarse);
+    cl_kernel ks[] = { g->k_convert, g->k_search, g->k_decimate, g->k_coarse, g->k_final };
+    for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
+        if (ks[k])
+            clReleaseKernel(ks[k]);
     if (g->prog)
         clReleaseProgram(g->prog);
     if (g->q)
@@ -240,6 +248,12 @@ static int ocl_build(GpuContext *g, MpeError *err)
     CL_TRY(e, "clCreateKernel(convert_rgb)");
     g->k_search = clCreateKernel(g->prog, "motion_search", &e);
     CL_TRY(e, "clCreateKernel(motion_search)");
+    g->k_decimate = clCreateKernel(g->prog, "decimate", &e);
+    CL_TRY(e, "clCreateKernel(decimate)");
+    g->k_coarse = clCreateKernel(g->prog, "hier_coarse", &e);
+    CL_TRY(e, "clCreateKernel(hier_coarse)");
+    g->k_final = clCreateKernel(g->prog, "hier_final", &e);
+    CL_TRY(e, "clCreateKernel(hier_final)");
     return 0;
 }
 
@@ -256,8 +270,20 @@ static int ocl_alloc_slot(GpuContext *g, int slot, MpeError *err)
                                        geo->plane_off[c + 1] - geo->plane_off[c], NULL, &e);
         CL_TRY(e, "clCreateBuffer(plane)");
     }
-    s->d_mv = clCreateBuffer(g->ctx, CL_MEM_WRITE_ONLY, geo->mv_size, NULL, &e);
+    s->d_mv = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, geo->mv_size, NULL, &e);
     CL_TRY(e, "clCreateBuffer(vectors)");
+    if (g->pyramid) {
+        const size_t half = (size_t)(geo->plane_w[0] / 2) * (geo->plane_h[0] / 2);
+        s->d_half = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, half, NULL, &e);
+        CL_TRY(e, "clCreateBuffer(half)");
+        s->d_quarter = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, half / 4, NULL, &e);
+        CL_TRY(e, "clCreateBuffer(quarter)");
+        if (!g->d_coarse) {
+            g->d_coarse = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE,
+                                         (size_t)geo->mb_w * geo->mb_h * sizeof(cl_uint), NULL, &e);
+            CL_TRY(e, "clCreateBuffer(coarse)");
+        }
+    }
     s->h_in = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, geo->in_size, NULL, &e);
     CL_TRY(e, "clCreateBuffer(pinned input)");
     s->h_out = clCreateBuffer(g->ctx, CL_MEM_WRITE_ONLY | CL_MEM_ALLOC_HOST_PTR,
@@ -283,6 +309,7 @@ static int ocl_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
         return mpe_error(err, -ENOMEM, "out of memory");
     g->geo = geo;
     g->slots = cfg->slots;
+    g->pyramid = cfg->pyramid;
     if ((ret = pick_device(cfg->device, &g->dev, &is_gpu, why, sizeof(why))) < 0)
         return mpe_error(err, ret, "OpenCL: %s", why);
     mpe_log(cfg->log, MPE_LOG_INFO, "OpenCL front end on %s", why);
@@ -343,6 +370,22 @@ static int ocl_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *er
                                         s->in + geo->plane_off[c], 0, NULL, &s->ev_upload[c]),
                    "clEnqueueWriteBuffer(plane)");
     }
+    if (g->pyramid) {
+        /* luma -> 1/2 -> 1/4, in queue order after the planes are in */
+        cl_mem from[2] = { s->d_plane[0], s->d_half }, to[2] = { s->d_half, s->d_quarter };
+        for (int l = 0; l < 2; l++) {
+            cl_int sw = geo->plane_w[0] >> l, dw = sw / 2, dh = (geo->plane_h[0] >> l) / 2;
+            cl_kernel k = g->k_decimate;
+            CL_TRY(clSetKernelArg(k, 0, sizeof(cl_mem), &from[l]), "clSetKernelArg");
+            CL_TRY(clSetKernelArg(k, 1, sizeof(cl_int), &sw), "clSetKernelArg");
+            CL_TRY(clSetKernelArg(k, 2, sizeof(cl_mem), &to[l]), "clSetKernelArg");
+            CL_TRY(clSetKernelArg(k, 3, sizeof(cl_int), &dw), "clSetKernelArg");
+            CL_TRY(clSetKernelArg(k, 4, sizeof(cl_int), &dh), "clSetKernelArg");
+            size_t global[2] = { (size_t)dw, (size_t)dh };
+            CL_TRY(clEnqueueNDRangeKernel(g->q, k, 2, NULL, global, NULL, 0, NULL, NULL),
+                   "clEnqueueNDRangeKernel(decimate)");
+        }
+    }
     for (int c = 0; c < 3; c++)
         CL_TRY(clEnqueueReadBuffer(g->q, s->d_plane[c], CL_FALSE, 0,
                                    geo->plane_off[c + 1] - geo->plane_off[c],
@@ -352,8 +395,63 @@ static int ocl_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *er
     return 0;
 }
 
-static int ocl_search(GpuContext *g, int cur, int ref, int range, int ref_has_mv, MpeError *err)
+#define ARG(k, i, type, v)                                                                \
+    do {                                                                                  \
+        type v_ = (v);                                                                    \
+        CL_TRY(clSetKernelArg(k, i, sizeof(type), &v_), "clSetKernelArg");                \
+    } while (0)
+
+static int ocl_search_hier(GpuContext *g, int cur, int ref, int range, int reach, int ref_has_mv,
+                           MpeError *err)
 {
+    const GpuGeometry *geo = g->geo;
+    OclSlot *s = &g->slot[cur], *r = &g->slot[ref];
+    const size_t local = SEARCH_WG, global = (size_t)geo->mb_w * geo->mb_h * SEARCH_WG;
+    const size_t win = (size_t)(16 + 2 * range) * (16 + 2 * range);
+    cl_kernel k = g->k_coarse;
+
+    release_event(&s->ev_coarse);
+    release_event(&s->ev_search);
+    release_event(&s->ev_mv);
+    ARG(k, 0, cl_mem, s->d_quarter);
+    ARG(k, 1, cl_mem, r->d_quarter);
+    ARG(k, 2, cl_mem, s->d_half);
+    ARG(k, 3, cl_mem, r->d_half);
+    ARG(k, 4, cl_int, geo->plane_w[0] / 4);
+    ARG(k, 5, cl_int, geo->plane_h[0] / 4);
+    ARG(k, 6, cl_int, geo->mb_w);
+    ARG(k, 7, cl_int, reach);
+    ARG(k, 8, cl_mem, g->d_coarse);
+    CL_TRY(clEnqueueNDRangeKernel(g->q, k, 1, NULL, &global, &local, 0, NULL, &s->ev_coarse),
+           "clEnqueueNDRangeKernel(hier_coarse)");
+    k = g->k_final;
+    ARG(k, 0, cl_mem, s->d_plane[0]);
+    ARG(k, 1, cl_mem, r->d_plane[0]);
+    ARG(k, 2, cl_int, geo->plane_w[0]);
+    ARG(k, 3, cl_int, geo->plane_h[0]);
+    ARG(k, 4, cl_int, geo->mb_w);
+    ARG(k, 5, cl_int, geo->mb_h);
+    ARG(k, 6, cl_int, range);
+    ARG(k, 7, cl_int, reach);
+    ARG(k, 8, cl_mem, g->d_coarse);
+    ARG(k, 9, cl_mem, r->d_mv);   /* ref's own vectors: valid when ref_has_mv */
+    ARG(k, 10, cl_int, ref_has_mv);
+    ARG(k, 11, cl_mem, s->d_mv);
+    CL_TRY(clSetKernelArg(k, 12, win, NULL), "clSetKernelArg(window)");
+    CL_TRY(clEnqueueNDRangeKernel(g->q, k, 1, NULL, &global, &local, 0, NULL, &s->ev_search),
+           "clEnqueueNDRangeKernel(hier_final)");
+    CL_TRY(clEnqueueReadBuffer(g->q, s->d_mv, CL_FALSE, 0, geo->mv_size, s->out + geo->plane_off[3],
+                               0, NULL, &s->ev_mv),
+           "clEnqueueReadBuffer(vectors)");
+    CL_TRY(clFlush(g->q), "clFlush");
+    return 0;
+}
+
+static int ocl_search(GpuContext *g, int cur, int ref, int range, int reach, int ref_has_mv,
+                      MpeError *err)
+{
+    if (reach)
+        return ocl_search_hier(g, cur, ref, range, reach, ref_has_mv, err);
     const GpuGeometry *geo = g->geo;
     OclSlot *s = &g->slot[cur];
     cl_kernel k = g->k_search;
@@ -361,6 +459,7 @@ static int ocl_search(GpuContext *g, int cur, int ref, int range, int ref_has_mv
     const size_t win = (size_t)(16 + 2 * range) * (16 + 2 * range);
 
     (void)ref_has_mv;
+    release_event(&s->ev_coarse);
     release_event(&s->ev_search);
     release_event(&s->ev_mv);
     CL_TRY(clSetKernelArg(k, 0, sizeof(cl_mem), &s->d_plane[0]), "clSetKernelArg");
@@ -419,7 +518,7 @@ static int ocl_timings(GpuContext *g, int slot, int has_mv, GpuTimings *t)
         t->readback_ms += event_ms(s->ev_planes[c]);
     }
     t->convert_ms = event_ms(s->ev_convert);
-    t->search_ms = has_mv ? event_ms(s->ev_search) : 0;
+    t->search_ms = has_mv ? event_ms(s->ev_coarse) + event_ms(s->ev_search) : 0;
     t->readback_ms += has_mv ? event_ms(s->ev_mv) : 0;
     return 0;
 }
@@ -437,4 +536,5 @@ const GpuBackend gpu_backend_opencl = {
     .wait = ocl_wait,
     .download = ocl_download,
     .timings = ocl_timings,
+    .hier = 1,
 };

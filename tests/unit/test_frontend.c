@@ -842,6 +842,149 @@ static void test_device_nodes(TestCtx *t)
     CHECK(t, remove(dir) == 0, "temporary directory not empty");
 }
 
+/* The hierarchical search: the cpu kernels (each flag subset, rows in any
+ * order) equal gpu_motion_search_hier_c, with and without the co-located
+ * candidates, on random pictures and on a texture moved by a known vector. */
+static void check_kernel_hier(TestCtx *t, const GpuCpuKernels *k, const MpePicture *cur,
+                              const MpePicture *ref, const GpuMotion *prev, int range, int reach,
+                              const char *what, TestRng *rng)
+{
+    const int n = cur->mb_width * cur->mb_height;
+    GpuMotion *want = malloc((size_t)n * sizeof(*want)), *got = malloc((size_t)n * sizeof(*got));
+    GpuMotion *coarse = malloc((size_t)n * sizeof(*coarse));
+    GpuBlockSums cs, rs;
+    GpuPyramid pc, pr;
+    int order[256];
+
+    CHECK(t, want && got && coarse && gpu_block_sums_alloc(&cs, cur) == 0 &&
+                 gpu_block_sums_alloc(&rs, ref) == 0 && gpu_pyramid_alloc(&pc, cur) == 0 &&
+                 gpu_pyramid_alloc(&pr, ref) == 0, "alloc");
+    CHECK(t, gpu_motion_search_hier_c(want, cur, ref, prev, range, reach, mpe_sad16_c) == 0, "reference");
+    gpu_block_sums_rows(&k->sad, &cs, cur, 0, cur->mb_height);
+    gpu_block_sums_rows(&k->sad, &rs, ref, 0, ref->mb_height);
+    gpu_pyramid_build_c(&pc, cur);
+    gpu_pyramid_build_c(&pr, ref);
+    memset(got, 0xA5, (size_t)n * sizeof(*got));
+    memset(coarse, 0x5A, (size_t)n * sizeof(*coarse));
+    shuffle_rows(order, cur->mb_height, rng);
+    for (int i = 0; i < cur->mb_height; i++)
+        k->coarse_rows(coarse, &pc, &pr, cur->mb_width, reach, order[i], order[i] + 1);
+    shuffle_rows(order, cur->mb_height, rng);
+    for (int i = 0; i < cur->mb_height; i++)
+        k->hier_final_rows(k, got, cur, &cs, ref, &rs, coarse, prev, range, reach, order[i], order[i] + 1);
+    for (int i = 0; i < n; i++)
+        if (memcmp(&got[i], &want[i], sizeof(*got))) {
+            CHECK(t, 0, "%s %s %dx%d R=%d reach %d prev %d mb %d: got (%d,%d) sad %u sad0 %u, want (%d,%d) sad %u sad0 %u",
+                  k->name, what, cur->width, cur->height, range, reach, prev != NULL, i, got[i].dx,
+                  got[i].dy, got[i].sad, got[i].sad0, want[i].dx, want[i].dy, want[i].sad, want[i].sad0);
+            break;
+        }
+    gpu_block_sums_free(&cs);
+    gpu_block_sums_free(&rs);
+    gpu_pyramid_free(&pc);
+    gpu_pyramid_free(&pr);
+    free(want);
+    free(got);
+    free(coarse);
+}
+
+/* cur = ref moved by (-dx, -dy): the block at p matches ref at p + (dx, dy) */
+static void shifted_picture(MpePicture *cur, const MpePicture *ref, int dx, int dy)
+{
+    for (int y = 0; y < cur->plane_h[0]; y++)
+        for (int x = 0; x < cur->plane_w[0]; x++)
+            cur->plane[0][y * cur->stride[0] + x] =
+                ref->plane[0][clampi(y + dy, 0, ref->plane_h[0] - 1) * ref->stride[0] +
+                              clampi(x + dx, 0, ref->plane_w[0] - 1)];
+}
+
+static void test_kernels_hier(TestCtx *t)
+{
+    static const int cases[][5] = { /* w, h, range, reach, levels (0: checkerboard) */
+        { 64, 48, 4, 127, 256 }, { 80, 64, 8, 16, 3 },  { 33, 17, 4, 127, 2 }, { 200, 120, 0, 60, 256 },
+        { 176, 160, 16, 255, 256 }, { 161, 150, 4, 33, 5 }, { 70, 50, 12, 4, 0 }, { 16, 16, 4, 127, 256 },
+        { 320, 240, 4, 127, 256 },
+    };
+    TestRng rng = { 1234 };
+    GpuCpuKernels ks[8];
+    const int nk = kernel_sets(ks);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        MpePicture cur, ref;
+        const int w = cases[c][0], h = cases[c][1];
+        CHECK(t, mpe_picture_alloc(&cur, w, h) == 0 && mpe_picture_alloc(&ref, w, h) == 0, "alloc");
+        const int n = cur.mb_width * cur.mb_height;
+        GpuMotion *prev = malloc((size_t)n * sizeof(*prev));
+        CHECK(t, prev != NULL, "alloc");
+        for (int i = 0; i < n; i++) {   /* garbage too: outside the reach or the plane */
+            prev[i].dx = (int16_t)((int)(test_rand(&rng) % 301) - 150);
+            prev[i].dy = (int16_t)((int)(test_rand(&rng) % 301) - 150);
+        }
+        random_picture(&ref, &rng, cases[c][4] ? cases[c][4] : -1);
+        for (int moved = 0; moved < 3; moved++) {
+            if (moved == 2) {
+                /* every row the same: SAD 0 along whole columns of vectors,
+                 * where only |dx|+|dy| decides */
+                for (int y = 1; y < ref.plane_h[0]; y++)
+                    memcpy(ref.plane[0] + y * ref.stride[0], ref.plane[0], (size_t)ref.plane_w[0]);
+                shifted_picture(&cur, &ref, (int)(test_rand(&rng) % 41) - 20, 0);
+            } else if (moved)
+                shifted_picture(&cur, &ref, (int)(test_rand(&rng) % 121) - 60, (int)(test_rand(&rng) % 61) - 30);
+            else
+                random_picture(&cur, &rng, cases[c][4]);
+            for (int ki = 0; ki < nk; ki++)
+                for (int p = 0; p < 2; p++)
+                    check_kernel_hier(t, &ks[ki], &cur, &ref, p ? prev : NULL, cases[c][2], cases[c][3],
+                                      moved ? "moved" : "random", &rng);
+        }
+        free(prev);
+        mpe_picture_free(&cur);
+        mpe_picture_free(&ref);
+    }
+}
+
+/* A texture moved by 70 right and 45 up per picture, far outside any
+ * +-16 window: the macroblocks whose match lies inside the picture get
+ * exactly that vector at SAD 0 -- nearly all: a 4x4 block at 1/4
+ * resolution matches a few of them somewhere else (8 of 180 here), and
+ * its neighbours' vectors do not always rescue it. */
+static void test_hier_finds_large_shift(TestCtx *t)
+{
+    MpePicture cur, ref;
+    TestRng rng = { 99 };
+    const int w = 320, h = 240, dx = 70, dy = -45;
+    CHECK(t, mpe_picture_alloc(&cur, w, h) == 0 && mpe_picture_alloc(&ref, w, h) == 0, "alloc");
+    /* a texture with structure at 1/4 resolution, as real pictures have
+     * (white noise decimated at another phase matches nothing): noise
+     * box-blurred over 6x6 */
+    random_picture(&cur, &rng, 256);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int sum = 0;
+            for (int j = 0; j < 6; j++)
+                for (int i = 0; i < 6; i++)
+                    sum += cur.plane[0][clampi(y + j, 0, h - 1) * cur.stride[0] + clampi(x + i, 0, w - 1)];
+            ref.plane[0][y * ref.stride[0] + x] = (uint8_t)(sum / 36 * 3 - 250);
+        }
+    shifted_picture(&cur, &ref, dx, dy);
+    const int n = cur.mb_width * cur.mb_height;
+    GpuMotion *mv = malloc((size_t)n * sizeof(*mv));
+    CHECK(t, mv && gpu_motion_search_hier_c(mv, &cur, &ref, NULL, 4, 127, mpe_sad16_c) == 0, "search");
+    int inside = 0, found = 0;
+    for (int mby = 0; mby < cur.mb_height; mby++)
+        for (int mbx = 0; mbx < cur.mb_width; mbx++) {
+            const int x = 16 * mbx + dx, y = 16 * mby + dy;
+            if (x < 0 || y < 0 || x + 16 > w || y + 16 > h)
+                continue;
+            const GpuMotion *m = &mv[mby * cur.mb_width + mbx];
+            inside++;
+            found += m->dx == dx && m->dy == dy && m->sad == 0;
+        }
+    CHECK(t, inside > 50 && found * 20 >= inside * 19, "found (%d,%d) in %d of %d macroblocks", dx, dy, found, inside);
+    free(mv);
+    mpe_picture_free(&cur);
+    mpe_picture_free(&ref);
+}
+
 int main(void)
 {
     TestCtx t;
@@ -862,5 +1005,7 @@ int main(void)
     test_run(&t, "kernels-search-random-vs-reference", test_kernels_search);
     test_run(&t, "kernels-search-ties-and-extremes", test_kernels_search_adversarial);
     test_run(&t, "backend-cpu-threads-and-hints", test_backend_cpu_threads);
+    test_run(&t, "kernels-hier-vs-reference", test_kernels_hier);
+    test_run(&t, "hier-finds-large-shift", test_hier_finds_large_shift);
     return test_finish(&t);
 }

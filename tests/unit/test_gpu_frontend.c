@@ -4,6 +4,7 @@
  * at odd sizes, with sentinel-filled outputs, for R = 7, 16, 64; and on the
  * 2048x2048 solar frames when ../shared/solar (or SOLAR_DIR) is present.
  * A backend that cannot run here (no device, no driver) is SKIPPED. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,18 +14,42 @@
 
 typedef struct Run {
     MpePicture pic[2];
-    GpuMotion *mv;
+    GpuMotion *mv, *mv2;
 } Run;
 
+/* The hierarchical search (reach > 0) of frame 1 against 0, then of frame
+ * 0 again against 1, whose vectors are then the co-located candidates. */
+static int run_hier(GpuFrontend *ctx, const MpeFrame *f0, const MpeFrame *f1, int range, int reach,
+                    Run *out, MpeError *err)
+{
+    int ret;
+    if ((ret = gpu_frontend_submit(ctx, 0, f0, err)) < 0 ||
+        (ret = gpu_frontend_submit(ctx, 1, f1, err)) < 0 ||
+        (ret = gpu_frontend_search_hier(ctx, 1, 0, range, reach, err)) < 0 ||
+        (ret = gpu_frontend_submit(ctx, 2, f0, err)) < 0 ||
+        (ret = gpu_frontend_search_hier(ctx, 2, 1, range, reach, err)) < 0 ||
+        (ret = gpu_frontend_download(ctx, 0, &out->pic[0], NULL, err)) < 0 ||
+        (ret = gpu_frontend_download(ctx, 1, &out->pic[1], out->mv, err)) < 0 ||
+        (ret = gpu_frontend_download(ctx, 2, &out->pic[0], out->mv2, err)) < 0)
+        return ret;
+    return 0;
+}
+
 /* Push two frames through a backend: frame 1 searched against frame 0. */
-static int run_backend(const char *b, const MpeFrame *f0, const MpeFrame *f1, int range,
+static int run_backend(const char *b, const MpeFrame *f0, const MpeFrame *f1, int range, int reach,
                        Run *out, MpeError *err)
 {
     GpuFrontend *ctx = NULL;
-    GpuConfig cfg = { .width = f0->width, .height = f0->height, .slots = 2, .device = -1 };
+    GpuConfig cfg = { .width = f0->width, .height = f0->height, .slots = reach ? 3 : 2,
+                      .device = -1, .pyramid = reach > 0 };
     int ret;
     if ((ret = gpu_frontend_open(&ctx, b, &cfg, NULL, err)) < 0)
         return ret;
+    if (reach) {
+        ret = run_hier(ctx, f0, f1, range, reach, out, err);
+        gpu_frontend_close(ctx);
+        return ret;
+    }
     if ((ret = gpu_frontend_submit(ctx, 0, f0, err)) < 0 ||
         (ret = gpu_frontend_submit(ctx, 1, f1, err)) < 0 ||
         (ret = gpu_frontend_search(ctx, 1, 0, range, err)) < 0 ||
@@ -43,8 +68,9 @@ static int run_alloc(Run *r, int w, int h, uint8_t sentinel)
     if (mpe_picture_alloc(&r->pic[0], w, h) < 0 || mpe_picture_alloc(&r->pic[1], w, h) < 0)
         return -1;
     size_t n = (size_t)r->pic[0].mb_width * r->pic[0].mb_height;
-    if (!(r->mv = malloc(n * sizeof(*r->mv))))
+    if (!(r->mv = malloc(n * sizeof(*r->mv))) || !(r->mv2 = malloc(n * sizeof(*r->mv2))))
         return -1;
+    memset(r->mv2, sentinel, n * sizeof(*r->mv2));
     for (int p = 0; p < 2; p++)
         for (int c = 0; c < 3; c++)
             memset(r->pic[p].plane[c], sentinel, (size_t)r->pic[p].stride[c] * r->pic[p].plane_h[c]);
@@ -57,11 +83,12 @@ static void run_free(Run *r)
     mpe_picture_free(&r->pic[0]);
     mpe_picture_free(&r->pic[1]);
     free(r->mv);
+    free(r->mv2);
 }
 
 /* Compare one backend with cpu on a frame pair; returns 0 if identical. */
 static void compare(TestCtx *t, const char *b, const MpeFrame *f0, const MpeFrame *f1,
-                    int range, const char *what)
+                    int range, int reach, const char *what)
 {
     Run ref, got;
     MpeError err = { "" };
@@ -70,9 +97,14 @@ static void compare(TestCtx *t, const char *b, const MpeFrame *f0, const MpeFram
         CHECK(t, 0, "out of memory");
         return;
     }
-    int rc = run_backend("cpu", f0, f1, range, &ref, &err);
+    int rc = run_backend("cpu", f0, f1, range, reach, &ref, &err);
     CHECK(t, rc == 0, "%s: cpu backend failed: %s", what, err.msg);
-    rc = run_backend(b, f0, f1, range, &got, &err);
+    rc = run_backend(b, f0, f1, range, reach, &got, &err);
+    if (reach && rc == -ENOSYS) {   /* a backend without the hierarchical search refuses it at open */
+        run_free(&ref);
+        run_free(&got);
+        return;
+    }
     CHECK(t, rc == 0, "%s: %s backend failed: %s", what, b, err.msg);
     if (rc == 0) {
         int bad = 0;
@@ -89,11 +121,13 @@ static void compare(TestCtx *t, const char *b, const MpeFrame *f0, const MpeFram
                         }
                     }
         size_t n = (size_t)ref.pic[0].mb_width * ref.pic[0].mb_height;
-        for (size_t i = 0; i < n && !bad; i++) {
-            const GpuMotion *a = &ref.mv[i], *g = &got.mv[i];
+        for (size_t i = 0; i < (reach ? 2 : 1) * n && !bad; i++) {
+            const GpuMotion *a = i < n ? &ref.mv[i] : &ref.mv2[i - n];
+            const GpuMotion *g = i < n ? &got.mv[i] : &got.mv2[i - n];
             if (a->dx != g->dx || a->dy != g->dy || a->sad != g->sad || a->sad0 != g->sad0) {
-                CHECK(t, 0, "%s R=%d %s: mb %zu: cpu (%d,%d) sad %u sad0 %u, got (%d,%d) sad %u sad0 %u",
-                      what, range, b, i, a->dx, a->dy, a->sad, a->sad0, g->dx, g->dy, g->sad, g->sad0);
+                CHECK(t, 0, "%s R=%d reach %d %s: %s mb %zu: cpu (%d,%d) sad %u sad0 %u, got (%d,%d) sad %u sad0 %u",
+                      what, range, reach, b, i < n ? "search" : "second search", i % n, a->dx, a->dy,
+                      a->sad, a->sad0, g->dx, g->dy, g->sad, g->sad0);
                 bad = 1;
             }
         }
@@ -170,7 +204,9 @@ static void test_random_frames(TestCtx *t)
             }
             random_pair(&f0, &f1, &rng, cases[k][3]);
             snprintf(what, sizeof(what), "%dx%d %s levels %d", w, h, fmt ? "yuv" : "rgb", cases[k][3]);
-            compare(t, backend_under_test, &f0, &f1, cases[k][2], what);
+            compare(t, backend_under_test, &f0, &f1, cases[k][2], 0, what);
+            /* the hierarchical search: window 4, or the case's range; reach 127 or 255 */
+            compare(t, backend_under_test, &f0, &f1, k & 1 ? cases[k][2] : 4, k & 2 ? 255 : 127, what);
             mpe_frame_free(&f0);
             mpe_frame_free(&f1);
         }
@@ -187,10 +223,13 @@ static void test_ring(TestCtx *t)
     static const int ranges[] = { 16, 5, 32, 64, 12, 1, 16, 48 };
     const int nframes = 8, w = 208, h = 144;
     TestRng rng = { 0xBADC0DE };
-    for (int slots = 2; slots <= 3; slots++) {
+    for (int mode = 0; mode < 4; mode++) {
+        /* slots 2 and 3, the full search and the hierarchical one (whose
+         * co-located candidates are the reference slot's vectors) */
+        const int slots = 2 + (mode & 1), hier = mode >> 1;
         const char *b[2] = { "cpu", backend_under_test };
         GpuFrontend *ctx[2] = { NULL, NULL };
-        GpuConfig cfg = { .width = w, .height = h, .slots = slots, .device = -1 };
+        GpuConfig cfg = { .width = w, .height = h, .slots = slots, .device = -1, .pyramid = hier };
         MpeError err = { "" };
         MpeFrame f[2];
         Run out[2];
@@ -201,11 +240,14 @@ static void test_ring(TestCtx *t)
             CHECK(t, 0, "out of memory");
             return;
         }
-        for (int k = 0; k < 2; k++)
-            if (gpu_frontend_open(&ctx[k], b[k], &cfg, NULL, &err) < 0) {
+        for (int k = 0; k < 2; k++) {
+            int rc = gpu_frontend_open(&ctx[k], b[k], &cfg, NULL, &err);
+            if (rc < 0 && !(hier && rc == -ENOSYS)) {
                 CHECK(t, 0, "%s open: %s", b[k], err.msg);
-                ok = 0;
             }
+            if (rc < 0)
+                ok = 0;
+        }
         random_pair(&f[0], &f[1], &rng, 256);
         for (int n = 0; ok && n <= nframes; n++) {
             /* frames alternate between a picture and its moved copy, so
@@ -213,8 +255,10 @@ static void test_ring(TestCtx *t)
             const MpeFrame *fr = &f[n & 1];
             for (int k = 0; k < 2 && ok && n < nframes; k++) {
                 if (gpu_frontend_submit(ctx[k], n % slots, fr, &err) < 0 ||
-                    (n > 0 && gpu_frontend_search(ctx[k], n % slots, (n - 1) % slots,
-                                                  ranges[n % 8], &err) < 0)) {
+                    (n > 0 && !hier && gpu_frontend_search(ctx[k], n % slots, (n - 1) % slots,
+                                                           ranges[n % 8], &err) < 0) ||
+                    (n > 0 && hier && gpu_frontend_search_hier(ctx[k], n % slots, (n - 1) % slots,
+                                                               ranges[n % 8] / 4, 127, &err) < 0)) {
                     CHECK(t, 0, "%s frame %d: %s", b[k], n, err.msg);
                     ok = 0;
                 }
@@ -239,8 +283,8 @@ static void test_ring(TestCtx *t)
                 for (size_t i = 0; m > 0 && i < nmb && ok; i++) {
                     const GpuMotion *a = &out[0].mv[i], *g = &out[1].mv[i];
                     if (a->dx != g->dx || a->dy != g->dy || a->sad != g->sad || a->sad0 != g->sad0) {
-                        CHECK(t, 0, "slots %d frame %d R=%d mb %zu: cpu (%d,%d) %u/%u, %s (%d,%d) %u/%u",
-                              slots, m, ranges[m % 8], i, a->dx, a->dy, a->sad, a->sad0,
+                        CHECK(t, 0, "slots %d hier %d frame %d R=%d mb %zu: cpu (%d,%d) %u/%u, %s (%d,%d) %u/%u",
+                              slots, hier, m, ranges[m % 8], i, a->dx, a->dy, a->sad, a->sad0,
                               b[1], g->dx, g->dy, g->sad, g->sad0);
                         ok = 0;
                     }
@@ -278,9 +322,9 @@ static void test_solar_frames(TestCtx *t)
     CHECK(t, mpe_input_read(in, &f0, &err) == 1 && mpe_input_read(in, &f1, &err) == 1, "read: %s", err.msg);
     /* R=64 on 2048^2 is minutes on a CPU OpenCL device; GPUs get it too */
     char why[256];
-    compare(t, backend_under_test, &f0, &f1, 16, "solar 0-1");
+    compare(t, backend_under_test, &f0, &f1, 16, 0, "solar 0-1");
     if (getenv("MPE_TEST_SOLAR_R64") && backend_probe(backend_under_test, 1, why, sizeof(why)) == 0)
-        compare(t, backend_under_test, &f0, &f1, 64, "solar 0-1");
+        compare(t, backend_under_test, &f0, &f1, 64, 0, "solar 0-1");
     mpe_frame_free(&f0);
     mpe_frame_free(&f1);
     mpe_input_close(in);

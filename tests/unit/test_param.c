@@ -9,7 +9,8 @@ static void test_defaults(TestCtx *t)
 {
     MpeParam p;
     mpe_param_default(&p);
-    CHECK(t, p.qscale == 4 && p.gop == 12 && p.search_range == 16 && p.format == MPE_FORMAT_AUTO &&
+    CHECK(t, p.qscale == 4 && p.gop == 12 && p.search_range == -1 && p.me == MPE_ME_FULL &&
+                 p.trellis == 1 && p.format == MPE_FORMAT_AUTO &&
                  p.fps_num == 0 && !strcmp(p.backend, "auto") && p.start_number == 0,
           "unexpected defaults");
     char buf[64];
