@@ -10,8 +10,9 @@
                        --list shows them)
     --configs LIST     comma-separated configuration names (default: all;
                        the reference, ffmpeg-bf0, is always run)
-    --points N         quantiser points per curve, taken evenly from each
-                       configuration's sweep (default: all, 4)
+    --points N         quantiser points per curve (default 4)
+    --window LO:HI     PSNR-Y range in dB the points should span (default
+                       38:47); each curve's quantisers are searched for it
     --mad-every N      MAD on every Nth decoded frame (default 4; 0: no MAD
                        axis)
     --gop N            GOP length of every encoder (default 12; y262's
@@ -44,6 +45,7 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no tools/__pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bdrate import bd_rate  # noqa: E402
 
@@ -51,18 +53,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(ROOT, "..", "shared")
 REF = "ffmpeg-bf0"
 
+# Quantisers a curve's points are chosen from (each encoder's own scale),
+# finer steps where PSNR moves fastest.
+QSCALE = [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 31]
+X264_QP = [1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 18, 20, 23, 26, 30, 35, 40, 45, 51]
+
 # The configurations, one line each: name, encoder kind, extra arguments,
-# quantiser sweep (each encoder's own scale; the sweeps put every encoder
-# at about 38-47 dB PSNR-Y on the solar pans).  A new mpegenc tool is one
-# more line here.
+# quantiser scale.  A new mpegenc tool is one more line here.
 CONFIGS = [
-    ("ffmpeg-bf0", "ffmpeg", ["-bf", "0"], [1, 2, 4, 8]),
-    ("ffmpeg-rd", "ffmpeg", ["-bf", "2", "-trellis", "1", "-mbd", "rd"], [1, 2, 4, 8]),
-    ("mpegenc", "mpegenc", [], [1, 2, 4, 8]),
-    ("mpegenc-s32", "mpegenc", ["--search", "32"], [1, 2, 4, 8]),
-    ("y262", "y262", [], [1, 2, 4, 8]),
-    ("y262-noaq", "y262", ["-noaq"], [1, 2, 4, 8]),
-    ("x262", "x262", [], [4, 8, 12, 16]),
+    ("ffmpeg-bf0", "ffmpeg", ["-bf", "0"], QSCALE),
+    ("ffmpeg-rd", "ffmpeg", ["-bf", "2", "-trellis", "1", "-mbd", "rd"], QSCALE),
+    ("mpegenc", "mpegenc", [], QSCALE),
+    ("mpegenc-s32", "mpegenc", ["--search", "32"], QSCALE),
+    ("y262", "y262", [], QSCALE),
+    ("y262-noaq", "y262", ["-noaq"], QSCALE),
+    ("x262", "x262", [], X264_QP),
 ]
 
 SETS = {"small": (352, 288, 24), "full": (704, 576, 36)}
@@ -117,11 +122,11 @@ def y4m_frames(path):
     return head, frames
 
 
-def pan_expr(v, size, full):
-    """Crop offset along one axis: start at 300 and move v px per frame,
-    bouncing off the frame's edges (a long clip never runs out of image)."""
+def pan_expr(start, v, size, full):
+    """Crop offset along one axis: from start, v px per frame, bouncing off
+    the frame's edges (a long clip never runs out of image)."""
     span = full - size
-    return "%d-abs(%d-mod(300+%d*n\\,%d))" % (span, span, v, 2 * span)
+    return "%d-abs(%d-mod(%d+%d*n\\,%d))" % (span, span, start, v, 2 * span)
 
 
 def make_clips(names, w, h, n, tmp, solar):
@@ -131,8 +136,9 @@ def make_clips(names, w, h, n, tmp, solar):
 
     def pan(v, extra=""):
         vx, vy = v, v // 2
-        return "crop=%d:%d:x='%s':y='%s'%s" % (w, h, pan_expr(vx, w, 2048),
-                                                pan_expr(vy, h, 2048), extra)
+        # (300, 600): on the disk, real texture, at every size of the sets
+        return "crop=%d:%d:x='%s':y='%s'%s" % (w, h, pan_expr(300, vx, w, 2048),
+                                                pan_expr(600, vy, h, 2048), extra)
 
     recipes = {
         "testsrc2": (lambda p: ffmpeg_gen(p, lav("testsrc2"), None, n), "lavfi testsrc2 (synthetic)", False),
@@ -233,13 +239,65 @@ def sig(v):
     return "" if v is None else "%.3g" % v
 
 
+def probe_psnr(argv, out, src):
+    """PSNR-Y of one encode, for choosing the quantisers."""
+    if os.path.exists(out):
+        os.remove(out)
+    r = run(argv)
+    if r.returncode != 0 or not os.path.exists(out):
+        raise RuntimeError("%s exited %d: %s" % (os.path.basename(argv[0]), r.returncode, r.stderr.strip()[-300:]))
+    r = run(["ffmpeg", "-nostdin", "-hide_banner", "-nostats", "-i", out, "-i", src, "-lavfi",
+             "[0:v]settb=1/25,setpts=N,format=yuv420p[a];[1:v]settb=1/25,setpts=N,format=yuv420p[b];[a][b]psnr",
+             "-f", "null", "-"])
+    ps = re.findall(r"PSNR y:([0-9.]+|inf)", r.stderr)
+    if r.returncode != 0 or not ps:
+        raise RuntimeError("psnr failed: %s" % r.stderr.strip()[-200:])
+    return float(ps[-1])
+
+
+def choose_qs(cands, points, window, probe):
+    """points quantisers from cands (ascending, PSNR falling as q rises)
+    spanning window = (lo, hi) dB: from the coarsest q still at or above hi
+    to the finest q at or below lo, evenly spread in cands' index; the
+    ends of cands where the clip never reaches the window.  Binary searches:
+    about 2 log2(len(cands)) probe encodes."""
+    cache = {}
+
+    def ps(i):
+        if i not in cache:
+            cache[i] = probe(cands[i])
+        return cache[i]
+
+    def first(pred):  # first index whose PSNR satisfies pred (monotone), else len
+        a, b = 0, len(cands)
+        while a < b:
+            m = (a + b) // 2
+            if pred(ps(m)):
+                b = m
+            else:
+                a = m + 1
+        return a
+    lo, hi = window
+    top = max(0, first(lambda p: p < hi) - 1)
+    bot = min(len(cands) - 1, first(lambda p: p <= lo))
+    while bot - top + 1 < points:
+        if bot < len(cands) - 1:
+            bot += 1
+        elif top > 0:
+            top -= 1
+        else:
+            break
+    idx = sorted({top + round(k * (bot - top) / (points - 1)) for k in range(points)})
+    return [cands[i] for i in idx]
+
+
 def pct(v):
     return "n/a" if v is None else "%+.1f %%" % v
 
 
 def main(argv):
     opts = {"set": os.environ.get("RD_SET") or "small", "size": None, "frames": None, "clips": None,
-            "configs": None, "points": 0, "mad_every": 4, "gop": 12, "out": None, "list": False}
+            "configs": None, "points": 4, "window": "38:47", "mad_every": 4, "gop": 12, "out": None, "list": False}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -268,12 +326,15 @@ def main(argv):
         if opts["frames"]:
             n = int(opts["frames"])
         points, mad_every, gop = int(opts["points"]), int(opts["mad_every"]), int(opts["gop"])
+        window = tuple(float(x) for x in opts["window"].split(":"))
+        if len(window) != 2 or window[0] >= window[1]:
+            raise ValueError
     except ValueError:
-        die("bad number in --size, --frames, --points, --mad-every or --gop")
+        die("bad number in --size, --frames, --points, --window, --mad-every or --gop")
     if w < 16 or h < 16 or w % 2 or h % 2 or w > 1920 or h > 1152 or n < 1 or gop < 3 or points < 0 or mad_every < 0:
         die("need even WxH from 16x16 to 1920x1152 (y262's limit), frames >= 1, gop >= 3")
-    if points == 1:
-        die("--points must be 0 (all) or at least 2: a BD-rate needs a curve")
+    if points < 2 or points > 8:
+        die("--points must be 2 to 8: a BD-rate needs a curve")
     names = clip_names()
     if opts["clips"]:
         names = opts["clips"].split(",")
@@ -290,7 +351,7 @@ def main(argv):
     if opts["list"]:
         print("clips (%s set, %dx%d, %d frames): %s" % (opts["set"], w, h, n, " ".join(clip_names())))
         for name, kind, args, qs in CONFIGS:
-            print("%-12s %s %s  q %s" % (name, kind, " ".join(args), " ".join(map(str, qs))))
+            print("%-12s %s %s  q from %s" % (name, kind, " ".join(args), " ".join(map(str, qs))))
         return 0
 
     if not which("ffmpeg"):
@@ -327,6 +388,7 @@ def main(argv):
                      "-vf", "scale=2048:2048:flags=lanczos", solar])
             if r.returncode != 0:
                 solar = None
+        opts["window"] = window
         return bench(opts, w, h, n, gop, points, mad_every, names, configs, bins, missing, iqa, solar, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -351,8 +413,10 @@ def bench(opts, w, h, n, gop, points, mad_every, names, configs, bins, missing, 
     out = opts["out"] or os.path.join(ROOT, "bench", "results", "rd-" + stamp.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(out, exist_ok=True)
     head = ["date %s, commit %s, %d cores (%s)" % (stamp.strftime("%Y-%m-%d %H:%M UTC"), commit, os.cpu_count() or 0, cpu),
-            "set %s: %dx%d, %d frames, GOP %d (closed), BD-rates vs %s; MAD on every %s frame" %
-            (opts["set"], w, h, n, gop, REF, ("%dth" % mad_every) if mad_every else "(no MAD: --mad-every 0)")]
+            "set %s: %dx%d, %d frames, GOP %d (closed), %d points per curve chosen for PSNR-Y %g-%g dB, "
+            "BD-rates vs %s; MAD on every %s frame" %
+            (opts["set"], w, h, n, gop, points, opts["window"][0], opts["window"][1], REF,
+             ("%dth" % mad_every) if mad_every else "(no MAD: --mad-every 0)")]
     notes = []
     runnable = []
     for c in configs:
@@ -384,9 +448,17 @@ def bench(opts, w, h, n, gop, points, mad_every, names, configs, bins, missing, 
                 for fr in y4m_frames(path)[1]:
                     f.write(fr)
         results[clip] = {}
+        probe_out = os.path.join(tmp, "probe.m2v")
         for name, kind, args, qs in runnable:
-            if points >= 2 and points < len(qs):
-                qs = [qs[round(k * (len(qs) - 1) / (points - 1))] for k in range(points)]
+            probe = lambda q: probe_psnr(encode_argv(kind, bins, args, q, path, yuv, w, h, gop, probe_out),
+                                         probe_out, path)
+            try:
+                qs = choose_qs(qs, points, opts["window"], probe)
+            except RuntimeError as e:
+                print("FAILED %s %s: %s" % (clip, name, e))
+                failed += 1
+                results[clip][name] = []
+                continue
             curve = []
             for q in qs:
                 s = os.path.join(tmp, "s.m2v")
@@ -442,7 +514,8 @@ AXES = [("psnr_y", "PSNR-Y"), ("ssim_db", "SSIM"), ("mad", "MAD")]
 
 
 def curve_of(points, axis):
-    return [(p["kbps"], p[axis]) for p in points if p[axis] is not None]
+    # MAD 0 is saturation (nothing visible), not a quality level a rate maps to
+    return [(p["kbps"], p[axis]) for p in points if p[axis] is not None and not (axis == "mad" and p[axis] <= 0)]
 
 
 def bd(results, name, ref, axis):
@@ -463,13 +536,8 @@ def axes(mad_every):
 
 def clip_table(clip, desc, res, runnable, mad_every, bd_rows):
     ax = axes(mad_every)
-    ref = res.get(REF)
-    rng = ""
-    if ref:
-        ps = [p["psnr_y"] for p in ref]
-        rng = ", %s PSNR-Y %.1f-%.1f dB" % (REF, min(ps), max(ps))
-    out = ["## %s: %s%s" % (clip, desc, rng), "",
-           "| config | " + " | ".join("BD %s" % l for _, l in ax) + " | CPU s/frame | wall s/frame | kbit/s range |",
+    out = ["## %s: %s" % (clip, desc), "",
+           "| config | " + " | ".join("BD %s" % l for _, l in ax) + " | CPU s/frame | wall s/frame | q: PSNR-Y dB, kbit/s |",
            "|---|" + "---:|" * (len(ax) + 3)]
     for name, *_ in runnable:
         pts = res.get(name, [])
@@ -479,7 +547,8 @@ def clip_table(clip, desc, res, runnable, mad_every, bd_rows):
             cells.append(pct(v))
             bd_rows.append([clip, name, REF, label, "" if v is None else "%.4f" % v, len(pts)])
         cpu, wall = per_frame(pts, "cpu"), per_frame(pts, "wall")
-        kr = "%.0f-%.0f" % (min(p["kbps"] for p in pts), max(p["kbps"] for p in pts)) if pts else "failed"
+        kr = ("%s-%s: %.1f-%.1f, %.0f-%.0f" % (pts[0]["q"], pts[-1]["q"], pts[-1]["psnr_y"], pts[0]["psnr_y"],
+                                               pts[-1]["kbps"], pts[0]["kbps"]) if pts else "failed")
         out.append("| %s | %s | %s | %s | %s |" % (name, " | ".join(cells),
                    sig(cpu), sig(wall), kr))
     return out

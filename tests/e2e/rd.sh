@@ -15,6 +15,20 @@ if ! have python3; then skip all "python3 not installed"; exit 0; fi
 
 python3 "$ROOT/tools/bdrate.py" selftest | sed -E "s#^(PASS|FAIL) #\1 $E2E_NAME/#"
 
+# the quantiser search on a model clip, PSNR-Y = 52 - 4.5 log2 q: 47 dB lies
+# between q 2 and 3, 38 dB between 8 and 10, so q 2 .. 10 over four points of
+# the candidate list; a clip always above the window gets the 4 coarsest q
+got=$(cd "$ROOT/tools" && python3 -B -c '
+import math, rd
+n = [0]
+def probe(q):
+    n[0] += 1
+    return 52 - 4.5 * math.log2(q)
+a = rd.choose_qs(rd.QSCALE, 4, (38, 47), probe)
+b = rd.choose_qs(rd.QSCALE, 4, (38, 47), lambda q: 60 - 0.1 * q)
+print(a, b, n[0] <= 10)')
+check choose-qs "got $got" test "$got" = "[2, 4, 7, 10] [20, 24, 28, 31] True"
+
 RES="$TMP/res"
 RD_Y262=none python3 "$ROOT/tools/rd.py" --size 96x64 --frames 6 --clips testsrc2 --points 3 \
     --configs mpegenc,y262 --out "$RES" >"$TMP/out" 2>"$TMP/err"
