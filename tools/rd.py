@@ -488,6 +488,8 @@ def bench(opts, w, h, n, gop, points, mad_every, names, configs, bins, missing, 
         md += tab + [""]
 
     avg = average_table(results, runnable, mad_every, bd_rows)
+    for key, label in axes(mad_every):
+        avg += [""] + matrix_table(results, runnable, key, label)
     goal = goal_lines(results, mad_every)
     elapsed = time.time() - t0
     tail = ["", "run time %d min %02d s; results in %s" % (elapsed // 60, elapsed % 60, out)]
@@ -573,6 +575,20 @@ def average_table(results, runnable, mad_every, bd_rows):
         cpus, walls = [v for v in cpus if v is not None], [v for v in walls if v is not None]
         out.append("| %s | %s | %s | %s |" % (name, " | ".join(cells),
                    sig(sum(cpus) / len(cpus) if cpus else None), sig(sum(walls) / len(walls) if walls else None)))
+    return out
+
+
+def matrix_table(results, runnable, key, label):
+    """One axis, every clip side by side: the README's view."""
+    clips = list(results)
+    out = ["## BD-rate %s (%%) vs %s by clip" % (label, REF), "",
+           "| config | " + " | ".join(clips) + " | mean |", "|---|" + "---:|" * (len(clips) + 1)]
+    for name, *_ in runnable:
+        vs = [bd(results[c], name, REF, key) for c in clips]
+        ok = [v for v in vs if v is not None]
+        mean = sum(ok) / len(ok) if ok and len(ok) == len(vs) else None
+        out.append("| %s | %s | %s |" % (name, " | ".join(pct(v).replace(" %", "") for v in vs),
+                                         pct(mean).replace(" %", "")))
     return out
 
 
