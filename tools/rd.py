@@ -567,8 +567,10 @@ def average_table(results, runnable, mad_every, bd_rows):
         for key, label in ax:
             vs = [bd(results[c], name, REF, key) for c in clips]
             ok = [v for v in vs if v is not None]
-            v = sum(ok) / len(ok) if ok and len(ok) == len(vs) else None
-            cells.append(pct(v) + ("" if v is not None or not ok else " (%d of %d clips)" % (len(ok), len(vs))))
+            # a clip where the axis saturates (MAD on the noise clip is 0
+            # at every rate) has no BD-rate: the mean of the others, counted
+            v = sum(ok) / len(ok) if ok else None
+            cells.append(pct(v) + ("" if len(ok) == len(vs) or not ok else " (%d of %d clips)" % (len(ok), len(vs))))
             bd_rows.append(["average", name, REF, label, "" if v is None else "%.4f" % v, len(ok)])
         cpus = [per_frame(results[c].get(name, []), "cpu") for c in clips]
         walls = [per_frame(results[c].get(name, []), "wall") for c in clips]
@@ -586,9 +588,10 @@ def matrix_table(results, runnable, key, label):
     for name, *_ in runnable:
         vs = [bd(results[c], name, REF, key) for c in clips]
         ok = [v for v in vs if v is not None]
-        mean = sum(ok) / len(ok) if ok and len(ok) == len(vs) else None
-        out.append("| %s | %s | %s |" % (name, " | ".join(pct(v).replace(" %", "") for v in vs),
-                                         pct(mean).replace(" %", "")))
+        mean = sum(ok) / len(ok) if ok else None
+        out.append("| %s | %s | %s%s |" % (name, " | ".join(pct(v).replace(" %", "") for v in vs),
+                                           pct(mean).replace(" %", ""),
+                                           "" if len(ok) == len(vs) or not ok else " (%d clips)" % len(ok)))
     return out
 
 
@@ -613,13 +616,14 @@ def goal_lines(results, mad_every):
             out.append("- ahead of %s: SKIPPED (no %s curves on every clip)" % (peer, peer))
             continue
         for key, label in axes(mad_every):
-            vs = [bd(results[c], me, peer, key) for c in clips]
-            if any(v is None for v in vs):
-                out.append("- ahead of %s on %s: n/a (curves with no shared quality range)" % (peer, label))
+            vs = [v for v in (bd(results[c], me, peer, key) for c in clips) if v is not None]
+            if not vs:
+                out.append("- ahead of %s on %s: n/a (no curves with a shared quality range)" % (peer, label))
                 continue
             m = sum(vs) / len(vs)
-            out.append("- ahead of %s on average, %s: %s (mean BD-rate of %s vs %s %s)" %
-                       (peer, label, "MET" if m < 0 else "MISSED", me, peer, pct(m)))
+            out.append("- ahead of %s on average, %s: %s (mean BD-rate of %s vs %s %s%s)" %
+                       (peer, label, "MET" if m < 0 else "MISSED", me, peer, pct(m),
+                        "" if len(vs) == len(clips) else ", over the %d clips where it is defined" % len(vs)))
     return out
 
 
