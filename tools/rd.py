@@ -414,9 +414,9 @@ def bench(opts, w, h, n, gop, points, mad_every, names, configs, bins, missing, 
     os.makedirs(out, exist_ok=True)
     head = ["date %s, commit %s, %d cores (%s)" % (stamp.strftime("%Y-%m-%d %H:%M UTC"), commit, os.cpu_count() or 0, cpu),
             "set %s: %dx%d, %d frames, GOP %d (closed), %d points per curve chosen for PSNR-Y %g-%g dB, "
-            "BD-rates vs %s; MAD on every %s frame" %
+            "BD-rates vs %s; MAD %s" %
             (opts["set"], w, h, n, gop, points, opts["window"][0], opts["window"][1], REF,
-             ("%dth" % mad_every) if mad_every else "(no MAD: --mad-every 0)")]
+             ("on every %dth frame" % mad_every) if mad_every else "not measured (--mad-every 0)")]
     notes = []
     runnable = []
     for c in configs:
