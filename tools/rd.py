@@ -2,7 +2,7 @@
 """make rd: rate-distortion of mpegenc against its peers, clip by clip.
 
   tools/rd.py [options]                (make rd RD_ARGS="options")
-    --set small|full   clip set (default: $RD_SET, else small): small is
+    --set small|full   clip set (--full; default: $RD_SET, else small): small is
                        352x288, 24 frames; full is 704x576, 36 frames
     --size WxH         frame size instead of the set's
     --frames N         frames per clip instead of the set's
@@ -40,6 +40,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -628,4 +629,5 @@ def goal_lines(results, mad_every):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # | head: stop quietly
     sys.exit(main(sys.argv[1:]))
