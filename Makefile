@@ -6,6 +6,9 @@
 #   make demo     install, build, encode the sample clip in samples/
 #   make bench    encode the solar clip and time it (needs ../shared/solar)
 #   make bench-gpu   time the front-end kernels on the solar frames
+#   make rd       BD-rates (PSNR-Y, SSIM, MAD) and CPU s/frame of mpegenc and the
+#                 peers found (ffmpeg, y262, x262) on generated clips
+#                 (RD_SET=full for the bigger set; RD_ARGS="--help" for options)
 #   make bench-iqa   time the MAD and BLIINDS-II implementations
 #   make test SANITIZE=address,undefined   the suite with sanitizers (own build dir)
 #   make fuzz FUZZ_SECONDS=N   each fuzz target for N seconds (clang, libFuzzer)
@@ -129,7 +132,7 @@ TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_BINS += $(FUZZ_NAMES:%=$(BUILD)/tests/test_fuzz_%)
 DEPS := $(LIB_OBJS:.o=.d) $(BUILD)/obj/cli/main.d $(BUILD)/obj/cli/iqa_main.d $(TEST_BINS:%=%.d)
 
-.PHONY: all deps test test-unit demo bench bench-gpu bench-iqa clean FORCE fuzz fuzz-bins ci install
+.PHONY: all deps test test-unit demo bench bench-gpu bench-iqa rd clean FORCE fuzz fuzz-bins ci install
 
 all: $(BIN) $(IQA_BIN)
 
@@ -204,6 +207,10 @@ bench: $(BIN) $(IQA_BIN)
 
 # front-end kernels on the solar frames: BACKEND=opencl (default: every
 # backend that can run here), checked against cpu before timing
+# the clip set, encoders and columns: docs/BENCH.md "make rd"
+rd: $(BIN) $(IQA_BIN)
+	MPEGENC=$(abspath $(BIN)) python3 tools/rd.py $(RD_ARGS)
+
 bench-gpu: $(BUILD)/bench/frontend
 	./$(BUILD)/bench/frontend $(if $(BACKEND),--backend $(BACKEND))
 

@@ -119,6 +119,10 @@ def selftest():
     cub_t = [(10 ** (cub(p) + e * (p - p0)), p) for p in (32.0, 35.0, 39.0, 43.0)]
     lo, hi = 32.0, 40.0
     check("cubic-tilt", bd_rate(cub_r, cub_t), (10 ** (e * ((lo + hi) / 2 - p0)) - 1) * 100)
+    # a quality axis where lower is better (MAD for tools/rd.py): rates
+    # falling as the score rises; every rate x 0.8 is still -20 %
+    mad = [(686.76, 2.1), (309.58, 5.0), (157.11, 9.7), (85.95, 16.0)]
+    check("decreasing-axis", bd_rate(mad, [(r * 0.8, m) for r, m in mad]), -20.0)
     # disjoint PSNR ranges: no BD-rate
     check("disjoint", bd_rate(ref4, [(r, p + 20) for r, p in ref4]), None)
     return 1 if failures else 0
