@@ -304,6 +304,14 @@ static int ocl_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     int is_gpu, ret;
     cl_int e;
 
+    /* The hierarchical kernels match the C reference on PoCL here (AMD
+     * EPYC) but not on PoCL of the GPU machine (Xeon, skylake-avx512:
+     * vectors with impossible SADs, every run, explicit event dependencies
+     * did not help), so they are not offered until that is understood;
+     * MPE_OCL_HIER=1 runs them anyway, for the tests and whoever debugs it. */
+    if (cfg->pyramid && !(getenv("MPE_OCL_HIER") && !strcmp(getenv("MPE_OCL_HIER"), "1")))
+        return mpe_error(err, -ENOSYS, "opencl: no hierarchical motion search on this backend yet "
+                                       "(--me full runs here)");
     if (!(*out = g = calloc(1, sizeof(*g))) ||
         !(g->slot = calloc((size_t)cfg->slots, sizeof(*g->slot))))
         return mpe_error(err, -ENOMEM, "out of memory");
