@@ -86,8 +86,16 @@ static void check_ranges(const MpeParam *p, const char *name, const char *value)
         die("qscale outside 1..31", name, value);
     if (p->gop < 1 || p->gop > 1024)
         die("gop outside 1..1024", name, value);
-    if (p->search_range < 0 || p->search_range > 64)
-        die("search range outside 0..64", name, value);
+    if (p->search_range < -1 || p->search_range > 64)
+        die("search range outside -1 (auto)..64", name, value);
+    if (p->me != MPE_ME_HIER && p->me != MPE_ME_FULL)
+        die("motion search neither hier nor full", name, value);
+    if (p->merange != 0 && (p->merange < 4 || p->merange > 255))
+        die("merange neither 0 (auto) nor 4..255", name, value);
+    if (p->trellis != 0 && p->trellis != 1)
+        die("trellis neither 0 nor 1", name, value);
+    if (p->trellis_lambda < 1 || p->trellis_lambda > 100000)
+        die("lambda outside 1..100000", name, value);
     if (!((p->fps_num == 0 && p->fps_den == 0) || (p->fps_num > 0 && p->fps_den > 0)))
         die("fps neither 0/0 nor positive", name, value);
     if (p->start_number < 0)
