@@ -42,10 +42,13 @@
 #include "gpu/frontend.h"
 #include "iqa/iqa.h"
 
-#define FRONTEND_SLOTS 2
 /* source pictures kept: n (being coded), n-1 (its quality stage may still
  * run) and n+1 (the front end downloads it meanwhile) */
 #define ORIG_RING 3
+/* as many slots as source pictures kept: where the backend keeps the planes
+ * on the host (cpu), the coder reads picture n in its slot, which the front
+ * end overwrites only with picture n+3 */
+#define FRONTEND_SLOTS ORIG_RING
 /* reconstructions: the reference, and one per rate-control bank */
 #define N_PICS (MPE_RC_BANKS + 1)
 #define STATS_QUEUE 4
@@ -112,7 +115,8 @@ struct MpeEncoder {
                                      residual (drop_q), then every macroblock skipped (+1) */
     uint8_t q_code[MAX_Q + 3];    /* quantiser -> quantiser_scale_code */
     MpeSadDsp sad;
-    MpePicture orig[ORIG_RING];   /* source of picture n in orig[n % ORIG_RING] */
+    MpePicture orig[ORIG_RING];   /* source of picture n downloaded into orig[n % ORIG_RING] */
+    const MpePicture *src[ORIG_RING]; /* source of picture n: orig[n % ORIG_RING] or its slot */
     MpePicture pics[N_PICS];      /* reconstructions: the reference and the banks' */
     int ref_pic;                  /* pics[] index of the reference (latest picture) */
     int bank_pic[MPE_RC_BANKS];   /* pics[] index of each bank's reconstruction */
@@ -941,10 +945,10 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, MpeError *err)
     return 0;
 }
 
-/* Wait for frame n's front-end work and download its planes into
- * orig[n % ORIG_RING] and vectors into its slot's array.  That orig entry
- * is free: it held picture n-2, coded before n-1 began (the quality stage of
- * n-1 reads only orig[(n-1) % ORIG_RING]). */
+/* Wait for frame n's front-end work: its vectors into its slot's array, its
+ * planes downloaded into orig[n % ORIG_RING] or, where the backend keeps
+ * them on the host, read in the slot.  Either is free: it held picture n-3,
+ * coded before n-1 began (the quality stage of n-1 reads only picture n-1). */
 static int fetch(MpeEncoder *e, int n, MpeError *err)
 {
     const int slot = n % FRONTEND_SLOTS;
@@ -954,9 +958,14 @@ static int fetch(MpeEncoder *e, int n, MpeError *err)
     if ((ret = gpu_frontend_wait(e->fe, slot, err)) < 0)
         return ret;
     t0 = mpe_time_ms();
-    if ((ret = gpu_frontend_download(e->fe, slot, &e->orig[n % ORIG_RING],
-                                     is_intra(e, n) ? NULL : e->mv[slot], err)) < 0)
-        return ret;
+    /* planes the backend keeps on the host are read in place: no copy */
+    const MpePicture *host = gpu_frontend_host_planes(e->fe, slot);
+    MpePicture *orig = host ? NULL : &e->orig[n % ORIG_RING];
+    if (orig || !is_intra(e, n))
+        if ((ret = gpu_frontend_download(e->fe, slot, orig, is_intra(e, n) ? NULL : e->mv[slot],
+                                         err)) < 0)
+            return ret;
+    e->src[n % ORIG_RING] = host ? host : orig;
     t1 = mpe_time_ms();
     e->slot_download_ms[slot] = t1 - t0;
     e->slot_gpu_ms[slot] = 0;
@@ -1072,7 +1081,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
 {
     const int intra = is_intra(e, e->frame_index);
     MpeFrameStats *fs = &out->stats;
-    const MpePicture *orig = &e->orig[e->frame_index % ORIG_RING];
+    const MpePicture *orig = e->src[e->frame_index % ORIG_RING];
     double t0 = mpe_time_ms(), t1;
     const uint64_t start_bits = bs_bit_count(&e->out);
     int ret, bank = 0, trials = 0;

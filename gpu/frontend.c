@@ -423,7 +423,17 @@ int gpu_frontend_download(GpuFrontend *fe, int slot, MpePicture *pic, GpuMotion 
         return mpe_error(err, -EINVAL, "front end: no frame was submitted to slot %d", slot);
     if (mv && !fe->slot[slot].has_mv)
         return mpe_error(err, -EINVAL, "front end: no motion search was run on slot %d", slot);
+    if (!pic && !fe->be->host_planes)
+        return mpe_error(err, -EINVAL, "front end: %s needs a picture to download into",
+                         fe->be->name);
     return fe->be->download(fe->ctx, slot, pic, mv, err);
+}
+
+const MpePicture *gpu_frontend_host_planes(GpuFrontend *fe, int slot)
+{
+    if (!fe->be->host_planes || slot < 0 || slot >= fe->slots || !fe->slot[slot].submitted)
+        return NULL;
+    return fe->be->host_planes(fe->ctx, slot);
 }
 
 int gpu_frontend_timings(GpuFrontend *fe, int slot, GpuTimings *t)

@@ -127,6 +127,11 @@ int gpu_frontend_wait(GpuFrontend *fe, int slot, MpeError *err);
  * a search on this slot since its last submit. */
 int gpu_frontend_download(GpuFrontend *fe, int slot, MpePicture *pic, GpuMotion *mv,
                           MpeError *err);
+/* The slot's planes where the backend keeps them on the host (cpu), to be
+ * read in place instead of downloaded: valid after wait(slot) until the
+ * slot's next submit.  NULL where they must be downloaded (a GPU) or the
+ * slot holds no frame.  With them, download's pic may be NULL (vectors only). */
+const MpePicture *gpu_frontend_host_planes(GpuFrontend *fe, int slot);
 /* The slot's device times, valid after wait(slot); -ENOSYS if the backend
  * has no timers. */
 int gpu_frontend_timings(GpuFrontend *fe, int slot, GpuTimings *t);

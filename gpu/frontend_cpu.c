@@ -530,13 +530,18 @@ static int cpu_download(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *m
     const MpePicture *src = &ctx->pic[slot];
 
     (void)err;
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; pic && c < 3; c++)
         for (int y = 0; y < src->plane_h[c]; y++)
             memcpy(pic->plane[c] + (ptrdiff_t)y * pic->stride[c],
                    src->plane[c] + (ptrdiff_t)y * src->stride[c], (size_t)src->plane_w[c]);
     if (mv)
         memcpy(mv, ctx->mv[slot], (size_t)src->mb_width * src->mb_height * sizeof(*mv));
     return 0;
+}
+
+static const MpePicture *cpu_host_planes(GpuContext *ctx, int slot)
+{
+    return &ctx->pic[slot];
 }
 
 const GpuBackend gpu_backend_cpu = {
@@ -553,4 +558,5 @@ const GpuBackend gpu_backend_cpu = {
     .download = cpu_download,
     .timings = NULL,
     .hier = 1,
+    .host_planes = cpu_host_planes,
 };

@@ -602,4 +602,5 @@ extern "C" const GpuBackend gpu_backend_cuda = {
     cuda_download,
     cuda_timings,
     0,   /* no hierarchical search yet: open refuses cfg->pyramid, auto moves on */
+    NULL,   /* host_planes: the planes are downloaded */
 };

@@ -66,12 +66,15 @@ struct GpuBackend {
                   MpeError *err);
     /* Blocks until the slot's planes (and vectors, if has_mv) are on the host. */
     int (*wait)(GpuContext *ctx, int slot, int has_mv, MpeError *err);
-    /* After wait(): planes into pic, vectors into mv if mv is non-NULL. */
+    /* After wait(): planes into pic (if non-NULL: only a backend with
+     * host_planes is given NULL), vectors into mv if mv is non-NULL. */
     int (*download)(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err);
     /* Optional (NULL: no timers); valid after wait(slot). */
     int (*timings)(GpuContext *ctx, int slot, int has_mv, GpuTimings *t);
     /* 1: runs the hierarchical search (cfg->pyramid); 0: open refuses it */
     int hier;
+    /* Optional: the slot's planes, where they already are on the host. */
+    const MpePicture *(*host_planes)(GpuContext *ctx, int slot);
 };
 
 extern const GpuBackend gpu_backend_cpu;

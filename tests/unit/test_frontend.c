@@ -298,6 +298,16 @@ static void test_backend_cpu_interface(TestCtx *t)
     int c = 0, x = 0, y = 0;
     CHECK(t, planes_equal(&got, &direct1, &c, &x, &y), "planes differ at plane %d (%d,%d)", c, x, y);
     CHECK(t, !memcmp(mv_got, mv_direct, n * sizeof(GpuMotion)), "vectors differ");
+    /* the cpu backend's planes are read in place (the encoder's source, no
+     * copy): the same as downloaded, and vectors alone come without a pic */
+    const MpePicture *host = gpu_frontend_host_planes(ctx, 1);
+    CHECK(t, host && planes_equal(host, &direct1, &c, &x, &y),
+          "host planes %s at plane %d (%d,%d)", host ? "differ" : "missing", c, x, y);
+    memset(mv_got, 0xEE, sizeof(mv_got));
+    CHECK(t, gpu_frontend_download(ctx, 1, NULL, mv_got, &err) == 0, "vectors-only download: %s",
+          err.msg);
+    CHECK(t, !memcmp(mv_got, mv_direct, n * sizeof(GpuMotion)), "vectors-only download differs");
+    CHECK(t, !gpu_frontend_host_planes(ctx, 2), "host planes of slot 2 of 2");
     /* a slot without a search has no vectors to give */
     CHECK(t, gpu_frontend_download(ctx, 0, &got, mv_got, &err) < 0, "download of unsearched slot succeeded");
     CHECK(t, gpu_frontend_search(ctx, 1, 0, 65, &err) < 0, "range 65 accepted");
