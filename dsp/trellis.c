@@ -11,10 +11,12 @@
  * where Z is the error of the coefficients in between left at zero (prefix
  * sums), and the block's J is the minimum over the last state of best plus
  * the zeroed tail plus the EOB.  Only positions with a non-zero candidate are
- * states, so a block of n such positions costs O(n^2) code lookups. */
+ * states, so a block of n such positions costs O(n^2) code lookups at
+ * worst; the pruning in search() keeps few states live (about two per
+ * position on a noisy clip), so in practice O(n). */
 #include "dsp/trellis.h"
 
-#include <stddef.h>
+#include <string.h>
 
 #include "bitstream/vlc.h"
 #include "dsp/quant.h"
@@ -29,10 +31,9 @@
  * non-intra, ((2 a + 1) w q) / 16.  wq = w * q. */
 static inline int recon_mag(int a, int wq, int intra, int mpeg1)
 {
-    int m = intra ? (a * wq) >> 3 : ((2 * a + 1) * wq) >> 4;
-    if (mpeg1 && m > 0 && !(m & 1))
-        m--;   /* MPEG-1 oddification */
-    return m;
+    /* written without branches: the search calls it for every candidate */
+    const int m = intra ? (a * wq) >> 3 : ((2 * a + 1) * wq) >> 4;
+    return m - (mpeg1 & (m > 0) & ~m);   /* MPEG-1 oddification of an even m */
 }
 
 static inline int saturate_mag(int m, int negative)
@@ -111,36 +112,50 @@ int64_t mpe_trellis_lambda(int qscale, int c_milli)
 }
 
 /* The codes of one candidate magnitude a at every run after a coded
- * coefficient (never the '1s' short code): table zero's column for a, read
- * in place, or every run an escape when a is beyond both tables. */
+ * coefficient (never the '1s' short code).  Table zero, the encoder's,
+ * is read in place without branches: col[run * (BS_DCT_MAX_LEVEL + 1)] for
+ * runs up to max_run, the empty entry beyond, an empty entry being an
+ * escape.  Table one is not exported: looked up through bs_vlc_dct_coeff. */
 typedef struct CandCodes {
-    const BsVlc *col;   /* &bs_vlc_dct_zero[0][a], stride BS_DCT_MAX_LEVEL + 1; NULL: see below */
-    int table, a, escape, all_escape;
+    const BsVlc *col;
+    int max_run, escape, a;
 } CandCodes;
 
-static CandCodes cand_codes(int table, int mpeg2, int a)
+static const BsVlc no_code = { 0, 0 };
+
+static inline CandCodes cand_codes(int mpeg2, int a)
 {
-    CandCodes cc = { NULL, table, a, escape_bits(a, mpeg2), a > BS_DCT_MAX_LEVEL };
-    if (table == BS_DCT_TABLE_ZERO && !cc.all_escape)
-        cc.col = &bs_vlc_dct_zero[0][a];
+    const int in_table = a <= BS_DCT_MAX_LEVEL;
+    const CandCodes cc = { &bs_vlc_dct_zero[0][in_table ? a : 0], in_table ? BS_DCT_MAX_RUN : -1,
+                           escape_bits(a, mpeg2), a };
     return cc;
 }
 
-/* rl_bits(table, mpeg2, run, a, 0) */
-static inline int cand_bits(const CandCodes *cc, int run)
+/* rl_bits(table, mpeg2, run, a, 0); table is a constant where inlined */
+static inline int cand_bits(const CandCodes *cc, int table, int run)
 {
-    if (run > BS_DCT_MAX_RUN || cc->all_escape)
-        return cc->escape;
-    const int len = cc->col ? cc->col[run * (BS_DCT_MAX_LEVEL + 1)].len
-                            : bs_vlc_dct_coeff(cc->table, run, cc->a).len;
+    int len;
+    if (table == BS_DCT_TABLE_ZERO) {
+        const BsVlc *e = run <= cc->max_run ? cc->col + run * (BS_DCT_MAX_LEVEL + 1) : &no_code;
+        len = e->len;
+    } else {
+        len = bs_vlc_dct_coeff(table, run, cc->a).len;
+    }
     return len ? len + 1 : cc->escape;
 }
 
-int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrellisParams *p)
+/* The search, for one kind of block: inlined into mpe_trellis_quant once per
+ * kind with intra, mpeg2 and table constant, so that the per-candidate
+ * work has no tests of them left. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int search(int16_t level[64], const int16_t coef[64], const MpeTrellisParams *p,
+                         const int intra, const int mpeg2, const int table)
 {
-    const int start = p->intra ? 1 : 0, table = block_table(p);
+    const int start = intra ? 1 : 0;
     const int64_t lambda = p->lambda;
-    const int mpeg1 = !p->mpeg2;
+    const int mpeg1 = !mpeg2;
     const int64_t eob = lambda * bs_vlc_dct_eob[table].len;
     int64_t zsum[65];                /* zsum[i]: error of scan positions start..i-1 left at 0 */
     uint8_t from[65];                /* by state (see the top of the file) */
@@ -155,67 +170,55 @@ int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrelli
     states[n_states] = (uint8_t)start;
     adj[n_states++] = 0;
 
+    /* the scan positions with a candidate, in order */
+    uint8_t list[64];
+    int n_list = 0;
     for (int i = start; i < 64; i++) {
-        const int pos = mpe_zigzag[i], c = coef[pos];
+        const int pos = mpe_zigzag[i], c = coef[pos], ca = c < 0 ? -c : c;
+        const int r1 = saturate_mag(recon_mag(1, p->matrix[pos] * p->qscale, intra, mpeg1), c < 0);
+        list[n_list] = (uint8_t)i;
+        n_list += level[pos] != 0 || (c != 0 && p->max_level >= 1 && sq(ca - r1) < sq(ca));
+    }
+
+    /* COST_INF / 2 plus any J stays below COST_INF and above every real J */
+    const int64_t no_cand = COST_INF / 2;
+    for (int t = 0; t < n_list; t++) {
+        const int i = list[t], pos = mpe_zigzag[i], c = coef[pos];
         const int lp = level[pos] < 0 ? -level[pos] : level[pos];
-        const int sgn = c < 0 ? -1 : 1, ca = c < 0 ? -c : c, wq = p->matrix[pos] * p->qscale;
-        int cand[2], n_cand = 0;
+        const int ca = c < 0 ? -c : c, wq = p->matrix[pos] * p->qscale;
+        /* lp >= 1: lp, then lp - 1 when >= 1; lp == 0: 1 (the dead zone).
+         * The sign is the coefficient's, so a candidate's error is that of
+         * the magnitudes.  A missing second candidate costs no_cand. */
+        const int a1 = lp ? lp : 1, a2 = lp >= 2 ? lp - 1 : 1;
+        const int r1 = saturate_mag(recon_mag(a1, wq, intra, mpeg1), c < 0);
+        const int r2 = saturate_mag(recon_mag(a2, wq, intra, mpeg1), c < 0);
+        const int64_t base1 = zsum[i] + sq(ca - r1) * MPE_TRELLIS_ONE;
+        const int64_t base2 = lp >= 2 ? zsum[i] + sq(ca - r2) * MPE_TRELLIS_ONE : no_cand;
+        const CandCodes cc1 = cand_codes(mpeg2, a1), cc2 = cand_codes(mpeg2, a2);
 
-        /* the sign is the coefficient's, so a candidate's error is that of
-         * the magnitudes */
-        if (lp >= 1) {
-            cand[n_cand++] = lp;
-            if (lp >= 2)
-                cand[n_cand++] = lp - 1;
-        } else if (c != 0 && p->max_level >= 1 &&
-                   sq(ca - saturate_mag(recon_mag(1, wq, p->intra, mpeg1), c < 0)) < sq(c)) {
-            cand[n_cand++] = 1;
+        /* Each candidate's first minimum over the live states, oldest
+         * first, the start state's run possibly taking the non-intra '1s'
+         * code; the second candidate only when strictly lower.  That is
+         * the choice of a search that tries the candidates in turn, each
+         * over the states, and keeps a J only when strictly lower. */
+        const int first = !intra && i == start;
+        int64_t b1 = base1 + lambda * (first && a1 == 1 ? 2 : cand_bits(&cc1, table, i - start));
+        int64_t b2 = base2 + lambda * (first && a2 == 1 ? 2 : cand_bits(&cc2, table, i - start));
+        int f1 = start, f2 = start;
+        for (int s = 1; s < n_states; s++) {
+            const int run = i - states[s];
+            const int64_t j1 = adj[s] + base1 + lambda * cand_bits(&cc1, table, run);
+            const int64_t j2 = adj[s] + base2 + lambda * cand_bits(&cc2, table, run);
+            f1 = j1 < b1 ? states[s] : f1;
+            b1 = j1 < b1 ? j1 : b1;
+            f2 = j2 < b2 ? states[s] : f2;
+            b2 = j2 < b2 ? j2 : b2;
         }
-        if (!n_cand)
-            continue;
-
-        /* The candidates in order, each over the live states oldest first;
-         * a J replaces the best only when strictly lower, so the choice is
-         * the first minimum in that order. */
-        int64_t b = COST_INF;
-        int bl = 0, bf = 0;
-        for (int k = 0; k < n_cand; k++) {
-            const int a = cand[k], l = sgn * a;
-            const int rm = saturate_mag(recon_mag(a, wq, p->intra, mpeg1), c < 0);
-            const int64_t base = zsum[i] + sq(ca - rm) * MPE_TRELLIS_ONE;
-            const CandCodes cc = cand_codes(table, p->mpeg2, a);
-
-            /* the start state: its run may take the non-intra '1s' code */
-            const int bits0 = !p->intra && i == start && a == 1 ? 2 : cand_bits(&cc, i - start);
-            int64_t j = adj[0] + base + lambda * bits0;
-            if (j < b) {
-                b = j;
-                bl = l;
-                bf = start;
-            }
-            if (n_states == 1)
-                continue;
-            /* The other live states have non-decreasing adj oldest first
-             * (the pruning below keeps only those at or under each new
-             * one), and the newest has the shortest run, whose code is the
-             * shortest (no code gets shorter with a longer run).  So once a
-             * state's adj plus the newest's bits reaches the best, neither
-             * it nor any newer state can be strictly lower. */
-            const int64_t floor_rate = lambda * cand_bits(&cc, i - states[n_states - 1]);
-            for (int s = 1; s < n_states; s++) {
-                const int64_t lo = adj[s] + base;
-                if (lo + floor_rate >= b)
-                    break;
-                j = lo + lambda * cand_bits(&cc, i - states[s]);
-                if (j < b) {
-                    b = j;
-                    bl = l;
-                    bf = states[s];
-                }
-            }
-        }
-        chosen[i + 1] = (int16_t)bl;
-        from[i + 1] = (uint8_t)bf;
+        const int second = b2 < b1;
+        const int64_t b = second ? b2 : b1;
+        const int a = second ? a2 : a1;
+        chosen[i + 1] = (int16_t)(c < 0 ? -a : a);
+        from[i + 1] = (uint8_t)(second ? f2 : f1);
         /* An earlier state P whose cost so far, with its zeros up to here,
          * is higher than this one's can never win again: from P every
          * later code has a longer run, and no code gets shorter with a
@@ -223,11 +226,13 @@ int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrelli
          * escapes), so this state reaches everything P reaches for less.
          * On a tie P stays, so the result is the unpruned search's, tie
          * order included.  The start state stays: it is also the empty
-         * block's end.  The live states being sorted by adj, those
-         * dropped are the newest ones. */
+         * block's end.  So the live states after the start have
+         * non-decreasing adj oldest first, and those kept are a prefix. */
         const int64_t adj_new = b - zsum[i + 1];
-        while (n_states > 1 && adj[n_states - 1] > adj_new)
-            n_states--;
+        int kept = 1;
+        for (int s = 1; s < n_states; s++)
+            kept += adj[s] <= adj_new;
+        n_states = kept;
         states[n_states] = (uint8_t)(i + 1);
         adj[n_states++] = adj_new;
     }
@@ -235,7 +240,7 @@ int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrelli
     /* the last state: nothing coded (a non-intra block then sends nothing) or
      * a last non-zero level, each with the zeroed tail and the EOB */
     int last = start;
-    int64_t b = zsum[64] + (p->intra ? eob : 0);
+    int64_t b = zsum[64] + (intra ? eob : 0);
     for (int s = 1; s < n_states; s++) {
         const int64_t j = adj[s] + zsum[64] + eob;
         if (j < b) {
@@ -244,12 +249,25 @@ int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrelli
         }
     }
 
-    for (int i = start; i < 64; i++)
-        level[mpe_zigzag[i]] = 0;
+    const int16_t dc = level[0];
+    memset(level, 0, 64 * sizeof(level[0]));
+    if (intra)
+        level[0] = dc;
     int nz = 0;
     for (int st = last; st != start; st = from[st]) {
         level[mpe_zigzag[st - 1]] = chosen[st];
         nz++;
     }
     return nz;
+}
+
+int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrellisParams *p)
+{
+    if (!p->intra)
+        return p->mpeg2 ? search(level, coef, p, 0, 1, BS_DCT_TABLE_ZERO)
+                        : search(level, coef, p, 0, 0, BS_DCT_TABLE_ZERO);
+    if (p->table != BS_DCT_TABLE_ZERO)
+        return p->mpeg2 ? search(level, coef, p, 1, 1, p->table) : search(level, coef, p, 1, 0, p->table);
+    return p->mpeg2 ? search(level, coef, p, 1, 1, BS_DCT_TABLE_ZERO)
+                    : search(level, coef, p, 1, 0, BS_DCT_TABLE_ZERO);
 }
