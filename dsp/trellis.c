@@ -11,41 +11,44 @@
  * where Z is the error of the coefficients in between left at zero (prefix
  * sums), and the block's J is the minimum over the last state of best plus
  * the zeroed tail plus the EOB.  Only positions with a non-zero candidate are
- * states, so a block of n such positions costs O(n^2) code lookups. */
+ * states, so a block of n such positions costs O(n^2) code lookups at
+ * worst; the pruning in search() keeps few states live (about two per
+ * position on a noisy clip), so in practice O(n). */
 #include "dsp/trellis.h"
+
+#include <string.h>
 
 #include "bitstream/vlc.h"
 #include "dsp/quant.h"
 
 #define COST_INF INT64_MAX
 
-static int sign_of(int x)
-{
-    return (x > 0) - (x < 0);
-}
-
-static int clamp2048(int x)
-{
-    return x < -2048 ? -2048 : x > 2047 ? 2047 : x;
-}
-
 /* quant.c's inverse quantisers, one coefficient at a time (test_trellis
- * checks them against mpe_dequant_intra/inter). */
+ * checks them against mpe_dequant_intra/inter), on magnitudes: both
+ * divisions truncate towards zero and the oddification moves towards zero,
+ * so only the saturation (2047 up, -2048 down) depends on the sign.
+ * MPEG-2's (2 a w 2 q) / 32 is MPEG-1's (2 a q w) / 16, both (a w q) / 8;
+ * non-intra, ((2 a + 1) w q) / 16.  wq = w * q. */
+static inline int recon_mag(int a, int wq, int intra, int mpeg1)
+{
+    /* written without branches: the search calls it for every candidate */
+    const int m = intra ? (a * wq) >> 3 : ((2 * a + 1) * wq) >> 4;
+    return m - (mpeg1 & (m > 0) & ~m);   /* MPEG-1 oddification of an even m */
+}
+
+static inline int saturate_mag(int m, int negative)
+{
+    const int top = negative ? 2048 : 2047;
+    return m > top ? top : m;
+}
+
 int mpe_trellis_recon(int level, int pos, const MpeTrellisParams *p)
 {
-    const int w = p->matrix[pos], q = p->qscale;
-    int rec;
-
     if (level == 0)
         return 0;
-    if (p->intra)
-        rec = p->mpeg2 ? (2 * level * w * 2 * q) / 32 : (2 * level * q * w) / 16;
-    else
-        rec = p->mpeg2 ? ((2 * level + sign_of(level)) * w * 2 * q) / 32
-                       : ((2 * level + sign_of(level)) * q * w) / 16;
-    if (!p->mpeg2 && rec % 2 == 0)
-        rec -= sign_of(rec);   /* MPEG-1 oddification, towards zero */
-    return clamp2048(rec);
+    const int a = level < 0 ? -level : level;
+    const int m = saturate_mag(recon_mag(a, p->matrix[pos] * p->qscale, p->intra, !p->mpeg2), level < 0);
+    return level < 0 ? -m : m;
 }
 
 static int escape_bits(int a, int mpeg2)
@@ -108,60 +111,114 @@ int64_t mpe_trellis_lambda(int qscale, int c_milli)
     return ((int64_t)c_milli * qscale * qscale * MPE_TRELLIS_ONE + 500) / 1000;
 }
 
-int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrellisParams *p)
+/* The codes of one candidate magnitude a at every run after a coded
+ * coefficient (never the '1s' short code).  Table zero, the encoder's,
+ * is read in place without branches: col[run * (BS_DCT_MAX_LEVEL + 1)] for
+ * runs up to max_run, the empty entry beyond, an empty entry being an
+ * escape.  Table one is not exported: looked up through bs_vlc_dct_coeff. */
+typedef struct CandCodes {
+    const BsVlc *col;
+    int max_run, escape, a;
+} CandCodes;
+
+static const BsVlc no_code = { 0, 0 };
+
+static inline CandCodes cand_codes(int mpeg2, int a)
 {
-    const int start = p->intra ? 1 : 0, table = block_table(p);
-    const int64_t eob = p->lambda * bs_vlc_dct_eob[table].len;
+    const int in_table = a <= BS_DCT_MAX_LEVEL;
+    const CandCodes cc = { &bs_vlc_dct_zero[0][in_table ? a : 0], in_table ? BS_DCT_MAX_RUN : -1,
+                           escape_bits(a, mpeg2), a };
+    return cc;
+}
+
+/* rl_bits(table, mpeg2, run, a, 0); table is a constant where inlined */
+static inline int cand_bits(const CandCodes *cc, int table, int run)
+{
+    int len;
+    if (table == BS_DCT_TABLE_ZERO) {
+        const BsVlc *e = run <= cc->max_run ? cc->col + run * (BS_DCT_MAX_LEVEL + 1) : &no_code;
+        len = e->len;
+    } else {
+        len = bs_vlc_dct_coeff(table, run, cc->a).len;
+    }
+    return len ? len + 1 : cc->escape;
+}
+
+/* The search, for one kind of block: inlined into mpe_trellis_quant once per
+ * kind with intra, mpeg2 and table constant, so that the per-candidate
+ * work has no tests of them left. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int search(int16_t level[64], const int16_t coef[64], const MpeTrellisParams *p,
+                         const int intra, const int mpeg2, const int table)
+{
+    const int start = intra ? 1 : 0;
+    const int64_t lambda = p->lambda;
+    const int mpeg1 = !mpeg2;
+    const int64_t eob = lambda * bs_vlc_dct_eob[table].len;
     int64_t zsum[65];                /* zsum[i]: error of scan positions start..i-1 left at 0 */
-    int64_t best[65];                /* by state (see the top of the file) */
-    uint8_t from[65];
+    uint8_t from[65];                /* by state (see the top of the file) */
     int16_t chosen[65];              /* the level (signed) of the state's last position */
-    uint8_t states[65];
+    uint8_t states[65];              /* the live states, oldest first */
+    int64_t adj[65];                 /* by live state: its best J less the zeros before it */
     int n_states = 0;
 
     zsum[start] = 0;
     for (int i = start; i < 64; i++)
         zsum[i + 1] = zsum[i] + sq(coef[mpe_zigzag[i]]) * MPE_TRELLIS_ONE;
-    best[start] = 0;
-    states[n_states++] = (uint8_t)start;
+    states[n_states] = (uint8_t)start;
+    adj[n_states++] = 0;
 
+    /* the scan positions with a candidate, in order */
+    uint8_t list[64];
+    int n_list = 0;
     for (int i = start; i < 64; i++) {
-        const int pos = mpe_zigzag[i], c = coef[pos];
+        const int pos = mpe_zigzag[i], c = coef[pos], ca = c < 0 ? -c : c;
+        const int r1 = saturate_mag(recon_mag(1, p->matrix[pos] * p->qscale, intra, mpeg1), c < 0);
+        list[n_list] = (uint8_t)i;
+        n_list += level[pos] != 0 || (c != 0 && p->max_level >= 1 && sq(ca - r1) < sq(ca));
+    }
+
+    /* COST_INF / 2 plus any J stays below COST_INF and above every real J */
+    const int64_t no_cand = COST_INF / 2;
+    for (int t = 0; t < n_list; t++) {
+        const int i = list[t], pos = mpe_zigzag[i], c = coef[pos];
         const int lp = level[pos] < 0 ? -level[pos] : level[pos];
-        const int sgn = c < 0 ? -1 : 1;
-        int cand[2], n_cand = 0;
+        const int ca = c < 0 ? -c : c, wq = p->matrix[pos] * p->qscale;
+        /* lp >= 1: lp, then lp - 1 when >= 1; lp == 0: 1 (the dead zone).
+         * The sign is the coefficient's, so a candidate's error is that of
+         * the magnitudes.  A missing second candidate costs no_cand. */
+        const int a1 = lp ? lp : 1, a2 = lp >= 2 ? lp - 1 : 1;
+        const int r1 = saturate_mag(recon_mag(a1, wq, intra, mpeg1), c < 0);
+        const int r2 = saturate_mag(recon_mag(a2, wq, intra, mpeg1), c < 0);
+        const int64_t base1 = zsum[i] + sq(ca - r1) * MPE_TRELLIS_ONE;
+        const int64_t base2 = lp >= 2 ? zsum[i] + sq(ca - r2) * MPE_TRELLIS_ONE : no_cand;
+        const CandCodes cc1 = cand_codes(mpeg2, a1), cc2 = cand_codes(mpeg2, a2);
 
-        if (lp >= 1) {
-            cand[n_cand++] = lp;
-            if (lp >= 2)
-                cand[n_cand++] = lp - 1;
-        } else if (c != 0 && p->max_level >= 1 &&
-                   sq(c - mpe_trellis_recon(sgn, pos, p)) < sq(c)) {
-            cand[n_cand++] = 1;
+        /* Each candidate's first minimum over the live states, oldest
+         * first, the start state's run possibly taking the non-intra '1s'
+         * code; the second candidate only when strictly lower.  That is
+         * the choice of a search that tries the candidates in turn, each
+         * over the states, and keeps a J only when strictly lower. */
+        const int first = !intra && i == start;
+        int64_t b1 = base1 + lambda * (first && a1 == 1 ? 2 : cand_bits(&cc1, table, i - start));
+        int64_t b2 = base2 + lambda * (first && a2 == 1 ? 2 : cand_bits(&cc2, table, i - start));
+        int f1 = start, f2 = start;
+        for (int s = 1; s < n_states; s++) {
+            const int run = i - states[s];
+            const int64_t j1 = adj[s] + base1 + lambda * cand_bits(&cc1, table, run);
+            const int64_t j2 = adj[s] + base2 + lambda * cand_bits(&cc2, table, run);
+            f1 = j1 < b1 ? states[s] : f1;
+            b1 = j1 < b1 ? j1 : b1;
+            f2 = j2 < b2 ? states[s] : f2;
+            b2 = j2 < b2 ? j2 : b2;
         }
-        if (!n_cand)
-            continue;
-
-        int64_t b = COST_INF;
-        int bl = 0, bf = 0;
-        for (int k = 0; k < n_cand; k++) {
-            const int l = sgn * cand[k];
-            const int64_t d = sq(c - mpe_trellis_recon(l, pos, p)) * MPE_TRELLIS_ONE;
-            for (int s = 0; s < n_states; s++) {
-                const int prev = states[s];
-                const int bits = rl_bits(table, p->mpeg2, i - prev, cand[k],
-                                         !p->intra && prev == start);
-                const int64_t j = best[prev] + (zsum[i] - zsum[prev]) + d + p->lambda * bits;
-                if (j < b) {
-                    b = j;
-                    bl = l;
-                    bf = prev;
-                }
-            }
-        }
-        best[i + 1] = b;
-        chosen[i + 1] = (int16_t)bl;
-        from[i + 1] = (uint8_t)bf;
+        const int second = b2 < b1;
+        const int64_t b = second ? b2 : b1;
+        const int a = second ? a2 : a1;
+        chosen[i + 1] = (int16_t)(c < 0 ? -a : a);
+        from[i + 1] = (uint8_t)(second ? f2 : f1);
         /* An earlier state P whose cost so far, with its zeros up to here,
          * is higher than this one's can never win again: from P every
          * later code has a longer run, and no code gets shorter with a
@@ -169,36 +226,48 @@ int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrelli
          * escapes), so this state reaches everything P reaches for less.
          * On a tie P stays, so the result is the unpruned search's, tie
          * order included.  The start state stays: it is also the empty
-         * block's end. */
+         * block's end.  So the live states after the start have
+         * non-decreasing adj oldest first, and those kept are a prefix. */
+        const int64_t adj_new = b - zsum[i + 1];
         int kept = 1;
-        for (int s = 1; s < n_states; s++) {
-            const int st = states[s];
-            if (best[st] - zsum[st] <= b - zsum[i + 1])
-                states[kept++] = (uint8_t)st;
-        }
+        for (int s = 1; s < n_states; s++)
+            kept += adj[s] <= adj_new;
         n_states = kept;
-        states[n_states++] = (uint8_t)(i + 1);
+        states[n_states] = (uint8_t)(i + 1);
+        adj[n_states++] = adj_new;
     }
 
     /* the last state: nothing coded (a non-intra block then sends nothing) or
      * a last non-zero level, each with the zeroed tail and the EOB */
     int last = start;
-    int64_t b = best[start] + zsum[64] + (p->intra ? eob : 0);
+    int64_t b = zsum[64] + (intra ? eob : 0);
     for (int s = 1; s < n_states; s++) {
-        const int st = states[s];
-        const int64_t j = best[st] + (zsum[64] - zsum[st]) + eob;
+        const int64_t j = adj[s] + zsum[64] + eob;
         if (j < b) {
             b = j;
-            last = st;
+            last = states[s];
         }
     }
 
-    for (int i = start; i < 64; i++)
-        level[mpe_zigzag[i]] = 0;
+    const int16_t dc = level[0];
+    memset(level, 0, 64 * sizeof(level[0]));
+    if (intra)
+        level[0] = dc;
     int nz = 0;
     for (int st = last; st != start; st = from[st]) {
         level[mpe_zigzag[st - 1]] = chosen[st];
         nz++;
     }
     return nz;
+}
+
+int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrellisParams *p)
+{
+    if (!p->intra)
+        return p->mpeg2 ? search(level, coef, p, 0, 1, BS_DCT_TABLE_ZERO)
+                        : search(level, coef, p, 0, 0, BS_DCT_TABLE_ZERO);
+    if (p->table != BS_DCT_TABLE_ZERO)
+        return p->mpeg2 ? search(level, coef, p, 1, 1, p->table) : search(level, coef, p, 1, 0, p->table);
+    return p->mpeg2 ? search(level, coef, p, 1, 1, BS_DCT_TABLE_ZERO)
+                    : search(level, coef, p, 1, 0, BS_DCT_TABLE_ZERO);
 }

@@ -5,7 +5,9 @@
  *  - on blocks with few candidate positions, an exhaustive search over the
  *    documented candidate set finds the same minimum J;
  *  - on realistic blocks its J never exceeds the plain quantiser's;
- *  - lambda 0 keeps the plain levels' distortion (never worse). */
+ *  - lambda 0 keeps the plain levels' distortion (never worse);
+ *  - its levels, ties included, are those of the plain unpruned search
+ *    the header describes (the streams depend on them, not only on J). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +244,118 @@ static void t_never_worse_than_plain(TestCtx *t)
     }
 }
 
+/* One run/level code's bits as mpe_trellis_block_bits counts them, from
+ * blocks holding just that code (after a level 1 at the first scan position
+ * unless first); cached, as the reference search below asks often. */
+static int code_bits(int *cache, const MpeTrellisParams *p, int first, int run, int a)
+{
+    int *slot = &cache[(first * 64 + run) * 2048 + a];
+    if (*slot < 0) {
+        const int start = p->intra ? 1 : 0;
+        int16_t one[64] = { 0 }, two[64] = { 0 };
+        int eob = bs_vlc_dct_eob[p->intra ? p->table : BS_DCT_TABLE_ZERO].len;
+        if (first) {
+            two[mpe_zigzag[start + run]] = (int16_t)a;
+            *slot = mpe_trellis_block_bits(two, p) - eob;
+        } else {
+            one[mpe_zigzag[start]] = two[mpe_zigzag[start]] = 1;
+            two[mpe_zigzag[start + 1 + run]] = (int16_t)a;
+            *slot = mpe_trellis_block_bits(two, p) - mpe_trellis_block_bits(one, p);
+        }
+    }
+    return *slot;
+}
+
+/* The search as trellis.h states it and nothing more: every candidate in
+ * the header's order at every position, over every earlier state in scan
+ * order, no pruning, a J kept only when strictly lower. */
+static void reference_search(int16_t out[64], const int16_t coef[64], const int16_t plain[64],
+                             const MpeTrellisParams *p, int *cache)
+{
+    const int start = p->intra ? 1 : 0;
+    const int eob = bs_vlc_dct_eob[p->intra ? p->table : BS_DCT_TABLE_ZERO].len;
+    int64_t best[65], zero[65];
+    int from[65], chosen[65], live[65], n_live = 0;
+
+    zero[start] = 0;
+    for (int i = start; i < 64; i++)
+        zero[i + 1] = zero[i] + (int64_t)coef[mpe_zigzag[i]] * coef[mpe_zigzag[i]] * MPE_TRELLIS_ONE;
+    best[start] = 0;
+    live[n_live++] = start;
+    for (int i = start; i < 64; i++) {
+        const int pos = mpe_zigzag[i];
+        int cand[3], nc = candidates(coef, plain, pos, p, cand);
+        if (nc == 1)
+            continue;
+        best[i + 1] = INT64_MAX;
+        for (int k = 1; k < nc; k++) {
+            const int64_t e = coef[pos] - mpe_trellis_recon(cand[k], pos, p);
+            for (int s = 0; s < n_live; s++) {
+                const int prev = live[s];
+                const int bits = code_bits(cache, p, prev == start, i - prev, abs(cand[k]));
+                const int64_t j = best[prev] + zero[i] - zero[prev] + e * e * MPE_TRELLIS_ONE + p->lambda * bits;
+                if (j < best[i + 1]) {
+                    best[i + 1] = j;
+                    from[i + 1] = prev;
+                    chosen[i + 1] = cand[k];
+                }
+            }
+        }
+        live[n_live++] = i + 1;
+    }
+    int last = start;
+    int64_t b = zero[64] + (p->intra ? p->lambda * eob : 0);
+    for (int s = 1; s < n_live; s++) {
+        const int64_t j = best[live[s]] + zero[64] - zero[live[s]] + p->lambda * eob;
+        if (j < b) {
+            b = j;
+            last = live[s];
+        }
+    }
+    memcpy(out, plain, 64 * sizeof(out[0]));
+    for (int i = start; i < 64; i++)
+        out[mpe_zigzag[i]] = 0;
+    for (int st = last; st != start; st = from[st])
+        out[mpe_zigzag[st - 1]] = (int16_t)chosen[st];
+}
+
+/* Not only the same J as the reference: the same levels, ties included, so
+ * that a faster search never changes a stream. */
+static void t_same_levels_as_reference(TestCtx *t)
+{
+    TestRng r = { 0x5a3e1e };
+    int *cache = malloc(2 * 64 * 2048 * sizeof(*cache));
+    if (!cache) {
+        test_skip(t, "no memory");
+        return;
+    }
+    for (int kind = 0; kind < 6; kind++) {
+        MpeTrellisParams p;
+        setup(&p, kind, 1, 0);
+        memset(cache, 0xff, 2 * 64 * 2048 * sizeof(*cache));
+        for (int iter = 0; iter < 1500; iter++) {
+            int16_t coef[64], plain[64], mine[64], ref[64];
+            int q = rand_range(&r, 1, 31);
+            /* lambda 0 ties often; large lambdas empty blocks */
+            int c_milli = rand_range(&r, 0, 4) ? rand_range(&r, 0, 3000) : rand_range(&r, 0, 1) * 20000;
+            p.qscale = q;
+            p.lambda = mpe_trellis_lambda(q, c_milli);
+            random_block(&r, coef, rand_range(&r, 1, 200));
+            plain_quant(plain, coef, &p);
+            memcpy(mine, plain, sizeof(mine));
+            int nz = mpe_trellis_quant(mine, coef, &p);
+            reference_search(ref, coef, plain, &p, cache);
+            int real_nz = 0;
+            for (int pos = p.intra ? 1 : 0; pos < 64; pos++)
+                real_nz += ref[pos] != 0;
+            CHECK(t, !memcmp(mine, ref, sizeof(ref)) && nz == real_nz,
+                  "kind %d iter %d q %d lambda %lld: levels differ from the reference search", kind,
+                  iter, q, (long long)p.lambda);
+        }
+    }
+    free(cache);
+}
+
 /* The trellis drops a state once a later one costs no more so far; that is
  * exact only if no code gets shorter when its run gets longer.  Checked for
  * every kind of block, every level and run, through single-coefficient
@@ -274,5 +388,6 @@ int main(void)
     test_run(&t, "bits_never_shorter_for_longer_run", t_bits_monotone_in_run);
     test_run(&t, "brute_force_same_minimum", t_brute_force);
     test_run(&t, "never_worse_than_plain", t_never_worse_than_plain);
+    test_run(&t, "same_levels_as_reference_search", t_same_levels_as_reference);
     return test_finish(&t);
 }
