@@ -532,8 +532,14 @@ int gpu_frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg, 
             last_why = oerr.msg;
             continue;
         }
-        mpe_log(log, MPE_LOG_INFO, "front end: using backend '%s'%s%s", (*b)->name,
-                why[0] ? ": " : "", why);
+        /* the probe looked at the default device: with --device N the
+         * backend's own open line names the one in use */
+        if (cfg->device >= 0)
+            mpe_log(log, MPE_LOG_INFO, "front end: using backend '%s' (--device %d)", (*b)->name,
+                    cfg->device);
+        else
+            mpe_log(log, MPE_LOG_INFO, "front end: using backend '%s'%s%s", (*b)->name,
+                    why[0] ? ": " : "", why);
         return 0;
     }
     if (is_auto)
