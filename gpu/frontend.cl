@@ -95,6 +95,23 @@ void convert_rgb(__global const uchar *rgb, int rgb_stride, int width, int heigh
  * SAD, then |dx|+|dy|, then dy, then dx. */
 #define SEARCH_WG 256
 
+/* SAD of the 16x16 block blk (rows of 16) against the window at w (rows of
+ * win_w), both in local memory. */
+inline uint sad16_local(__local const uchar *blk, __local const uchar *w, int win_w)
+{
+    uint sad = 0;
+    for (int r = 0; r < 16; r++) {
+        uchar16 a = vload16(0, blk + 16 * r);
+        uchar16 b = vload16(0, w + r * win_w);
+        ushort16 d = convert_ushort16(abs_diff(a, b));
+        ushort8 s8 = d.lo + d.hi;
+        ushort4 s4 = s8.lo + s8.hi;
+        ushort2 s2 = s4.lo + s4.hi;
+        sad += (uint)s2.x + (uint)s2.y;
+    }
+    return sad;
+}
+
 inline ulong cand_key(uint sad, int dx, int dy)
 {
     return ((ulong)sad << 40) | ((ulong)(abs(dx) + abs(dy)) << 24) |
@@ -135,16 +152,7 @@ void motion_search(__global const uchar *cur, __global const uchar *ref, int pla
         if (dx < dx_lo || dx > dx_hi || dy < dy_lo || dy > dy_hi)
             continue;
         __local const uchar *w = win + (dy + range) * win_w + dx + range;
-        uint sad = 0;
-        for (int r = 0; r < 16; r++) {
-            uchar16 a = vload16(0, blk + 16 * r);
-            uchar16 b = vload16(0, w + r * win_w);
-            ushort16 d = convert_ushort16(abs_diff(a, b));
-            ushort8 s8 = d.lo + d.hi;
-            ushort4 s4 = s8.lo + s8.hi;
-            ushort2 s2 = s4.lo + s4.hi;
-            sad += (uint)s2.x + (uint)s2.y;
-        }
+        const uint sad = sad16_local(blk, w, win_w);
         if (dx == 0 && dy == 0)
             sad0 = sad;
         ulong k = cand_key(sad, dx, dy);
@@ -309,16 +317,7 @@ void hier_final(__global const uchar *cur, __global const uchar *ref, int plane_
     for (int c = lid; c < nx * ny; c += SEARCH_WG) {
         const int ix = c % nx, iy = c / nx;
         __local const uchar *w = win + iy * win_w + ix;
-        uint sad = 0;
-        for (int r = 0; r < 16; r++) {
-            uchar16 a = vload16(0, blk + 16 * r);
-            uchar16 b = vload16(0, w + r * win_w);
-            ushort16 d = convert_ushort16(abs_diff(a, b));
-            ushort8 s8 = d.lo + d.hi;
-            ushort4 s4 = s8.lo + s8.hi;
-            ushort2 s2 = s4.lo + s4.hi;
-            sad += (uint)s2.x + (uint)s2.y;
-        }
+        const uint sad = sad16_local(blk, w, win_w);
         ulong kk = cand_key(sad, lo_x + ix, lo_y + iy);
         mine = kk < mine ? kk : mine;
     }

@@ -75,6 +75,24 @@ void gpu_convert_rgb_c(MpePicture *pic, const uint8_t *rgb, ptrdiff_t rgb_stride
     }
 }
 
+/* The best vector of the window [lo_x, hi_x] x [lo_y, hi_y] by the
+ * tie-break rule (gpu_mv_better), starting from the best so far in
+ * bsad, bdx, bdy; rows in order, dx ascending within a row. */
+static void scan_window(const uint8_t *blk, ptrdiff_t stride, const uint8_t *rblk,
+                        ptrdiff_t rstride, int lo_x, int hi_x, int lo_y, int hi_y,
+                        MpeSad16Fn sad16, uint32_t *bsad, int *bdx, int *bdy)
+{
+    for (int dy = lo_y; dy <= hi_y; dy++)
+        for (int dx = lo_x; dx <= hi_x; dx++) {
+            const uint32_t s = sad16(blk, stride, rblk + dy * rstride + dx, rstride);
+            if (gpu_mv_better(s, dx, dy, *bsad, *bdx, *bdy)) {
+                *bsad = s;
+                *bdx = dx;
+                *bdy = dy;
+            }
+        }
+}
+
 void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture *ref,
                          int range, MpeSad16Fn sad16)
 {
@@ -92,16 +110,8 @@ void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture 
             uint32_t bsad = sad0;
             int bdx = 0, bdy = 0;
 
-            for (int dy = dy_lo; dy <= dy_hi; dy++) {
-                for (int dx = dx_lo; dx <= dx_hi; dx++) {
-                    uint32_t sad = sad16(blk, stride, rblk + dy * rstride + dx, rstride);
-                    if (gpu_mv_better(sad, dx, dy, bsad, bdx, bdy)) {
-                        bsad = sad;
-                        bdx = dx;
-                        bdy = dy;
-                    }
-                }
-            }
+            scan_window(blk, stride, rblk, rstride, dx_lo, dx_hi, dy_lo, dy_hi, sad16, &bsad, &bdx,
+                        &bdy);
             GpuMotion *m = &mv[mby * cur->mb_width + mbx];
             m->dx = (int16_t)bdx;
             m->dy = (int16_t)bdy;
@@ -283,15 +293,7 @@ int gpu_motion_search_hier_c(GpuMotion *mv, const MpePicture *cur, const MpePict
                 }
             }
             gpu_hier_window(cur, x0, y0, bdx, bdy, range, reach, &lo_x, &hi_x, &lo_y, &hi_y);
-            for (int dy = lo_y; dy <= hi_y; dy++)
-                for (int dx = lo_x; dx <= hi_x; dx++) {
-                    uint32_t s = sad16(blk, stride, rblk + dy * rstride + dx, rstride);
-                    if (gpu_mv_better(s, dx, dy, bsad, bdx, bdy)) {
-                        bsad = s;
-                        bdx = dx;
-                        bdy = dy;
-                    }
-                }
+            scan_window(blk, stride, rblk, rstride, lo_x, hi_x, lo_y, hi_y, sad16, &bsad, &bdx, &bdy);
             GpuMotion *m = &mv[mby * mbw + mbx];
             m->dx = (int16_t)bdx;
             m->dy = (int16_t)bdy;
