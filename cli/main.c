@@ -664,8 +664,10 @@ int main(int argc, char **argv)
         mpe_input_close(in);
         return ret;
     }
-    read_threads = cli.param.read_threads >= 0 ? cli.param.read_threads
-                                               : MPE_MIN(4, mpe_cpu_count());
+    read_threads = cli.param.read_threads >= 0
+                       ? cli.param.read_threads
+                       : mpe_input_auto_threads(in, cli.param.threads > 0 ? cli.param.threads
+                                                                          : mpe_cpu_count());
     info = mpe_input_info(in);
     mpe_summary_set_size(&rs.summary, info->width, info->height);
     cli.param.width = info->width;

@@ -64,7 +64,7 @@ static const OptDesc options[] = {
                         "the C metrics and PNG decoding; auto: all online cores" },
       OPT_AUTO_INT, OFF(threads), 1, 256, 0 },
     { { "read-threads", "N", "PNG frames decoded ahead at once, on the --threads threads "
-                             "(Y4M: one reader); 0: none; auto: min(4, cores)" },
+                             "(Y4M: one reader); 0: none; auto: as many as --threads, within 1 GiB of frames" },
       OPT_AUTO_INT, OFF(read_threads), 0, 64, -1 },
     { { "dsp", "KIND", "primitives: auto (fastest on this CPU) or c (the C references: "
                        "slower, identical stream)" },
