@@ -746,10 +746,10 @@ static void slice_sse(const MpeEncoder *e, const MpePictureCtx *pc, SliceJob *s)
         const int h = c ? (e->p.height + 1) / 2 : e->p.height;
         const int mb = c ? 8 : 16;
         const int y0 = s->row_begin * mb, y1 = MPE_MIN(s->row_end * mb, h);
-        s->sse[c] = y1 > y0 ? iqa_sse_plane(pc->orig->plane[c] + (ptrdiff_t)y0 * pc->orig->stride[c],
-                                            pc->orig->stride[c],
-                                            pc->recon->plane[c] + (ptrdiff_t)y0 * pc->recon->stride[c],
-                                            pc->recon->stride[c], w, y1 - y0)
+        s->sse[c] = y1 > y0 ? pc->dsp->sse(pc->orig->plane[c] + (ptrdiff_t)y0 * pc->orig->stride[c],
+                                          pc->orig->stride[c],
+                                          pc->recon->plane[c] + (ptrdiff_t)y0 * pc->recon->stride[c],
+                                          pc->recon->stride[c], w, y1 - y0)
                             : 0;
         if (!e->measure_mean || y1 <= y0) {
             s->dsum[c] = s->samples[c] = 0;
