@@ -639,8 +639,9 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
                       .pool = e->pool, .device = p->device, .pyramid = p->me == MPE_ME_HIER,
                       .cpu_flags = mpe_param_cpu_flags(p), .log = &e->log };
     /* auto falls back to the next backend if one fails to open (kernel
-     * build, device memory), before the first frame */
-    if ((ret = gpu_frontend_open(&e->fe, p->backend, &cfg, &e->log, err)) < 0)
+     * build, device memory), before its first frame; a GPU opens while the
+     * first frames go through the cpu front end */
+    if ((ret = gpu_frontend_open_async(&e->fe, p->backend, &cfg, &e->log, err)) < 0)
         goto fail;
     for (int i = 0; i < ORIG_RING; i++)
         if (mpe_picture_alloc(&e->orig[i], p->width, p->height) < 0)
@@ -1252,8 +1253,9 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
         e->submitted++;
     }
     if (!frame) {
-        /* the last picture's logged measures too */
-        if ((ret = quality_join(e, err)) < 0)
+        /* the last picture's logged measures too; and a GPU that failed to
+         * open while the cpu front end took every frame fails the run */
+        if ((ret = quality_join(e, err)) < 0 || (ret = gpu_frontend_ready(e->fe, err)) < 0)
             return ret;
         if (e->frame_index > 0)
             bs_write_sequence_end(&e->out);
