@@ -3,6 +3,8 @@
  * packing and the MPE_GPU_FAIL hook (frontend_internal.h). */
 #include "frontend_internal.h"
 
+#include "common/timer.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -358,7 +360,11 @@ fail:
 static void async_open_job(void *arg)
 {
     GpuAsync *a = arg;
+    const double t0 = mpe_time_ms();
     a->ret = gpu_frontend_open(&a->gpu, a->name, &a->cfg, &a->log, &a->err);
+    if (a->ret == 0)
+        mpe_log(&a->log, MPE_LOG_INFO, "front end: '%s' opened in %.1f ms beside the first frames",
+                gpu_frontend_name(a->gpu), mpe_time_ms() - t0);
 }
 
 /* 1 when the opened front end is there, 0 while it is still opening (only
