@@ -468,8 +468,13 @@ static void print_stats(const StageTotals *st, const MpeEncoder *enc, int read_t
     fprintf(stderr, "  encode     %8.2f          (inside mpe_encode_frame)\n", st->encode_ms / n);
     fprintf(stderr, "  wall       %8.2f          (%.2f fps)\n", wall_ms / n,
             wall_ms > 0 ? 1000.0 * st->frames / wall_ms : 0.0);
-    fprintf(stderr, "  open       %8.2f ms once (encoder and %s backend start-up, inside wall)\n",
-            st->open_ms, mpe_encoder_backend(enc));
+    if (strcmp(mpe_encoder_backend(enc), "cpu"))
+        fprintf(stderr, "  open       %8.2f ms once (encoder start-up, inside wall; the %s backend "
+                        "opened beside the first frames: -v says how long)\n",
+                st->open_ms, mpe_encoder_backend(enc));
+    else
+        fprintf(stderr, "  open       %8.2f ms once (encoder and cpu backend start-up, inside wall)\n",
+                st->open_ms);
 }
 
 /* One complete record: log it, count it, keep it for the report. */
