@@ -114,7 +114,9 @@ void mpe_encoder_close(MpeEncoder *enc);
  * call after its stream bytes; after the flush call every record is out. */
 int mpe_encoder_pop_stats(MpeEncoder *enc, MpeFrameStats *fs);
 
-/* The front-end backend in use. */
+/* The front-end backend in use.  A GPU backend opens on a thread of its
+ * own while the first frames go through the cpu front end: this waits for
+ * that open (and names "cpu" where auto fell back to it). */
 const char *mpe_encoder_backend(const MpeEncoder *enc);
 /* Threads coding slices (p->threads resolved: auto -> cores, capped at the
  * number of slices). */
