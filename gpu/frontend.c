@@ -456,6 +456,17 @@ int gpu_frontend_open_async(GpuFrontend **out, const char *name, const GpuConfig
     if (!known || !strcmp(name, "cpu") || cfg->pyramid || getenv("MPE_GPU_FAIL") ||
         strlen(name) >= sizeof(a->name) || (!strcmp(name, "auto") && !gpu_has_device_node("/dev")))
         return gpu_frontend_open(out, name, cfg, log, err);
+    /* OpenCL is loaded here, on the caller's thread: an implementation
+     * built on LLVM (PoCL) gives the first thread that loads it a signal
+     * stack of its own, which AddressSanitizer then fails to free when that
+     * thread ends (the opening task's does, at close).  The build, the
+     * slow part, still runs on the task. */
+    if (!strcmp(name, "opencl")) {
+        char why[256];
+        for (const GpuBackend *const *b = backend_list; *b; b++)
+            if (!strcmp((*b)->name, name) && (ret = gpu_backend_probe(*b, 0, why, sizeof(why))) < 0)
+                return mpe_error(err, ret, "backend '%s' cannot run here: %s", name, why);
+    }
     if (!(fe = calloc(1, sizeof(*fe))) || !(fe->async = a = calloc(1, sizeof(*a))) ||
         !(a->on_boot = calloc((size_t)cfg->slots, 1)) || !(a->uploaded = calloc((size_t)cfg->slots, 1))) {
         ret = mpe_error(err, -ENOMEM, "front end: out of memory");

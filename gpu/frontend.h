@@ -110,7 +110,8 @@ int gpu_frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg, 
  * go to a cpu front end opened here at once (every backend gives the same
  * planes and vectors, bit for bit); the first submit after it has finished
  * moves to the new front end, which gets the reference picture of its first
- * search from the cpu one.  Calls are those of any front end; an open that
+ * search from the cpu one ("opencl" is probed here first, on the caller's
+ * thread, and a probe failure is returned at once).  Calls are those of any front end; an open that
  * failed is reported by the first submit after it, and by
  * gpu_frontend_ready.  Opens synchronously (plain gpu_frontend_open) for
  * "cpu", for "auto" where /dev has no GPU node, for cfg->pyramid (the
