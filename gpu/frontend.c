@@ -389,7 +389,7 @@ static int async_join(GpuAsync *a, int block, MpeError *err)
 static GpuFrontend *async_holder(const GpuFrontend *fe, int slot)
 {
     const GpuAsync *a = fe->async;
-    return a->on_boot[slot] || !a->gpu ? a->boot : a->gpu;
+    return (a->on_boot[slot] || !a->gpu) && a->boot ? a->boot : a->gpu;
 }
 
 static int async_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeError *err)
@@ -408,8 +408,19 @@ static int async_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeErr
     }
     a->on_boot[slot] = (unsigned char)!a->switched;
     a->uploaded[slot] = 0;
-    if (a->switched)
+    if (a->switched) {
+        /* once no slot holds a frame of the cpu front end, nobody reads its
+         * planes any more (the caller reuses a slot only when done with
+         * its frame): its memory goes */
+        int held = 0;
+        for (int i = 0; i < fe->slots; i++)
+            held |= a->on_boot[i];
+        if (!held && a->boot) {
+            gpu_frontend_close(a->boot);
+            a->boot = NULL;
+        }
         return gpu_frontend_submit(a->gpu, slot, frame, err);
+    }
     a->boot_frames++;
     return gpu_frontend_submit(a->boot, slot, frame, err);
 }
