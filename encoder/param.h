@@ -40,6 +40,9 @@ typedef struct MpeParam {
     int format;          /* --format: MpeFormat */
     int qscale;          /* --q: quantiser_scale 1..31 (MPEG-2: quantiser_scale_code, linear) */
     int gop;             /* --gop: pictures per closed GOP, 1..1024 */
+    int chunk_gops;      /* --chunk-gops: GOPs per chunk, the unit an encode may be split into
+                            (mpegenc-mpi); state that crosses GOPs (rate control, f_code)
+                            starts afresh at each chunk; 0 = one chunk */
     int search_range;    /* --search: full-pel exhaustive window R, 0..64, -1 = auto */
     int me;              /* --me: MpeMotionSearch */
     int merange;         /* --merange: hier's reach, 4..255, 0 = auto (the level's) */
