@@ -12,8 +12,10 @@
  * bytes and per-picture records and gets the next index, so a slow rank
  * never holds the others.  Rank 0 codes chunks too, answering between its
  * pictures.  Every rank reads its own frames (it opens the input and skips
- * to its chunk: a PNG pattern by name, a Y4M file by seeking), and takes
- * GPU (local rank mod the devices visible) unless --device names one.
+ * to its chunk: a PNG pattern by name, a Y4M file by seeking); from stdin,
+ * which cannot seek, rank 0 reads each chunk as it hands it out and sends
+ * the frames with it.  Each rank takes a GPU (its rank on the host mod the
+ * devices visible) unless --device names one.
  *
  * Rank 0 writes: chunks in order as they become complete (out-of-order
  * ones wait in memory), the records through the same log and report code
@@ -35,12 +37,20 @@
 #ifdef MPE_HAVE_CUDA
 #include "common/cuda.h"
 #endif
+#include <limits.h>
 
-enum { TAG_RESULT = 1, TAG_ASSIGN = 2, TAG_DATA = 3, TAG_STATUS = 4 };
+enum { TAG_RESULT = 1, TAG_ASSIGN = 2, TAG_DATA = 3, TAG_FRAMES = 4 };
 enum { ASSIGN_DONE = -1, ASSIGN_ABORT = -2 };
 
+/* Rank 0's answer to a worker: a chunk (or ASSIGN_*), its first frame and
+ * its frames, whether it is the run's last (its flush writes
+ * sequence_end_code), whether its frames follow as TAG_FRAMES (stdin). */
+typedef struct Assign {
+    int chunk, first, frames, last, sent;
+} Assign;
+
 /* What a worker sends after each chunk (and, with chunk -1, to ask for its
- * first): then the bytes and the records follow as TAG_DATA messages. */
+ * first); the bytes and the records follow as two TAG_DATA messages. */
 typedef struct ChunkHeader {
     int chunk;           /* -1: no chunk, just asking */
     int failed;          /* the chunk failed: msg says why, nothing follows */
@@ -49,61 +59,205 @@ typedef struct ChunkHeader {
     char msg[512];
 } ChunkHeader;
 
+/* Rank 0's view of a chunk. */
 typedef struct Chunk {
     int first, frames;   /* frame numbers of the run */
-    uint8_t *data;       /* rank 0: the finished chunk's bytes until written */
+    uint8_t *data;       /* the finished chunk's bytes until they are written */
     size_t size;
     MpeFrameStats *rec;
     int n_rec;
     int done;
 } Chunk;
 
-/* Time of one rank, for --stats. */
+/* Time of one rank, for --stats (3 doubles: gathered as MPI_DOUBLE). */
 typedef struct RankTime {
     double busy_ms;      /* coding chunks (input, encoder, flush) */
     double frames;
     double chunks;
 } RankTime;
 
+/* A chunk's output on the rank that codes it (buffers reused chunk to chunk). */
+typedef struct ChunkOut {
+    uint8_t *data;
+    size_t size, cap;
+    MpeFrameStats *rec;
+    int n_rec, cap_rec;
+} ChunkOut;
+
 typedef struct Job {
     Cli cli;
     MpeLog log;
     int rank, size;
+    MpeInputInfo info;
+    int chunk_frames;    /* the plan's chunk length */
+    long total;          /* frames of the run; -1: until stdin ends */
+    /* rank 0: the plan and the queue */
     Chunk *chunks;
-    int n_chunks;
-    int *order;          /* chunk indices, longest first */
-    int next;            /* the queue's head (rank 0) */
-    int written;         /* chunks written, in order (rank 0) */
-    int workers_left;    /* workers not yet told there is no more (rank 0) */
-    int failed;          /* rank 0: a chunk failed (the message is printed) */
+    int n_chunks, cap_chunks;
+    int next;            /* the queue's head: chunks are handed out in index order,
+                            which is longest first (only the last can be shorter) */
+    int written;         /* chunks written, in order */
+    int workers_left;    /* workers not yet told there is no more */
+    int failed;          /* a chunk failed (its message is printed) */
+    int damaged_input;   /* stdin ended in a damaged frame: the stream is kept, exit 1 */
+    /* stdin (rank 0 reads, the workers code) */
+    MpeInput *stream;
+    MpeFrame *held;      /* rank 0: a chunk's frames, and the next chunk's first in held[len] */
+    int have_next, eof;
+    MpeFrame *recv;      /* a worker's frames from rank 0 */
+    /* every rank */
     MpePool *pool;
     MpeEncoder *enc;
     MpeFrame frame;
-    int frame_format;
     RankTime time;
+    /* rank 0: what was written */
     Records rs;
     uint64_t bytes;
     int frames;
 } Job;
 
-/* The plan: chunks of chunk_frames (the last may be shorter), longest
- * first, ties in frame order.  Depends on nothing but its arguments. */
+/* The plan: chunks of chunk_frames (the last may be shorter) in frame
+ * order, which is longest first.  Depends on nothing but its arguments.
+ * From stdin the count is not known: chunks are added as they are read. */
 static int plan_chunks(Job *j, long total, int chunk_frames)
 {
-    const long len = chunk_frames > 0 ? chunk_frames : total;
+    const long len = chunk_frames > 0 ? chunk_frames : total > 0 ? total : INT_MAX / 2;
 
-    j->n_chunks = (int)((total + len - 1) / len);
-    j->chunks = calloc((size_t)j->n_chunks, sizeof(*j->chunks));
-    j->order = calloc((size_t)j->n_chunks, sizeof(*j->order));
-    if (!j->chunks || !j->order)
+    j->chunk_frames = (int)len;
+    j->total = total;
+    if (total < 0)
+        return 0;
+    j->n_chunks = j->cap_chunks = (int)((total + len - 1) / len);
+    if (!(j->chunks = calloc((size_t)j->n_chunks, sizeof(*j->chunks))))
         return -1;
     for (int c = 0; c < j->n_chunks; c++) {
         j->chunks[c].first = (int)(c * len);
         j->chunks[c].frames = (int)MPE_MIN(len, total - c * len);
-        j->order[c] = c;
     }
-    /* only the last chunk can be shorter: it goes last */
     return 0;
+}
+
+/* The planes of a frame, for sending it. */
+static int frame_planes(const MpeFrame *f, size_t size[3])
+{
+    const int ch = (f->height + 1) / 2;
+    size[0] = (size_t)f->stride[0] * f->height;
+    if (f->format == MPE_FRAME_RGB24)
+        return 1;
+    size[1] = (size_t)f->stride[1] * ch;
+    size[2] = (size_t)f->stride[2] * ch;
+    return 3;
+}
+
+/* n frames of a chunk's worth (plus one), allocated once. */
+static int alloc_frames(const Job *j, MpeFrame **frames)
+{
+    if (*frames)
+        return 0;
+    if (!(*frames = calloc((size_t)j->chunk_frames + 1, sizeof(**frames))))
+        return -1;
+    for (int i = 0; i <= j->chunk_frames; i++)
+        if (mpe_frame_alloc(&(*frames)[i], j->info.format, j->info.width, j->info.height) < 0)
+            return -1;
+    return 0;
+}
+
+static void free_frames(const Job *j, MpeFrame *frames)
+{
+    if (frames)
+        for (int i = 0; i <= j->chunk_frames; i++)
+            mpe_frame_free(&frames[i]);
+    free(frames);
+}
+
+/* Rank 0, stdin: the next chunk's frames into held[0..n-1], reading one
+ * frame past it (kept in held[len] for the next chunk) to know whether it
+ * is the last.  Returns n (0 at the end), or -1 with the message printed. */
+static int read_stream_chunk(Job *j, int first)
+{
+    const int len = j->chunk_frames;
+    MpeError err;
+    int n = 0;
+
+    if (alloc_frames(j, &j->held) < 0) {
+        fprintf(stderr, "mpegenc: out of memory for a chunk of %d frames\n", len);
+        return -1;
+    }
+    if (j->have_next) {
+        MpeFrame t = j->held[0];
+        j->held[0] = j->held[len];
+        j->held[len] = t;
+        j->have_next = 0;
+        n = 1;
+    }
+    while (!j->eof) {
+        int got = j->total >= 0 && first + n >= j->total
+                      ? 0 : mpe_input_read(j->stream, &j->held[MPE_MIN(n, len)], &err);
+        if (got == MPE_INPUT_DAMAGED_END) {
+            /* as mpegenc: the frames before the damage are coded, the run fails */
+            fprintf(stderr, "mpegenc: warning: %s\n", err.msg);
+            j->damaged_input = 1;
+            got = 0;
+        }
+        if (got < 0) {
+            fprintf(stderr, "mpegenc: %s\n", err.msg);
+            return -1;
+        }
+        if (got == 0)
+            j->eof = 1;
+        else if (n == len)
+            j->have_next = 1;
+        else
+            n++;
+        if (j->have_next)
+            break;
+    }
+    return n;
+}
+
+/* Rank 0: the next chunk off the queue (from stdin: read now, into held). */
+static Assign next_chunk(Job *j)
+{
+    Assign a = { .chunk = ASSIGN_DONE };
+
+    if (j->failed || stop_requested) {
+        a.chunk = ASSIGN_ABORT;
+        return a;
+    }
+    if (j->stream) {
+        const int first = j->n_chunks ? j->chunks[j->n_chunks - 1].first +
+                                        j->chunks[j->n_chunks - 1].frames : 0;
+        const int n = read_stream_chunk(j, first);
+        if (n < 0) {
+            j->failed = 1;
+            a.chunk = ASSIGN_ABORT;
+            return a;
+        }
+        if (n == 0)
+            return a;
+        if (j->n_chunks == j->cap_chunks) {
+            int cap = j->cap_chunks ? 2 * j->cap_chunks : 64;
+            Chunk *c = realloc(j->chunks, (size_t)cap * sizeof(*c));
+            if (!c) {
+                fprintf(stderr, "mpegenc: out of memory\n");
+                j->failed = 1;
+                a.chunk = ASSIGN_ABORT;
+                return a;
+            }
+            memset(c + j->n_chunks, 0, (size_t)(cap - j->n_chunks) * sizeof(*c));
+            j->chunks = c;
+            j->cap_chunks = cap;
+        }
+        j->chunks[j->n_chunks] = (Chunk){ .first = first, .frames = n };
+        j->next = ++j->n_chunks;
+        return (Assign){ j->n_chunks - 1, first, n, !j->have_next, 1 };
+    }
+    if (j->next >= j->n_chunks)
+        return a;
+    const Chunk *k = &j->chunks[j->next];
+    a = (Assign){ j->next, k->first, k->frames, j->next == j->n_chunks - 1, 0 };
+    j->next++;
+    return a;
 }
 
 static int gpu_count(void)
@@ -138,8 +292,9 @@ static void pick_device(Job *j)
         j->cli.param.device = local_rank % n;
 }
 
-/* Rank 0: a finished chunk, whichever rank coded it; write every chunk now
- * complete in order (the records too: log and report in frame order). */
+/* Rank 0: chunk c is finished (its data and records are in place): write
+ * every chunk now complete, in order, and its records (log and report in
+ * frame order). */
 static int take_chunk(Job *j, int c)
 {
     j->chunks[c].done = 1;
@@ -166,148 +321,161 @@ static int take_chunk(Job *j, int c)
     return 0;
 }
 
-static int next_chunk(Job *j)
+/* Rank 0: the worker's result that has arrived (header h from src). */
+static void receive_result(Job *j, const ChunkHeader *h, int src)
 {
-    if (j->failed || stop_requested)
-        return j->failed || stop_requested ? ASSIGN_ABORT : ASSIGN_DONE;
-    return j->next < j->n_chunks ? j->order[j->next++] : ASSIGN_DONE;
+    if (h->failed) {
+        if (!j->failed)
+            fprintf(stderr, "mpegenc: %s\n", h->msg);
+        j->failed = 1;
+        return;
+    }
+    Chunk *k = &j->chunks[h->chunk];
+    k->size = (size_t)h->bytes;
+    k->n_rec = h->records;
+    k->data = malloc(k->size ? k->size : 1);
+    k->rec = malloc((size_t)(k->n_rec ? k->n_rec : 1) * sizeof(*k->rec));
+    if (!k->data || !k->rec) {
+        /* the data is on its way whatever happens: take it, to let the worker go on */
+        for (int m = 0; m < 2; m++)
+            MPI_Recv(NULL, 0, MPI_BYTE, src, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (!j->failed)
+            fprintf(stderr, "mpegenc: out of memory for chunk %d\n", h->chunk);
+        j->failed = 1;
+        return;
+    }
+    MPI_Recv(k->data, (int)k->size, MPI_BYTE, src, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(k->rec, (int)(k->n_rec * sizeof(*k->rec)), MPI_BYTE, src, TAG_DATA, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    if (!j->failed && take_chunk(j, h->chunk) < 0)
+        j->failed = 1;
 }
 
 /* Rank 0: answer the workers' messages; blocking: until every worker has
  * been told there is no more. */
-static int serve(Job *j, int blocking)
+static void serve(Job *j, int blocking)
 {
     for (;;) {
         MPI_Status st;
+        ChunkHeader h;
         int flag = 0;
         if (blocking) {
             if (!j->workers_left)
-                return 0;
+                return;
             MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st);
         } else {
             MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &st);
             if (!flag)
-                return 0;
+                return;
         }
-        ChunkHeader h;
         const int src = st.MPI_SOURCE;
         MPI_Recv(&h, (int)sizeof(h), MPI_BYTE, src, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (h.chunk >= 0 && h.failed) {
-            if (!j->failed)
-                fprintf(stderr, "mpegenc: %s\n", h.msg);
-            j->failed = 1;
-        } else if (h.chunk >= 0) {
-            Chunk *k = &j->chunks[h.chunk];
-            k->size = (size_t)h.bytes;
-            k->n_rec = h.records;
-            k->data = malloc(k->size ? k->size : 1);
-            k->rec = malloc((size_t)(k->n_rec ? k->n_rec : 1) * sizeof(*k->rec));
-            if (k->data && k->rec) {
-                MPI_Recv(k->data, (int)k->size, MPI_BYTE, src, TAG_DATA, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-                MPI_Recv(k->rec, (int)(k->n_rec * sizeof(*k->rec)), MPI_BYTE, src, TAG_DATA,
-                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else {
-                /* the data is on its way whatever happens: take it, to let the worker go on */
-                for (int m = 0; m < 2; m++)
-                    MPI_Recv(NULL, 0, MPI_BYTE, src, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            }
-            if (!k->data || !k->rec) {
-                if (!j->failed)
-                    fprintf(stderr, "mpegenc: out of memory for chunk %d\n", h.chunk);
-                j->failed = 1;
-            } else if (!j->failed && take_chunk(j, h.chunk) < 0) {
-                j->failed = 1;
-            }
+        if (h.chunk >= 0)
+            receive_result(j, &h, src);
+        const Assign a = next_chunk(j);
+        MPI_Send(&a, (int)(sizeof(a) / sizeof(int)), MPI_INT, src, TAG_ASSIGN, MPI_COMM_WORLD);
+        for (int i = 0; a.sent && i < a.frames; i++) {
+            size_t size[3];
+            for (int p = 0, n = frame_planes(&j->held[i], size); p < n; p++)
+                MPI_Send(j->held[i].data[p], (int)size[p], MPI_BYTE, src, TAG_FRAMES,
+                         MPI_COMM_WORLD);
         }
-        int next = next_chunk(j);
-        MPI_Send(&next, 1, MPI_INT, src, TAG_ASSIGN, MPI_COMM_WORLD);
-        if (next < 0)
+        if (a.chunk < 0)
             j->workers_left--;
     }
 }
 
-/* Code chunk c on this rank into *data / *rec (grown as needed).  Rank 0
- * answers the workers between pictures.  Returns 0, or -1 with msg set. */
-static int code_chunk(Job *j, int c, uint8_t **data, size_t *size, MpeFrameStats **rec, int *n_rec,
-                      char *msg, size_t msg_size)
+/* Code chunk a on this rank into out: from frames[] when given (sent by
+ * rank 0), else from the input, opened and skipped to the chunk's first
+ * frame.  Rank 0 answers the workers between pictures.  Returns 0, or -1
+ * with msg set. */
+static int code_chunk(Job *j, const Assign *a, const MpeFrame *frames, ChunkOut *out, char *msg,
+                      size_t msg_size)
 {
-    const Chunk *k = &j->chunks[c];
     const Cli *cli = &j->cli;
-    size_t cap = *size;
     MpeInput *in = NULL;
     MpeError err = { "" };
     long have;
-    int ret = -1, read_threads;
-    double t0 = mpe_time_ms();
+    int ret = -1;
+    const double t0 = mpe_time_ms();
 
-    *size = 0;
-    *n_rec = 0;
-    if (mpe_input_open(&in, cli->input, cli->param.start_number, &err) < 0 ||
-        mpe_input_skip(in, (long)cli->param.seek + k->first, &have, &err) < 0)
-        goto fail;
-    if (have < (long)cli->param.seek + k->first) {
-        snprintf(err.msg, sizeof(err.msg), "%s: ends at frame %ld, before chunk %d (frame %d)",
-                 input_name(cli), have, c, k->first);
-        goto fail;
+    out->size = 0;
+    out->n_rec = 0;
+    if (!frames) {
+        const int read_threads = cli->param.read_threads >= 0 ? cli->param.read_threads
+                                                              : MPE_MIN(4, mpe_cpu_count());
+        if (mpe_input_open(&in, cli->input, cli->param.start_number, &err) < 0 ||
+            mpe_input_skip(in, (long)cli->param.seek + a->first, &have, &err) < 0)
+            goto fail;
+        if (have < (long)cli->param.seek + a->first) {
+            snprintf(err.msg, sizeof(err.msg), "%s: ends at frame %ld, before chunk %d (frame %d)",
+                     input_name(cli), have, a->chunk, a->first);
+            goto fail;
+        }
+        mpe_input_set_cpu_flags(in, mpe_param_cpu_flags(&cli->param));
+        if (mpe_input_start_ahead_pool(in, read_threads, j->pool, &err) < 0)
+            goto fail;
     }
-    read_threads = cli->param.read_threads >= 0 ? cli->param.read_threads
-                                                : MPE_MIN(4, mpe_cpu_count());
-    mpe_input_set_cpu_flags(in, mpe_param_cpu_flags(&cli->param));
-    if (mpe_input_start_ahead_pool(in, read_threads, j->pool, &err) < 0 ||
-        mpe_encoder_start_chunk(j->enc, k->first, c == j->n_chunks - 1, &err) < 0)
+    if (mpe_encoder_start_chunk(j->enc, a->first, a->last, &err) < 0)
         goto fail;
-    for (int i = 0; i <= k->frames; i++) {
+    for (int i = 0; i <= a->frames; i++) {
         MpeOutput o;
         MpeFrameStats fs;
-        int got = 0;
-        double ta = mpe_time_ms();
-        if (i < k->frames && (got = mpe_input_read(in, &j->frame, &err)) <= 0) {
+        const MpeFrame *f = NULL;
+        const double ta = mpe_time_ms();
+        if (i < a->frames && frames) {
+            f = &frames[i];
+        } else if (i < a->frames) {
+            const int got = mpe_input_read(in, &j->frame, &err);
             if (got == 0)
                 snprintf(err.msg, sizeof(err.msg), "%s: ends within chunk %d (frame %d of %d)",
-                         input_name(cli), c, k->first + i, k->first + k->frames);
-            goto fail;
+                         input_name(cli), a->chunk, a->first + i, a->first + a->frames);
+            if (got <= 0)
+                goto fail;
+            f = &j->frame;
         }
         const double read_ms = mpe_time_ms() - ta;
-        if (mpe_encode_frame(j->enc, got ? &j->frame : NULL, &o, &err) < 0) {
+        if (mpe_encode_frame(j->enc, f, &o, &err) < 0) {
             char m[sizeof(err.msg)];
             snprintf(m, sizeof(m), "%s", err.msg);
-            snprintf(err.msg, sizeof(err.msg), "%s: %.400s", mpe_input_current_name(in), m);
+            snprintf(err.msg, sizeof(err.msg), "%s: %.400s",
+                     in ? mpe_input_current_name(in) : input_name(cli), m);
             goto fail;
         }
-        if (*size + o.size > cap) {
-            size_t ncap = MPE_MAX(2 * cap, *size + o.size + 65536);
-            uint8_t *nd = realloc(*data, ncap);
-            if (!nd) {
-                snprintf(err.msg, sizeof(err.msg), "out of memory for chunk %d", c);
-                goto fail;
-            }
-            *data = nd;
-            cap = ncap;
+        if (out->size + o.size > out->cap) {
+            size_t cap = MPE_MAX(2 * out->cap, out->size + o.size + 65536);
+            uint8_t *d = realloc(out->data, cap);
+            if (!d)
+                goto nomem;
+            out->data = d;
+            out->cap = cap;
         }
-        memcpy(*data + *size, o.data, o.size);
-        *size += o.size;
+        memcpy(out->data + out->size, o.data, o.size);
+        out->size += o.size;
         while (mpe_encoder_pop_stats(j->enc, &fs)) {
-            MpeFrameStats *nr = realloc(*rec, (size_t)(*n_rec + 1) * sizeof(**rec));
-            if (!nr) {
-                snprintf(err.msg, sizeof(err.msg), "out of memory for chunk %d", c);
-                goto fail;
+            if (out->n_rec == out->cap_rec) {
+                int cap = out->cap_rec ? 2 * out->cap_rec : 64;
+                MpeFrameStats *r = realloc(out->rec, (size_t)cap * sizeof(*r));
+                if (!r)
+                    goto nomem;
+                out->rec = r;
+                out->cap_rec = cap;
             }
-            *rec = nr;
-            fs.time.read_ms = read_ms;   /* of the frame just read: near enough for the log */
-            (*rec)[(*n_rec)++] = fs;
+            fs.time.read_ms = read_ms;   /* the frame read in this call's: near enough for the log */
+            out->rec[out->n_rec++] = fs;
         }
         if (j->rank == 0 && j->size > 1)
             serve(j, 0);
     }
     ret = 0;
-    j->time.frames += k->frames;
+    j->time.frames += a->frames;
     j->time.chunks++;
+    goto fail;
+nomem:
+    snprintf(err.msg, sizeof(err.msg), "out of memory for chunk %d", a->chunk);
 fail:
-    if (ret < 0) {
+    if (ret < 0)
         snprintf(msg, msg_size, "%s", err.msg);
-        /* an encoder that failed mid-chunk cannot take another: the job stops anyway */
-    }
     mpe_input_close(in);
     j->time.busy_ms += mpe_time_ms() - t0;
     return ret;
@@ -316,54 +484,77 @@ fail:
 static void worker_loop(Job *j)
 {
     ChunkHeader h = { .chunk = -1 };
-    uint8_t *data = NULL;
-    MpeFrameStats *rec = NULL;
-    size_t cap = 0;
+    ChunkOut out = { 0 };
 
     for (;;) {
-        int c;
+        Assign a;
         MPI_Send(&h, (int)sizeof(h), MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
         if (h.chunk >= 0 && !h.failed) {
-            MPI_Send(data, (int)h.bytes, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD);
-            MPI_Send(rec, (int)(h.records * sizeof(*rec)), MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD);
+            MPI_Send(out.data, (int)out.size, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD);
+            MPI_Send(out.rec, (int)(out.n_rec * sizeof(*out.rec)), MPI_BYTE, 0, TAG_DATA,
+                     MPI_COMM_WORLD);
         }
-        MPI_Recv(&c, 1, MPI_INT, 0, TAG_ASSIGN, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (c < 0)
+        MPI_Recv(&a, (int)(sizeof(a) / sizeof(int)), MPI_INT, 0, TAG_ASSIGN, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        if (a.chunk < 0)
             break;
-        size_t size = cap;
         memset(&h, 0, sizeof(h));
-        h.chunk = c;
-        h.failed = code_chunk(j, c, &data, &size, &rec, &h.records, h.msg, sizeof(h.msg)) < 0;
-        cap = MPE_MAX(cap, size);
-        h.bytes = (long long)size;
+        h.chunk = a.chunk;
+        if (a.sent) {
+            /* frames from rank 0 (stdin): received whatever happens, the sends wait for them */
+            const int ok = alloc_frames(j, &j->recv) == 0;
+            for (int i = 0; i < a.frames; i++) {
+                size_t size[3];
+                for (int p = 0, n = frame_planes(&j->frame, size); p < n; p++)
+                    MPI_Recv(ok ? j->recv[i].data[p] : NULL, ok ? (int)size[p] : 0, MPI_BYTE, 0,
+                             TAG_FRAMES, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+            if (!ok) {
+                h.failed = 1;
+                snprintf(h.msg, sizeof(h.msg), "rank %d: out of memory for a chunk of frames",
+                         j->rank);
+                continue;
+            }
+        }
+        h.failed = code_chunk(j, &a, a.sent ? j->recv : NULL, &out, h.msg, sizeof(h.msg)) < 0;
+        h.bytes = (long long)out.size;
+        h.records = out.n_rec;
     }
-    free(data);
-    free(rec);
+    free(out.data);
+    free(out.rec);
 }
 
-/* Rank 0 codes chunks from the queue too, then waits for the workers. */
+/* Rank 0 codes chunks from the queue too (from stdin only when alone: it
+ * reads for everyone), then waits for the workers. */
 static void rank0_loop(Job *j)
 {
+    ChunkOut out = { 0 };
+
     j->workers_left = j->size - 1;
-    for (;;) {
-        int c = next_chunk(j);
-        if (c < 0)
-            break;
-        Chunk *k = &j->chunks[c];
+    while (!(j->stream && j->size > 1)) {
+        const Assign a = next_chunk(j);
         char msg[512];
-        size_t size = 0;
-        if (code_chunk(j, c, &k->data, &size, &k->rec, &k->n_rec, msg, sizeof(msg)) < 0) {
+        if (a.chunk < 0)
+            break;
+        if (code_chunk(j, &a, a.sent ? j->held : NULL, &out, msg, sizeof(msg)) < 0) {
             if (!j->failed)
                 fprintf(stderr, "mpegenc: %s\n", msg);
             j->failed = 1;
             break;
         }
-        k->size = size;
-        if (take_chunk(j, c) < 0) {
+        Chunk *k = &j->chunks[a.chunk];
+        k->data = out.data;
+        k->size = out.size;
+        k->rec = out.rec;
+        k->n_rec = out.n_rec;
+        out = (ChunkOut){ 0 };
+        if (take_chunk(j, a.chunk) < 0) {
             j->failed = 1;
             break;
         }
     }
+    free(out.data);
+    free(out.rec);
     serve(j, 1);
 }
 
@@ -376,7 +567,7 @@ static void print_rank_stats(const Job *j, double wall_ms)
     if (j->rank || !all)
         return;
     fprintf(stderr, "mpegenc: %d ranks, %d chunks of up to %d pictures, wall %.2f s, %.2f fps:\n",
-            j->size, j->n_chunks, j->chunks[0].frames, wall_ms / 1000,
+            j->size, j->n_chunks, j->chunk_frames, wall_ms / 1000,
             wall_ms > 0 ? 1000.0 * j->frames / wall_ms : 0.0);
     for (int r = 0; r < j->size; r++) {
         busy += all[r].busy_ms;
@@ -392,22 +583,16 @@ static void print_rank_stats(const Job *j, double wall_ms)
 }
 
 /* Rank 0's checks and outputs, as mpegenc makes them.  Returns -1 to go on,
- * else the exit status; *total: the run's frames. */
-static int prepare(Job *j, long *total, MpeInputInfo *info_out)
+ * else the exit status; sets j->info and *total (-1: stdin, until it ends). */
+static int prepare(Job *j, long *total)
 {
     Cli *cli = &j->cli;
     MpeInput *in = NULL;
     MpeError err;
     int ret;
 
-    if (!strcmp(cli->input, "-")) {
-        fprintf(stderr, "mpegenc: mpegenc-mpi reads a Y4M file or PNG frames (every rank seeks "
-                        "to its own chunks), not stdin\n");
-        return EXIT_USAGE;
-    }
-    if (cli->recon || cli->container == CONTAINER_PS) {
-        fprintf(stderr, "mpegenc: mpegenc-mpi writes an elementary stream only (no --recon, no "
-                        "program stream)\n");
+    if (cli->recon) {
+        fprintf(stderr, "mpegenc: mpegenc-mpi writes no --recon\n");
         return EXIT_USAGE;
     }
     if (mpe_input_open(&in, cli->input, cli->param.start_number, &err) < 0) {
@@ -416,17 +601,12 @@ static int prepare(Job *j, long *total, MpeInputInfo *info_out)
     }
     if ((ret = seek_input(cli, in, total)) >= 0)
         goto out;
-    if (*total <= 0) {
-        fprintf(stderr, "mpegenc: %s: the number of frames is not known\n", input_name(cli));
-        ret = EXIT_RUNTIME;
-        goto out;
-    }
-    *info_out = *mpe_input_info(in);
-    cli->param.width = info_out->width;
-    cli->param.height = info_out->height;
-    if (!cli->param.fps_num && info_out->fps_num > 0) {
-        cli->param.fps_num = info_out->fps_num;
-        cli->param.fps_den = info_out->fps_den;
+    j->info = *mpe_input_info(in);
+    cli->param.width = j->info.width;
+    cli->param.height = j->info.height;
+    if (!cli->param.fps_num && j->info.fps_num > 0) {
+        cli->param.fps_num = j->info.fps_num;
+        cli->param.fps_den = j->info.fps_den;
     }
     if (mpe_encoder_check_params(&cli->param, &err) < 0) {
         fprintf(stderr, "mpegenc: %s\n", err.msg);
@@ -436,10 +616,15 @@ static int prepare(Job *j, long *total, MpeInputInfo *info_out)
     if ((ret = check_outputs(cli, in)) >= 0 || (ret = choose_container(cli)) >= 0)
         goto out;
     if (cli->container == CONTAINER_PS) {
-        fprintf(stderr, "mpegenc: mpegenc-mpi writes an elementary stream only (name it .m1v "
-                        "or .m2v)\n");
+        fprintf(stderr, "mpegenc: %s: mpegenc-mpi writes an elementary stream (name it .m1v or "
+                        ".m2v, or say --container es)\n", cli->output);
         ret = EXIT_USAGE;
         goto out;
+    }
+    /* a pipe cannot be reopened by every rank: rank 0 reads it for all */
+    if (mpe_input_frames_left(in) < 0) {
+        j->stream = in;
+        in = NULL;
     }
     ret = -1;
 out:
@@ -452,9 +637,8 @@ int main(int argc, char **argv)
     Job j = { .cli = { .progress = -1 } };
     MpeProgress pg = { 0 };
     MpeError err = { "" };
-    MpeInputInfo info = { 0 };
     long total = 0;
-    int status = -1, ok = 0;
+    int status = -1;
     double t0;
 
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
@@ -466,36 +650,33 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &j.size);
     j.log = (MpeLog){ log_to_stderr, &pg, MPE_LOG_WARNING };
     mpe_param_default(&j.cli.param);
-    /* rank 0 speaks for the job: the others check quietly after it said yes */
-    if (j.rank == 0) {
-        if ((status = parse_args(&j.cli, argc, argv)) < 0 &&
-            (status = check_cli(&j.cli, &j.log)) < 0) {
-            install_signals();
-            status = prepare(&j, &total, &info);
-            if (status < 0 && open_outputs(&j.cli) < 0)
-                status = EXIT_RUNTIME;
-        }
+    /* rank 0 speaks for the job: the others parse quietly after it said yes */
+    if (j.rank == 0 && (status = parse_args(&j.cli, argc, argv)) < 0 &&
+        (status = check_cli(&j.cli, &j.log)) < 0) {
+        install_signals();
+        if ((status = prepare(&j, &total)) < 0 && open_outputs(&j.cli) < 0)
+            status = EXIT_RUNTIME;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (status >= 0)
         goto finish;
     MPI_Bcast(&total, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-    MPI_Bcast(&info, (int)sizeof(info), MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&j.info, (int)sizeof(j.info), MPI_BYTE, 0, MPI_COMM_WORLD);
     if (j.rank != 0) {
         parse_args(&j.cli, argc, argv);
         check_cli(&j.cli, &j.log);
         install_signals();
-        j.cli.param.width = info.width;
-        j.cli.param.height = info.height;
-        if (!j.cli.param.fps_num && info.fps_num > 0) {
-            j.cli.param.fps_num = info.fps_num;
-            j.cli.param.fps_den = info.fps_den;
+        j.cli.param.width = j.info.width;
+        j.cli.param.height = j.info.height;
+        if (!j.cli.param.fps_num && j.info.fps_num > 0) {
+            j.cli.param.fps_num = j.info.fps_num;
+            j.cli.param.fps_den = j.info.fps_den;
         }
     }
     pick_device(&j);
 
     /* every rank opens its encoder: a failure anywhere stops all before any work */
-    int open_ok = mpe_frame_alloc(&j.frame, info.format, info.width, info.height) == 0 &&
+    int open_ok = mpe_frame_alloc(&j.frame, j.info.format, j.info.width, j.info.height) == 0 &&
                   mpe_pool_open(&j.pool, j.cli.param.threads > 0 ? j.cli.param.threads
                                                                   : mpe_cpu_count(), &err) == 0 &&
                   mpe_encoder_open_pool(&j.enc, &j.cli.param, j.pool, &j.log, &err) == 0 &&
@@ -510,62 +691,70 @@ int main(int argc, char **argv)
     }
     if (j.rank == 0) {
         double target;
+        int ok;
         mpe_summary_init(&j.rs.summary, mpe_param_target(&j.cli.param, &target), target);
-        mpe_summary_set_size(&j.rs.summary, info.width, info.height);
+        mpe_summary_set_size(&j.rs.summary, j.info.width, j.info.height);
         if (j.cli.log && mpe_qlog_open_file(&j.rs.qlog, outputs[OUT_LOG].f, j.cli.log, &err) < 0) {
             fprintf(stderr, "mpegenc: %s\n", err.msg);
             j.failed = 1;
         }
         rank0_loop(&j);
         ok = !j.failed && !stop_requested && j.written == j.n_chunks;
+        if (ok && !j.frames) {
+            fprintf(stderr, "mpegenc: %s: no frames\n", input_name(&j.cli));
+            ok = 0;
+        }
         if (j.rs.qlog && mpe_qlog_close(j.rs.qlog, &err) < 0) {
             if (ok)
                 fprintf(stderr, "mpegenc: %s\n", err.msg);
             ok = 0;
         }
-        if (ok && j.cli.report && write_report(&j.cli, &j.rs, j.enc, &info, argc, argv) < 0)
+        if (ok && j.cli.report && write_report(&j.cli, &j.rs, j.enc, &j.info, argc, argv) < 0)
             ok = 0;
         ok = close_outputs(ok);
-        status = ok ? 0 : stop_requested ? EXIT_INTERRUPTED : EXIT_RUNTIME;
+        status = !ok ? (stop_requested ? EXIT_INTERRUPTED : EXIT_RUNTIME)
+                     : j.damaged_input ? EXIT_RUNTIME : 0;
+        if (ok && !j.cli.quiet) {
+            int rn, rd;
+            char mode[96], text[2048];
+            const double secs = (mpe_time_ms() - t0) / 1000.0;
+            const double mse = (double)j.rs.sse_y / ((double)j.frames * j.info.width * j.info.height);
+            mpe_encoder_stream_rate(j.enc, &rn, &rd);
+            rate_mode_text(&j.cli.param, mode, sizeof(mode));
+            fprintf(stderr,
+                    "mpegenc: %d frames, %llu bytes, %.1f kbit/s, PSNR-Y %.2f dB, %.2f fps "
+                    "(%s, %s, %s, backend %s, %d ranks)\n",
+                    j.frames, (unsigned long long)j.bytes,
+                    j.bytes * 8.0 * rn / ((double)j.frames * rd) / 1000.0, iqa_psnr_from_mse(mse),
+                    j.frames / (secs > 0 ? secs : 1e-9),
+                    j.cli.param.format == MPE_FORMAT_MPEG1 ? "MPEG-1" : "MPEG-2", j.cli.output,
+                    mode, mpe_encoder_backend(j.enc), j.size);
+            if (j.cli.verbose || j.rs.summary.target_metric ||
+                (j.rs.summary.metrics & ~(unsigned)MPE_IQA_PSNR)) {
+                mpe_summary_format(&j.rs.summary, (double)rn / rd, text, sizeof(text));
+                fprintf(stderr, "%s", text);
+            }
+        }
     } else {
         worker_loop(&j);
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (j.cli.stats && !j.cli.quiet && status == 0)
         print_rank_stats(&j, mpe_time_ms() - t0);
-    if (j.rank == 0 && status == 0 && !j.cli.quiet) {
-        int rn, rd;
-        char mode[96], text[2048];
-        const double secs = (mpe_time_ms() - t0) / 1000.0;
-        const double mse = (double)j.rs.sse_y / ((double)j.frames * info.width * info.height);
-        mpe_encoder_stream_rate(j.enc, &rn, &rd);
-        rate_mode_text(&j.cli.param, mode, sizeof(mode));
-        fprintf(stderr,
-                "mpegenc: %d frames, %llu bytes, %.1f kbit/s, PSNR-Y %.2f dB, %.2f fps "
-                "(%s, %s, %s, backend %s, %d ranks)\n",
-                j.frames, (unsigned long long)j.bytes,
-                j.bytes * 8.0 * rn / ((double)j.frames * rd) / 1000.0, iqa_psnr_from_mse(mse),
-                j.frames / (secs > 0 ? secs : 1e-9),
-                j.cli.param.format == MPE_FORMAT_MPEG1 ? "MPEG-1" : "MPEG-2", j.cli.output, mode,
-                mpe_encoder_backend(j.enc), j.size);
-        mpe_summary_format(&j.rs.summary, (double)rn / rd, text, sizeof(text));
-        if (j.cli.verbose || j.rs.summary.target_metric ||
-            (j.rs.summary.metrics & ~(unsigned)MPE_IQA_PSNR))
-            fprintf(stderr, "%s", text);
-    }
 finish:
     if (j.rank == 0 && status != 0)
         close_outputs(0);
     mpe_encoder_close(j.enc);
     mpe_frame_free(&j.frame);
+    mpe_input_close(j.stream);
+    free_frames(&j, j.held);
+    free_frames(&j, j.recv);
     mpe_pool_close(j.pool);
-    if (j.chunks)
-        for (int c = 0; c < j.n_chunks; c++) {
-            free(j.chunks[c].data);
-            free(j.chunks[c].rec);
-        }
+    for (int c = 0; c < j.n_chunks; c++) {
+        free(j.chunks[c].data);
+        free(j.chunks[c].rec);
+    }
     free(j.chunks);
-    free(j.order);
     free(j.rs.all);
     MPI_Finalize();
     return status;

@@ -5,7 +5,7 @@
 # decodes cleanly in ffmpeg and libmpeg2 with every frame; the bit-rate
 # stream passes the VBV model; the chunk plan does not depend on the rank
 # count; the merged --log is mpegenc's in frame order; PNG patterns and Y4M
-# work; a frame that cannot be read in one rank's chunk, and a rank killed
+# and stdin work; a frame that cannot be read in one rank's chunk, and a rank killed
 # mid-run, end the job with an error and no output file.  SKIP lines when
 # mpegenc-mpi was not built (no mpicc) or mpirun is missing.
 . "$(dirname "$0")/lib.bash"
@@ -50,6 +50,16 @@ same bitrate_y4m "$TMP/clip.y4m" 3 --bitrate 300k
 same q_mpeg1_gop5 "$TMP/clip.y4m" 2 --q 6 --format mpeg1 --gop 5 --chunk-gops 1
 same q_png "$TMP/png/f_%03d.png" 2 --q 5 --start 1 --gop 6 --chunk-gops 1
 same q_png_seek "$TMP/png/f_%03d.png" 3 --q 5 --start 1 --seek 3 --frames 20 --gop 6 --chunk-gops 1
+
+# stdin: rank 0 reads each chunk and sends its frames (and codes only when alone)
+for np in 1 3; do
+    out="$TMP/stdin$np.m2v"
+    if ! err=$(run_mpi $np --quiet -i - -o "$out" --q 4 < "$TMP/clip.y4m" 2>&1); then
+        fail "q_stdin_np$np" "mpegenc-mpi failed: $err"
+    else
+        check "q_stdin_np$np" "stream differs from mpegenc's" cmp -s "$TMP/ref_q_y4m.m2v" "$out"
+    fi
+done
 
 out="$TMP/mpi_q_y4m_3.m2v"
 if [ -f "$out" ]; then
