@@ -10,7 +10,8 @@
 # mpegenc-mpi was not built (no mpicc) or mpirun is missing.
 . "$(dirname "$0")/lib.bash"
 
-MPI_BIN="${MPEGENC_MPI:-$ROOT/mpegenc-mpi}"
+# make exports MPEGENC_MPI, empty where it built none (no mpicc, sanitized builds)
+MPI_BIN="${MPEGENC_MPI-$ROOT/mpegenc-mpi}"
 if [ ! -x "$MPI_BIN" ] || ! have mpirun; then
     skip all "mpegenc-mpi not built or mpirun missing (install openmpi-bin libopenmpi-dev: make test does)"
     exit 0
