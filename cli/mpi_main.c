@@ -450,7 +450,8 @@ static int code_chunk(Job *j, const Assign *a, const MpeFrame *frames, ChunkOut 
             out->data = d;
             out->cap = cap;
         }
-        memcpy(out->data + out->size, o.data, o.size);
+        if (o.size)
+            memcpy(out->data + out->size, o.data, o.size);
         out->size += o.size;
         while (mpe_encoder_pop_stats(j->enc, &fs)) {
             if (out->n_rec == out->cap_rec) {
