@@ -62,6 +62,13 @@ for np in 1 3; do
     fi
 done
 
+# stdout: rank 0 writes the chunks in order into the pipe
+if run_mpi 3 --quiet -i "$TMP/clip.y4m" -o - --q 4 2>"$TMP/stdout.err" | cmp -s - "$TMP/ref_q_y4m.m2v"; then
+    pass q_stdout_np3
+else
+    fail q_stdout_np3 "stdout differs from mpegenc's stream: $(cat "$TMP/stdout.err")"
+fi
+
 out="$TMP/mpi_q_y4m_3.m2v"
 if [ -f "$out" ]; then
     if d=$(ffmpeg_clean_decode "$out" </dev/null); then pass ffmpeg_clean; else fail ffmpeg_clean "$d"; fi
