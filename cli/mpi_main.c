@@ -260,6 +260,21 @@ static Assign next_chunk(Job *j)
     return a;
 }
 
+/* A worker's log: its messages name the rank; those of opening the encoder
+ * are not repeated (every rank opens it alike, and rank 0 says them). */
+typedef struct RankLog {
+    int rank;
+    int opened;
+} RankLog;
+
+static void log_rank(void *opaque, int level, const char *msg)
+{
+    const RankLog *r = opaque;
+    if (r->opened || level == MPE_LOG_ERROR)
+        fprintf(stderr, "mpegenc: rank %d: %s%s\n", r->rank,
+                level == MPE_LOG_WARNING ? "warning: " : "", msg);
+}
+
 static int gpu_count(void)
 {
 #ifdef MPE_HAVE_CUDA
@@ -288,8 +303,11 @@ static void pick_device(Job *j)
     }
     if (j->cli.param.device >= 0 || !strcmp(j->cli.param.backend, "cpu"))
         return;
-    if ((n = gpu_count()) > 0)
+    if ((n = gpu_count()) > 0) {
         j->cli.param.device = local_rank % n;
+        mpe_log(&j->log, MPE_LOG_INFO, "rank %d: CUDA device %d (rank %d of its host, %d device%s)",
+                j->rank, j->cli.param.device, local_rank, n, n == 1 ? "" : "s");
+    }
 }
 
 /* Rank 0: chunk c is finished (its data and records are in place): write
@@ -638,6 +656,7 @@ int main(int argc, char **argv)
     Job j = { .cli = { .progress = -1 } };
     MpeProgress pg = { 0 };
     MpeError err = { "" };
+    RankLog rank_log = { 0 };
     long total = 0;
     int status = -1;
     double t0;
@@ -664,6 +683,9 @@ int main(int argc, char **argv)
     MPI_Bcast(&total, 1, MPI_LONG, 0, MPI_COMM_WORLD);
     MPI_Bcast(&j.info, (int)sizeof(j.info), MPI_BYTE, 0, MPI_COMM_WORLD);
     if (j.rank != 0) {
+        rank_log = (RankLog){ j.rank, 1 };
+        j.log.fn = log_rank;
+        j.log.opaque = &rank_log;
         parse_args(&j.cli, argc, argv);
         check_cli(&j.cli, &j.log);
         install_signals();
@@ -677,6 +699,7 @@ int main(int argc, char **argv)
     pick_device(&j);
 
     /* every rank opens its encoder: a failure anywhere stops all before any work */
+    rank_log.opened = 0;
     int open_ok = mpe_frame_alloc(&j.frame, j.info.format, j.info.width, j.info.height) == 0 &&
                   mpe_pool_open(&j.pool, j.cli.param.threads > 0 ? j.cli.param.threads
                                                                   : mpe_cpu_count(), &err) == 0 &&
@@ -685,6 +708,7 @@ int main(int argc, char **argv)
     if (!open_ok)
         fprintf(stderr, "mpegenc: rank %d: %s\n", j.rank, err.msg[0] ? err.msg : "out of memory");
     int all_ok = 0;
+    rank_log.opened = 1;
     MPI_Allreduce(&open_ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (!all_ok) {
         status = EXIT_RUNTIME;
