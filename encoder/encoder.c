@@ -1216,6 +1216,14 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
                 "GOP has left of the %.0f kbit/s cap: the stream will be above the cap",
                 e->frame_index, intra ? 'I' : 'P', (unsigned long long)pic_bits, e->p.bitrate / 1000);
     }
+    if (rc_said == -2)
+        return mpe_error(err, -ERANGE,
+                         "picture %d (%c) needs %llu bits even coded as coarsely as it can be, more "
+                         "than leaves the next chunk of --chunk-gops %d its agreed VBV fullness: the "
+                         "rate is too low for this content (raise --bitrate, or --chunk-gops 0 when "
+                         "the stream is not coded in pieces)",
+                         e->frame_index, intra ? 'I' : 'P', (unsigned long long)pic_bits,
+                         e->p.chunk_gops);
     if (rc_said < 0)
         /* a stream that breaks the VBV its header declares is no stream a
          * decoder with that buffer can play: stop, rather than finish one */

@@ -872,7 +872,7 @@ int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
         rc->last_x[t] = log(tr->q_mean);
         rc->last_y[t] = model_y(rc, tr->metric);
     }
-    return underflow || broke_contract ? -1 : over_cap ? 1 : 0;
+    return underflow ? -1 : broke_contract ? -2 : over_cap ? 1 : 0;
 }
 
 int mpe_rc_guard_mean_rejects(const MpeRc *rc)

@@ -114,7 +114,9 @@ void mpe_rc_report(MpeRc *rc, const MpeRcResult *res);
  * falls back to was too big for what the buffer held); 1 when a quality
  * target's GOP has spent its share of the bit-rate cap and this picture
  * was at the coarsest coding the target may use (the stream will be above
- * the cap, within its VBV); else 0. */
+ * the cap, within its VBV); -2 when the picture is the last of a chunk
+ * (cfg.chunk_frames) and too big to leave the next chunk its agreed
+ * fullness; else 0. */
 int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing);
 /* Codings (and mixes) of the last picture that met the metric target but
  * were turned down by the mean-level guard (cfg.mean_tol). */
