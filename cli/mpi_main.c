@@ -39,7 +39,10 @@
 #endif
 #include <limits.h>
 
-enum { TAG_RESULT = 1, TAG_ASSIGN = 2, TAG_DATA = 3, TAG_FRAMES = 4 };
+/* TAG_STOP: rank 0 to every worker still coding, once, when the job fails
+ * or is interrupted: leave the chunk in hand (it is checked between
+ * pictures) rather than finish it for nothing. */
+enum { TAG_RESULT = 1, TAG_ASSIGN = 2, TAG_DATA = 3, TAG_FRAMES = 4, TAG_STOP = 5 };
 enum { ASSIGN_DONE = -1, ASSIGN_ABORT = -2 };
 
 /* Rank 0's answer to a worker: a chunk (or ASSIGN_*), its first frame and
@@ -53,7 +56,7 @@ typedef struct Assign {
  * first); the bytes and the records follow as two TAG_DATA messages. */
 typedef struct ChunkHeader {
     int chunk;           /* -1: no chunk, just asking */
-    int failed;          /* the chunk failed: msg says why, nothing follows */
+    int failed;          /* the chunk failed: msg says why (empty: stopped), nothing follows */
     long long bytes;
     int records;
     char msg[512];
@@ -98,6 +101,8 @@ typedef struct Job {
                             which is longest first (only the last can be shorter) */
     int written;         /* chunks written, in order */
     int workers_left;    /* workers not yet told there is no more */
+    uint8_t *active;     /* per rank: a worker not yet told there is no more */
+    int stop_sent;
     int failed;          /* a chunk failed (its message is printed) */
     int damaged_input;   /* stdin ended in a damaged frame: the stream is kept, exit 1 */
     /* stdin (rank 0 reads, the workers code) */
@@ -105,6 +110,7 @@ typedef struct Job {
     MpeFrame *held;      /* rank 0: a chunk's frames, and the next chunk's first in held[len] */
     int have_next, eof;
     MpeFrame *recv;      /* a worker's frames from rank 0 */
+    int stopped;         /* a worker has received TAG_STOP */
     /* every rank */
     MpePool *pool;
     MpeEncoder *enc;
@@ -125,6 +131,8 @@ static int plan_chunks(Job *j, long total, int chunk_frames)
 
     j->chunk_frames = (int)len;
     j->total = total;
+    if (!(j->active = calloc((size_t)j->size, 1)))
+        return -1;
     if (total < 0)
         return 0;
     j->n_chunks = j->cap_chunks = (int)((total + len - 1) / len);
@@ -215,12 +223,27 @@ static int read_stream_chunk(Job *j, int first)
     return n;
 }
 
+/* Rank 0: the job failed or was interrupted: every worker still at work
+ * leaves its chunk (TAG_STOP, sent once, before any ASSIGN_ABORT). */
+static void stop_workers(Job *j)
+{
+    const int one = 1;
+
+    if (j->stop_sent)
+        return;
+    j->stop_sent = 1;
+    for (int r = 1; r < j->size; r++)
+        if (j->active[r])
+            MPI_Send(&one, 1, MPI_INT, r, TAG_STOP, MPI_COMM_WORLD);
+}
+
 /* Rank 0: the next chunk off the queue (from stdin: read now, into held). */
 static Assign next_chunk(Job *j)
 {
     Assign a = { .chunk = ASSIGN_DONE };
 
     if (j->failed || stop_requested) {
+        stop_workers(j);
         a.chunk = ASSIGN_ABORT;
         return a;
     }
@@ -230,6 +253,7 @@ static Assign next_chunk(Job *j)
         const int n = read_stream_chunk(j, first);
         if (n < 0) {
             j->failed = 1;
+            stop_workers(j);
             a.chunk = ASSIGN_ABORT;
             return a;
         }
@@ -241,6 +265,7 @@ static Assign next_chunk(Job *j)
             if (!c) {
                 fprintf(stderr, "mpegenc: out of memory\n");
                 j->failed = 1;
+                stop_workers(j);
                 a.chunk = ASSIGN_ABORT;
                 return a;
             }
@@ -343,9 +368,10 @@ static int take_chunk(Job *j, int c)
 static void receive_result(Job *j, const ChunkHeader *h, int src)
 {
     if (h->failed) {
-        if (!j->failed)
+        if (!j->failed && h->msg[0])
             fprintf(stderr, "mpegenc: %s\n", h->msg);
         j->failed = 1;
+        stop_workers(j);
         return;
     }
     Chunk *k = &j->chunks[h->chunk];
@@ -360,13 +386,16 @@ static void receive_result(Job *j, const ChunkHeader *h, int src)
         if (!j->failed)
             fprintf(stderr, "mpegenc: out of memory for chunk %d\n", h->chunk);
         j->failed = 1;
+        stop_workers(j);
         return;
     }
     MPI_Recv(k->data, (int)k->size, MPI_BYTE, src, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Recv(k->rec, (int)(k->n_rec * sizeof(*k->rec)), MPI_BYTE, src, TAG_DATA, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
-    if (!j->failed && take_chunk(j, h->chunk) < 0)
+    if (!j->failed && take_chunk(j, h->chunk) < 0) {
         j->failed = 1;
+        stop_workers(j);
+    }
 }
 
 /* Rank 0: answer the workers' messages; blocking: until every worker has
@@ -398,8 +427,10 @@ static void serve(Job *j, int blocking)
                 MPI_Send(j->held[i].data[p], (int)size[p], MPI_BYTE, src, TAG_FRAMES,
                          MPI_COMM_WORLD);
         }
-        if (a.chunk < 0)
+        if (a.chunk < 0) {
             j->workers_left--;
+            j->active[src] = 0;
+        }
     }
 }
 
@@ -483,8 +514,23 @@ static int code_chunk(Job *j, const Assign *a, const MpeFrame *frames, ChunkOut 
             fs.time.read_ms = read_ms;   /* the frame read in this call's: near enough for the log */
             out->rec[out->n_rec++] = fs;
         }
-        if (j->rank == 0 && j->size > 1)
+        if (j->rank == 0 && j->size > 1) {
             serve(j, 0);
+            if (j->failed) {
+                err.msg[0] = '\0';   /* a worker's chunk failed, and it has been said */
+                goto fail;
+            }
+        }
+        if (j->rank != 0 && !j->stopped) {
+            int stop = 0;
+            MPI_Iprobe(0, TAG_STOP, MPI_COMM_WORLD, &stop, MPI_STATUS_IGNORE);
+            if (stop) {
+                MPI_Recv(&stop, 1, MPI_INT, 0, TAG_STOP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                j->stopped = 1;
+                err.msg[0] = '\0';   /* rank 0 has said why */
+                goto fail;
+            }
+        }
     }
     ret = 0;
     j->time.frames += a->frames;
@@ -515,6 +561,11 @@ static void worker_loop(Job *j)
         }
         MPI_Recv(&a, (int)(sizeof(a) / sizeof(int)), MPI_INT, 0, TAG_ASSIGN, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
+        if (a.chunk == ASSIGN_ABORT && !j->stopped) {
+            int stop;   /* sent before the ABORT: take it, to leave nothing pending */
+            MPI_Recv(&stop, 1, MPI_INT, 0, TAG_STOP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            j->stopped = 1;
+        }
         if (a.chunk < 0)
             break;
         memset(&h, 0, sizeof(h));
@@ -550,6 +601,7 @@ static void rank0_loop(Job *j)
     ChunkOut out = { 0 };
 
     j->workers_left = j->size - 1;
+    memset(j->active, 1, (size_t)j->size);
     while (!(j->stream && j->size > 1)) {
         const Assign a = next_chunk(j);
         char msg[512];
@@ -574,6 +626,8 @@ static void rank0_loop(Job *j)
     }
     free(out.data);
     free(out.rec);
+    if (j->failed || stop_requested)
+        stop_workers(j);
     serve(j, 1);
 }
 
@@ -780,6 +834,7 @@ finish:
         free(j.chunks[c].rec);
     }
     free(j.chunks);
+    free(j.active);
     free(j.rs.all);
     MPI_Finalize();
     return status;
