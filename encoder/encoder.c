@@ -579,7 +579,8 @@ int mpe_encoder_check_params(const MpeParam *p, MpeError *err)
         return mpe_error(err, -EINVAL, "frame size %dx%d outside 16x16..4095x4095", p->width,
                          p->height);
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < -1 ||
-        p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0)
+        p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0 ||
+        p->chunk_gops < 0 || p->chunk_gops > 1000000)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
     if ((ret = mpe_param_check(p, err)) < 0 || (ret = check_frame_rate(p, err)) < 0)
         return ret;
