@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # mpegenc-mpi scaling on the device machine (16 cores + GPU), from binaries
-# built here and staged in devrun/ (bin/mpegenc, bin/mpegenc-mpi, solar/,
-# and bin/ffmpeg-static or an ffmpeg on PATH):
+# built here and staged in devrun/ (bin/mpegenc, bin/mpegenc-mpi, lib/ as
+# for pipeline.sh, solar/ with solar_0..3.png only, bin/ffmpeg-static or an
+# ffmpeg on PATH, else mpegenc's --q 1 reconstruction makes the Y4M), e.g.
+#   make mpegenc mpegenc-mpi && mkdir -p devrun/bin devrun/solar &&
+#   cp mpegenc mpegenc-mpi ../shared/bin/ffmpeg-static devrun/bin/ &&
+#   cp ../shared/solar/solar_[0-3].png devrun/solar/ && tools/device/mpi.sh --stage
+# (about 50 MB with the staged Open MPI: within run's 64 MiB carry), then on
+# the device: tools/device/mpi.sh devrun
 #   tools/device/mpi.sh [DIR]           run (DIR: devrun)
 #   tools/device/mpi.sh --stage [DIR]   here, before: copy Open MPI's runtime
 #                                       (mpirun, orted, plugins, the libraries
@@ -58,6 +64,7 @@ command -v mpirun >/dev/null || { echo "no mpirun: stage one with tools/device/m
 MPIRUN=(mpirun --oversubscribe --allow-run-as-root --bind-to none --mca btl self,vader
         -x LD_LIBRARY_PATH -x PATH ${OPAL_PREFIX:+-x OPAL_PREFIX})
 FF=$(command -v ffmpeg || echo "$D/bin/ffmpeg-static")
+[ -x "$FF" ] || FF=
 
 echo "== machine"
 echo "cores $(nproc), $(lscpu | sed -n 's/^Model name: *//p')"
@@ -71,8 +78,12 @@ n=0
 for _ in $(seq $(((FRAMES + 7) / 8))); do
     for f in 0 1 2 3 3 2 1 0; do ln -sf "$PWD/$D/solar/solar_$f.png" "$O/pp/f_$n.png"; n=$((n + 1)); done
 done
-"$FF" -v error -y -i "$O/pp/f_%d.png" -frames:v "$FRAMES" -pix_fmt yuv420p -f yuv4mpegpipe "$Y4M" ||
-    { echo "could not make the clip with $FF"; exit 1; }
+if [ -n "$FF" ]; then
+    "$FF" -v error -y -i "$O/pp/f_%d.png" -frames:v "$FRAMES" -pix_fmt yuv420p -f yuv4mpegpipe "$Y4M"
+else
+    # no ffmpeg: mpegenc's --q 1 reconstruction (the same size, nearly the same pictures)
+    "$E" --quiet -y --q 1 --frames "$FRAMES" -i "$O/pp/f_%d.png" -o "$O/q1.m2v" --recon "$Y4M"
+fi || { echo "could not make the clip"; exit 1; }
 echo "clip: $Y4M, $(($(stat -c %s "$Y4M") / 1000000)) MB"
 
 # wall SECONDS of a command, best of 2
