@@ -655,6 +655,14 @@ static void print_rank_stats(const Job *j, double wall_ms)
     free(all);
 }
 
+/* --chunk-gops auto is one chunk under a bit rate for mpegenc (the rate
+ * control keeps what it learnt); here chunks are the point. */
+static void resolve_chunks(Cli *cli)
+{
+    if (cli->param.chunk_gops < 0)
+        cli->param.chunk_gops = MPE_CHUNK_GOPS_AUTO;
+}
+
 /* Rank 0's checks and outputs, as mpegenc makes them.  Returns -1 to go on,
  * else the exit status; sets j->info and *total (-1: stdin, until it ends). */
 static int prepare(Job *j, long *total)
@@ -727,6 +735,7 @@ int main(int argc, char **argv)
     /* rank 0 speaks for the job: the others parse quietly after it said yes */
     if (j.rank == 0 && (status = parse_args(&j.cli, argc, argv)) < 0 &&
         (status = check_cli(&j.cli, &j.log)) < 0) {
+        resolve_chunks(&j.cli);
         install_signals();
         if ((status = prepare(&j, &total)) < 0 && open_outputs(&j.cli) < 0)
             status = EXIT_RUNTIME;
@@ -742,6 +751,7 @@ int main(int argc, char **argv)
         j.log.opaque = &rank_log;
         parse_args(&j.cli, argc, argv);
         check_cli(&j.cli, &j.log);
+        resolve_chunks(&j.cli);
         install_signals();
         j.cli.param.width = j.info.width;
         j.cli.param.height = j.info.height;

@@ -529,7 +529,7 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
             return mpe_error(err, -EINVAL, "MPEG-1 cannot signal a bit rate of %.0f bit/s (at most %.0f)",
                              peak, (0x3FFFF - 1) * 400.0);
     }
-    e->chunk_len = p->chunk_gops > 0 ? p->chunk_gops * p->gop : 0;
+    e->chunk_len = mpe_param_chunk_gops(p) * p->gop;
     rc.chunk_frames = e->chunk_len;
     e->rc_cfg = rc;
     if ((ret = mpe_rc_new(&e->rc, &rc, (uint64_t)p->width * p->height, err)) < 0)
@@ -580,7 +580,7 @@ int mpe_encoder_check_params(const MpeParam *p, MpeError *err)
                          p->height);
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < -1 ||
         p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0 ||
-        p->chunk_gops < 0 || p->chunk_gops > 1000000)
+        p->chunk_gops < -1 || p->chunk_gops > 1000000)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
     if ((ret = mpe_param_check(p, err)) < 0 || (ret = check_frame_rate(p, err)) < 0)
         return ret;
@@ -1224,7 +1224,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
                          "rate is too low for this content (raise --bitrate, or --chunk-gops 0 when "
                          "the stream is not coded in pieces)",
                          e->frame_index, intra ? 'I' : 'P', (unsigned long long)pic_bits,
-                         e->p.chunk_gops);
+                         mpe_param_chunk_gops(&e->p));
     if (rc_said < 0)
         /* a stream that breaks the VBV its header declares is no stream a
          * decoder with that buffer can play: stop, rather than finish one */
