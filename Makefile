@@ -282,11 +282,11 @@ $(BUILD)/man/mpegenc-iqa.1: $(IQA_BIN) tools/man.sh
 	@mkdir -p $(dir $@)
 	./tools/man.sh $(abspath $(IQA_BIN)) > $@
 
-install: $(BIN) $(IQA_BIN) $(LIB) $(SHLIB) $(BUILD)/mpegenc.pc $(BUILD)/man/mpegenc.1 \
+install: $(BIN) $(IQA_BIN) $(MPI_BIN) $(LIB) $(SHLIB) $(BUILD)/mpegenc.pc $(BUILD)/man/mpegenc.1 \
          $(if $(IQA_BIN),$(BUILD)/man/mpegenc-iqa.1)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/include/mpegenc
-	install -m 755 $(BIN) $(IQA_BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(BIN) $(IQA_BIN) $(MPI_BIN) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libmpegenc.so
