@@ -1,6 +1,7 @@
 /* frontend_cuda.cu — the "cuda" front end: the fused RGB->YCbCr + chroma
  * lowpass kernel and the exhaustive SAD search of frontend.h in CUDA C,
- * bit-identical to frontend_cpu.c (integer arithmetic, one tie-break rule).
+ * bit-identical to frontend_cpu.c (integer arithmetic, one tie-break rule);
+ * the hierarchical search's kernels are in frontend_cuda_hier.cu.
  *
  * Each frame slot owns a stream, device planes, pinned staging buffers and
  * events.  submit_frame(s) queues upload + conversion + read-back of the

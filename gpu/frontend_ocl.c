@@ -321,7 +321,8 @@ static int ocl_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     clGetDeviceInfo(g->dev, CL_DEVICE_VENDOR, sizeof(vendor) - 1, vendor, NULL);
     if (cfg->pyramid && strstr(vendor, "NVIDIA"))
         return mpe_error(err, -ENOSYS, "opencl: the hierarchical motion search is not exact under "
-                                       "NVIDIA's OpenCL compiler (--backend cuda runs it)");
+                                       "NVIDIA's OpenCL compiler (--backend cuda runs it; --me full "
+                                       "runs here)");
 
     cl_ulong local_mem = 0;
     clGetDeviceInfo(g->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local_mem), &local_mem, NULL);
