@@ -67,7 +67,7 @@ CONFIGS = [
     ("mpegenc", "mpegenc", [], QSCALE),
     ("mpegenc-notrellis", "mpegenc", ["--trellis", "0"], QSCALE),
     ("mpegenc-s32", "mpegenc", ["--search", "32"], QSCALE),
-    ("mpegenc-hier", "mpegenc", ["--me", "hier"], QSCALE),
+    ("mpegenc-full", "mpegenc", ["--me", "full"], QSCALE),
     ("y262", "y262", [], QSCALE),
     ("y262-noaq", "y262", ["-noaq"], QSCALE),
     ("x262", "x262", [], X264_QP),
