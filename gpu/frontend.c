@@ -221,6 +221,7 @@ typedef struct GpuAsync {
     int joined;              /* the task's result has been taken */
     int switched;            /* frames go to gpu from now on */
     int boot_frames;         /* frames that went to boot */
+    int last_slot;           /* the slot submitted last, -1: none yet */
     GpuFrontend *boot;
     unsigned char *on_boot;  /* per slot: its frame went to boot */
     unsigned char *uploaded; /* per slot on boot: its planes are on gpu too */
@@ -402,12 +403,18 @@ static int async_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeErr
     if (!a->switched) {
         if ((ret = async_join(a, 0, err)) < 0)
             return ret;
+        /* the hierarchical search's candidates include the reference's own
+         * vectors, which a picture moved over would not bring: move after
+         * a picture that was not searched */
+        if (ret && a->cfg.pyramid && a->last_slot >= 0 && a->boot->slot[a->last_slot].has_mv)
+            ret = 0;
         if ((a->switched = ret))
             mpe_log(&a->log, MPE_LOG_INFO, "front end: '%s' open; the first %d frames went "
                     "through the cpu front end meanwhile", gpu_frontend_name(a->gpu), a->boot_frames);
     }
     a->on_boot[slot] = (unsigned char)!a->switched;
     a->uploaded[slot] = 0;
+    a->last_slot = slot;
     if (a->switched) {
         /* once no slot holds a frame of the cpu front end, nobody reads its
          * planes any more (the caller reuses a slot only when done with
@@ -459,12 +466,13 @@ int gpu_frontend_open_async(GpuFrontend **out, const char *name, const GpuConfig
 {
     GpuFrontend *fe;
     GpuAsync *a;
-    int ret, known = !strcmp(name, "auto");
+    int ret, known = !strcmp(name, "auto"), refuses_hier = 0;
 
     *out = NULL;
     for (const GpuBackend *const *b = backend_list; *b && !known; b++)
-        known = !strcmp((*b)->name, name);
-    if (!known || !strcmp(name, "cpu") || cfg->pyramid || getenv("MPE_GPU_FAIL") ||
+        if ((known = !strcmp((*b)->name, name)))
+            refuses_hier = cfg->pyramid && !(*b)->hier;
+    if (!known || refuses_hier || !strcmp(name, "cpu") || getenv("MPE_GPU_FAIL") ||
         strlen(name) >= sizeof(a->name) || (!strcmp(name, "auto") && !gpu_has_device_node("/dev")))
         return gpu_frontend_open(out, name, cfg, log, err);
     /* OpenCL is loaded here, on the caller's thread: an implementation
@@ -486,6 +494,7 @@ int gpu_frontend_open_async(GpuFrontend **out, const char *name, const GpuConfig
     fe->slots = cfg->slots;
     geometry_init(&fe->geo, cfg->width, cfg->height);
     memset(a->on_boot, 1, (size_t)cfg->slots);
+    a->last_slot = -1;
     snprintf(a->name, sizeof(a->name), "%s", name);
     a->cfg = *cfg;
     if (log)

@@ -113,11 +113,14 @@ int gpu_frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg, 
  * search from the cpu one ("opencl" is probed here first, on the caller's
  * thread, and a probe failure is returned at once).  Calls are those of any front end; an open that
  * failed is reported by the first submit after it, and by
- * gpu_frontend_ready.  Opens synchronously (plain gpu_frontend_open) for
- * "cpu", for "auto" where /dev has no GPU node, for cfg->pyramid (the
+ * gpu_frontend_ready.  With cfg->pyramid the move waits for a submit that
+ * follows a frame that was not searched (an intra picture): the
  * hierarchical search takes the reference's own vectors as candidates,
- * which a reference moved between backends would not have), and while
- * MPE_GPU_FAIL is set (its frame numbers count one backend's submits). */
+ * which a reference moved between backends would not have.  Opens
+ * synchronously (plain gpu_frontend_open) for "cpu", for "auto" where /dev
+ * has no GPU node, for a named backend without the hierarchical search when
+ * cfg->pyramid asks for it (its error at once), and while MPE_GPU_FAIL is
+ * set (its frame numbers count one backend's submits). */
 int gpu_frontend_open_async(GpuFrontend **fe, const char *name, const GpuConfig *cfg,
                             const MpeLog *log, MpeError *err);
 /* Waits for an asynchronous open: 0, or the error it failed with (0 at once

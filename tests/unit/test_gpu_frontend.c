@@ -416,20 +416,23 @@ static void test_bad_device(TestCtx *t)
     gpu_frontend_close(ctx);
 }
 
-/* gpu_frontend_open_async: frame 0 goes to the cpu front end while the
- * backend opens, frames 1.. to the backend once gpu_frontend_ready says it
- * is there (frame 1 searched against frame 0, which moves over); planes and
- * vectors as a cpu front end's.  A bad device fails at ready(), not open. */
+/* gpu_frontend_open_async: the first frames go to the cpu front end while
+ * the backend opens, later ones to the backend once gpu_frontend_ready says
+ * it is there; planes and vectors as a cpu front end's.  Full search: frame
+ * 0 on the cpu front end, frames 1-5 on the backend (frame 1 searched
+ * against frame 0, which moves over).  Hierarchical search (whose
+ * candidates include the reference's own vectors): frames 0 (intra) and 1
+ * on the cpu front end before ready, 2 still there (its reference 1 has
+ * vectors), 3 (intra, not searched) too, 4 and 5 on the backend.  A bad
+ * device fails at ready() (or at a submit after the failure), not open. */
 static void test_async_open(TestCtx *t)
 {
     const int w = 208, h = 144, slots = 3, nframes = 6;
     TestRng rng = { 0xA5A5 };
-    GpuConfig cfg = { .width = w, .height = h, .slots = slots, .device = -1 };
     GpuFrontend *ctx[2] = { NULL, NULL };
     MpeError err = { "" };
     MpeFrame f[2];
     Run out[2];
-    int ok = 1;
 
     if (mpe_frame_alloc(&f[0], MPE_FRAME_RGB24, w, h) < 0 ||
         mpe_frame_alloc(&f[1], MPE_FRAME_RGB24, w, h) < 0 || run_alloc(&out[0], w, h, 0x11) < 0 ||
@@ -438,47 +441,65 @@ static void test_async_open(TestCtx *t)
         return;
     }
     random_pair(&f[0], &f[1], &rng, 256);
-    CHECK(t, gpu_frontend_open(&ctx[0], "cpu", &cfg, NULL, &err) == 0, "cpu open: %s", err.msg);
-    CHECK(t, gpu_frontend_open_async(&ctx[1], backend_under_test, &cfg, NULL, &err) == 0,
-          "async open: %s", err.msg);
-    for (int n = 0; ok && n < nframes && ctx[0] && ctx[1]; n++) {
-        for (int k = 0; k < 2 && ok; k++)
-            if (gpu_frontend_submit(ctx[k], n % slots, &f[n & 1], &err) < 0 ||
-                (n > 0 && gpu_frontend_search(ctx[k], n % slots, (n - 1) % slots, 16, &err) < 0) ||
-                gpu_frontend_download(ctx[k], n % slots, &out[k].pic[0], n > 0 ? out[k].mv : NULL,
-                                      &err) < 0) {
-                CHECK(t, 0, "frame %d on %s: %s", n, k ? "async" : "cpu", err.msg);
-                ok = 0;
-            }
-        if (n == 0 && ok) {
-            /* planes on the host: frame 0 went to the cpu front end (the
-             * backend's open, tens of ms at least, was still running) */
-            if (!gpu_frontend_host_planes(ctx[1], 0))
-                printf("     the backend opened before frame 0: the switch was not exercised\n");
-            CHECK(t, gpu_frontend_ready(ctx[1], &err) == 0, "ready: %s", err.msg);
-        }
-        for (int c = 0; c < 3 && ok; c++)
-            for (int y = 0; y < out[0].pic[0].plane_h[c] && ok; y++)
-                if (memcmp(out[0].pic[0].plane[c] + y * out[0].pic[0].stride[c],
-                           out[1].pic[0].plane[c] + y * out[1].pic[0].stride[c],
-                           (size_t)out[0].pic[0].plane_w[c])) {
-                    CHECK(t, 0, "frame %d plane %d row %d differs", n, c, y);
+    for (int hier = 0; hier < 2; hier++) {
+        GpuConfig cfg = { .width = w, .height = h, .slots = slots, .device = -1, .pyramid = hier };
+        const int ready_after = hier ? 1 : 0;
+        int ok = 1, early = 1;   /* early: frame 0 went to the cpu front end */
+        ctx[0] = ctx[1] = NULL;
+        CHECK(t, gpu_frontend_open(&ctx[0], "cpu", &cfg, NULL, &err) == 0, "cpu open: %s", err.msg);
+        CHECK(t, gpu_frontend_open_async(&ctx[1], backend_under_test, &cfg, NULL, &err) == 0,
+              "async open (hier %d): %s", hier, err.msg);
+        for (int n = 0; ok && n < nframes && ctx[0] && ctx[1]; n++) {
+            const int intra = n == 0 || (hier && n == 3), slot = n % slots;
+            for (int k = 0; k < 2 && ok; k++)
+                if (gpu_frontend_submit(ctx[k], slot, &f[n & 1], &err) < 0 ||
+                    (!intra && !hier &&
+                     gpu_frontend_search(ctx[k], slot, (n - 1) % slots, 16, &err) < 0) ||
+                    (!intra && hier &&
+                     gpu_frontend_search_hier(ctx[k], slot, (n - 1) % slots, 4, 127, &err) < 0) ||
+                    gpu_frontend_download(ctx[k], slot, &out[k].pic[0], intra ? NULL : out[k].mv,
+                                          &err) < 0) {
+                    CHECK(t, 0, "hier %d frame %d on %s: %s", hier, n, k ? "async" : "cpu", err.msg);
                     ok = 0;
                 }
-        const size_t nmb = (size_t)out[0].pic[0].mb_width * out[0].pic[0].mb_height;
-        for (size_t i = 0; n > 0 && i < nmb && ok; i++)
-            if (memcmp(&out[0].mv[i], &out[1].mv[i], sizeof(out[0].mv[i]))) {
-                CHECK(t, 0, "frame %d mb %zu: cpu (%d,%d) %u, async (%d,%d) %u", n, i, out[0].mv[i].dx,
-                      out[0].mv[i].dy, out[0].mv[i].sad, out[1].mv[i].dx, out[1].mv[i].dy,
-                      out[1].mv[i].sad);
-                ok = 0;
-            }
+            if (!ok)
+                break;
+            /* planes on the host: the frame is on the cpu front end (the
+             * backend has none of its own) */
+            const int on_cpu = gpu_frontend_host_planes(ctx[1], slot) != NULL;
+            if (n == 0)
+                early = on_cpu;
+            if (early)
+                CHECK(t, on_cpu == (n <= ready_after || (hier && n <= 3)),
+                      "hier %d frame %d %s the cpu front end", hier, n, on_cpu ? "on" : "not on");
+            if (n == ready_after)
+                CHECK(t, gpu_frontend_ready(ctx[1], &err) == 0, "ready: %s", err.msg);
+            for (int c = 0; c < 3 && ok; c++)
+                for (int y = 0; y < out[0].pic[0].plane_h[c] && ok; y++)
+                    if (memcmp(out[0].pic[0].plane[c] + y * out[0].pic[0].stride[c],
+                               out[1].pic[0].plane[c] + y * out[1].pic[0].stride[c],
+                               (size_t)out[0].pic[0].plane_w[c])) {
+                        CHECK(t, 0, "hier %d frame %d plane %d row %d differs", hier, n, c, y);
+                        ok = 0;
+                    }
+            const size_t nmb = (size_t)out[0].pic[0].mb_width * out[0].pic[0].mb_height;
+            for (size_t i = 0; !intra && i < nmb && ok; i++)
+                if (memcmp(&out[0].mv[i], &out[1].mv[i], sizeof(out[0].mv[i]))) {
+                    CHECK(t, 0, "hier %d frame %d mb %zu: cpu (%d,%d) %u, async (%d,%d) %u", hier, n, i,
+                          out[0].mv[i].dx, out[0].mv[i].dy, out[0].mv[i].sad, out[1].mv[i].dx,
+                          out[1].mv[i].dy, out[1].mv[i].sad);
+                    ok = 0;
+                }
+        }
+        if (!early)
+            printf("     hier %d: the backend opened before frame 0: the move was not exercised\n", hier);
+        CHECK(t, ctx[1] && !strcmp(gpu_frontend_name(ctx[1]), backend_under_test), "async name '%s'",
+              ctx[1] ? gpu_frontend_name(ctx[1]) : "");
+        gpu_frontend_close(ctx[0]);
+        gpu_frontend_close(ctx[1]);
     }
-    CHECK(t, ctx[1] && !strcmp(gpu_frontend_name(ctx[1]), backend_under_test), "async name '%s'",
-          ctx[1] ? gpu_frontend_name(ctx[1]) : "");
-    gpu_frontend_close(ctx[0]);
-    gpu_frontend_close(ctx[1]);
     ctx[1] = NULL;
+    GpuConfig cfg = { .width = w, .height = h, .slots = slots, .device = -1 };
 
     /* a device that does not exist: the open succeeds (the cpu front end
      * takes the frames), the first submit after the failure and ready()
