@@ -32,6 +32,12 @@ static const OptDesc options[] = {
       OPT_INT, OFF(qscale), 1, 31, 0 },
     { { "gop", "N", "pictures per closed GOP; the first of each is an I picture" },
       OPT_INT, OFF(gop), 1, 1024, 0 },
+    { { "bframes", "N", "B pictures between I and P pictures, 0..4 (each GOP ends on a P: GOPs "
+                         "stay closed)" },
+      OPT_INT, OFF(bframes), 0, MPE_MAX_BFRAMES, 0 },
+    { { "pb-ratio", "X", "constant quantiser: a B picture's quantiser is X times a P picture's "
+                          "(--q), rounded; above 0, below 4" },
+      OPT_DOUBLE, OFF(pb_ratio), 0, 4, 0 },
     { { "me", "KIND", "motion search: hier (1/4 and 1/2 resolution over +-merange, then an "
                       "exhaustive +-search window around the best candidate) or full (exhaustive "
                       "+-search around zero)" },
@@ -107,6 +113,8 @@ void mpe_param_default(MpeParam *p)
     p->format = MPE_FORMAT_AUTO;
     p->qscale = 4;
     p->gop = 12;
+    p->bframes = 0;
+    p->pb_ratio = 1.3;
     p->search_range = -1;   /* auto */
     /* full until the CUDA front end has the hierarchical search too: the
      * stream must not depend on the backend, and hier on --backend auto

@@ -36,10 +36,14 @@ enum {
     MPE_IQA_BLIINDS = 1 << 3,  /* bliinds */
 };
 
+#define MPE_MAX_BFRAMES 4
+
 typedef struct MpeParam {
     int format;          /* --format: MpeFormat */
     int qscale;          /* --q: quantiser_scale 1..31 (MPEG-2: quantiser_scale_code, linear) */
     int gop;             /* --gop: pictures per closed GOP, 1..1024 */
+    int bframes;         /* --bframes: B pictures between I/P pictures, 0..MPE_MAX_BFRAMES */
+    double pb_ratio;     /* --pb-ratio: a B picture's quantiser / a P picture's (--q) */
     int search_range;    /* --search: full-pel exhaustive window R, 0..64, -1 = auto */
     int me;              /* --me: MpeMotionSearch */
     int merange;         /* --merange: hier's reach, 4..255, 0 = auto (the level's) */
