@@ -113,7 +113,7 @@ void mpe_param_default(MpeParam *p)
     p->format = MPE_FORMAT_AUTO;
     p->qscale = 4;
     p->gop = 12;
-    p->bframes = 0;
+    p->bframes = 1;
     p->pb_ratio = 1.3;
     p->search_range = -1;   /* auto */
     /* full until the CUDA front end has the hierarchical search too: the
