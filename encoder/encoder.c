@@ -136,6 +136,7 @@ struct MpeEncoder {
                                      last intra coding, in the stream (slice.h) */
     MpeRc *rc;
     uint8_t *b_row_q;             /* constant quantiser with B pictures: theirs, per slice */
+    uint8_t *i_row_q;             /* constant quantiser, --ip-ratio: the I pictures' */
     int cap_warned;               /* the rate control said once that a --bitrate cap cannot hold */
     uint64_t *row_bits, *row_sse; /* a bank's per-slice numbers for the rate control */
     double *row_mean_err;         /* ... and its rows' mean-level error, when measure_mean */
@@ -422,6 +423,7 @@ void mpe_encoder_close(MpeEncoder *e)
     }
     free(e->refresh_count);
     free(e->b_row_q);
+    free(e->i_row_q);
     free(e->row_bits);
     free(e->row_sse);
     free(e->row_mean_err);
@@ -551,13 +553,19 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
     }
     if ((ret = mpe_rc_new(&e->rc, &rc, (uint64_t)p->width * p->height, err)) < 0)
         return ret;
-    if (rc.mode == MPE_RC_CQ && p->bframes) {
+    if (rc.mode == MPE_RC_CQ) {
         /* B pictures are no reference: what they lose in quality stays in
-         * them, so they take a coarser quantiser (x262's pbratio) */
+         * them, so they take a coarser quantiser (x262's pbratio); an I
+         * picture is what its whole GOP predicts from (x264's ipratio) */
         const long qb = MPE_MIN(MPE_MAX(lround(p->qscale * p->pb_ratio), 1), 31);
-        if (!(e->b_row_q = malloc((size_t)e->n_slices)))
+        const long qi = MPE_MIN(MPE_MAX(lround(p->qscale / p->ip_ratio), 1), 31);
+        if ((p->bframes && !(e->b_row_q = malloc((size_t)e->n_slices))) ||
+            (qi != p->qscale && !(e->i_row_q = malloc((size_t)e->n_slices))))
             return mpe_error(err, -ENOMEM, "out of memory");
-        memset(e->b_row_q, (int)qb, (size_t)e->n_slices);
+        if (e->b_row_q)
+            memset(e->b_row_q, (int)qb, (size_t)e->n_slices);
+        if (e->i_row_q)
+            memset(e->i_row_q, (int)qi, (size_t)e->n_slices);
     }
     /* the guard's numbers are read only for these targets (see ratecontrol.c) */
     e->measure_mean = metric && metric != MPE_IQA_PSNR;
@@ -1275,8 +1283,9 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
             break;
         }
         if (step.action == MPE_RC_CODE)
-            /* constant quantiser: B pictures at --pb-ratio times P's */
-            code_bank(e, &pc, step.bank, is_b && e->b_row_q ? e->b_row_q : step.row_q);
+            /* constant quantiser: B pictures at --pb-ratio times P's, I at 1 / --ip-ratio */
+            code_bank(e, &pc, step.bank, is_b && e->b_row_q ? e->b_row_q
+                                         : intra && e->i_row_q ? e->i_row_q : step.row_q);
         else
             mix_banks(e, step.bank, step.src);
         if (step.need_metric && (ret = score_bank(e, step.bank, &res.metric, err)) < 0)

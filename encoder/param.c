@@ -38,6 +38,9 @@ static const OptDesc options[] = {
     { { "pb-ratio", "X", "constant quantiser: a B picture's quantiser is X times a P picture's "
                           "(--q), rounded; above 0, below 4" },
       OPT_DOUBLE, OFF(pb_ratio), 0, 4, 0 },
+    { { "ip-ratio", "X", "constant quantiser: an I picture's quantiser is --q divided by X, "
+                          "rounded; above 0, below 4" },
+      OPT_DOUBLE, OFF(ip_ratio), 0, 4, 0 },
     { { "me", "KIND", "motion search: hier (1/4 and 1/2 resolution over +-merange, then an "
                       "exhaustive +-search window around the best candidate) or full (exhaustive "
                       "+-search around zero)" },
@@ -115,6 +118,7 @@ void mpe_param_default(MpeParam *p)
     p->gop = 12;
     p->bframes = 1;
     p->pb_ratio = 1.3;
+    p->ip_ratio = 1.0;
     p->search_range = -1;   /* auto */
     /* full until the CUDA front end has the hierarchical search too: the
      * stream must not depend on the backend, and hier on --backend auto

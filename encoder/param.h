@@ -44,6 +44,7 @@ typedef struct MpeParam {
     int gop;             /* --gop: pictures per closed GOP, 1..1024 */
     int bframes;         /* --bframes: B pictures between I/P pictures, 0..MPE_MAX_BFRAMES */
     double pb_ratio;     /* --pb-ratio: a B picture's quantiser / a P picture's (--q) */
+    double ip_ratio;     /* --ip-ratio: a P picture's quantiser / an I picture's (--q) */
     int search_range;    /* --search: full-pel exhaustive window R, 0..64, -1 = auto */
     int me;              /* --me: MpeMotionSearch */
     int merange;         /* --merange: hier's reach, 4..255, 0 = auto (the level's) */
