@@ -728,7 +728,7 @@ int main(int argc, char **argv)
         mpe_encoder_stream_rate(enc, &rn, &rd);
         /* I and P pictures only: decoded in display order (reorder 0); with B
          * pictures an anchor is decoded a picture before it is shown */
-        if (mpe_ps_open(&mux, cli.param.format != MPE_FORMAT_MPEG1, rn, rd, cli.param.bframes ? 1 : 0,
+        if (mpe_ps_open(&mux, cli.param.format != MPE_FORMAT_MPEG1, rn, rd, mpe_encoder_bframes(enc) ? 1 : 0,
                         MPE_MAX(cli.param.bitrate, cli.param.maxrate), &err) < 0) {
             fprintf(stderr, "mpegenc: %s: %s\n", outputs[OUT_STREAM].path, err.msg);
             goto end;

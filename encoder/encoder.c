@@ -612,6 +612,7 @@ int mpe_encoder_check_params(const MpeParam *p, MpeError *err)
         return mpe_error(err, -EINVAL, "frame size %dx%d outside 16x16..4095x4095", p->width,
                          p->height);
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < -1 ||
+        p->bframes < -1 || p->bframes > MPE_MAX_BFRAMES || !(p->pb_ratio > 0) || !(p->ip_ratio > 0) ||
         p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
     if ((ret = mpe_param_check(p, err)) < 0 || (ret = check_frame_rate(p, err)) < 0)
@@ -631,6 +632,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     if (!(e = calloc(1, sizeof(*e))))
         return mpe_error(err, -ENOMEM, "out of memory");
     e->p = *p;
+    e->p.bframes = mpe_param_bframes(p);
     if (log)
         e->log = *log;
     e->mpeg2 = p->format != MPE_FORMAT_MPEG1;
@@ -654,7 +656,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     e->seq.width = p->width;
     e->seq.height = p->height;
     e->seq.aspect_ratio_code = 1;   /* square pels / samples */
-    e->seq.low_delay = !p->bframes; /* I and P pictures only: no reordering */
+    e->seq.low_delay = !e->p.bframes; /* I and P pictures only: no reordering */
     choose_frame_rate(e, p->fps_num > 0 ? p->fps_num : 25, p->fps_num > 0 ? p->fps_den : 1);
     if ((ret = choose_profile_level(e, err)) < 0)
         goto fail;
@@ -676,8 +678,8 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
             goto fail;
         e->pool = e->own_pool;
     }
-    e->slots = p->bframes ? p->bframes + 4 : 3;
-    e->n_pics = p->bframes ? MPE_RC_BANKS + 3 : MPE_RC_BANKS + 1;
+    e->slots = e->p.bframes ? e->p.bframes + 4 : 3;
+    e->n_pics = e->p.bframes ? MPE_RC_BANKS + 3 : MPE_RC_BANKS + 1;
     e->last_anchor = -1;
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = e->slots, .threads = p->threads,
                       .pool = e->pool, .device = p->device, .pyramid = p->me == MPE_ME_HIER,
@@ -704,7 +706,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
         goto fail;
     for (int i = 0; i < e->slots; i++)
         if (!(e->mv[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height, sizeof(*e->mv[i]))) ||
-            (p->bframes && !(e->mv_bwd[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height,
+            (e->p.bframes && !(e->mv_bwd[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height,
                                                    sizeof(*e->mv_bwd[i])))))
             goto nomem;
 
@@ -743,6 +745,11 @@ void mpe_encoder_stream_rate(const MpeEncoder *e, int *num, int *den)
 {
     *num = e->rate_num;
     *den = e->rate_den;
+}
+
+int mpe_encoder_bframes(const MpeEncoder *e)
+{
+    return e->p.bframes;
 }
 
 int mpe_encoder_threads(const MpeEncoder *e)

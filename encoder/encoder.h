@@ -123,6 +123,10 @@ void mpe_encoder_close(MpeEncoder *enc);
  * call after its stream bytes; after the flush call every record is out. */
 int mpe_encoder_pop_stats(MpeEncoder *enc, MpeFrameStats *fs);
 
+/* B pictures between I/P pictures (p->bframes, auto resolved): 0 means
+ * coding order is display order. */
+int mpe_encoder_bframes(const MpeEncoder *enc);
+
 /* The front-end backend in use. */
 const char *mpe_encoder_backend(const MpeEncoder *enc);
 /* Threads coding slices (p->threads resolved: auto -> cores, capped at the
