@@ -42,6 +42,10 @@ static const OptDesc options[] = {
     { { "ip-ratio", "X", "constant quantiser: an I picture's quantiser is --q divided by X, "
                           "rounded; above 0, below 4" },
       OPT_DOUBLE, OFF(ip_ratio), 0, 4, 0 },
+    { { "chunk-gops", "N", "GOPs per chunk: the encode restarts its rate control at every chunk, "
+                           "so chunks can be coded apart (mpegenc-mpi) into the same stream; "
+                           "0: one chunk; auto: 2, or one chunk with --bitrate (mpegenc-mpi: 2)" },
+      OPT_AUTO_INT, OFF(chunk_gops), 0, 1000000, -1 },
     { { "me", "KIND", "motion search: hier (1/4 and 1/2 resolution over +-merange, then an "
                       "exhaustive +-search window around the best candidate) or full (exhaustive "
                       "+-search around zero)" },
@@ -120,6 +124,7 @@ void mpe_param_default(MpeParam *p)
     p->bframes = -1;   /* auto: mpe_param_bframes */
     p->pb_ratio = 1.3;
     p->ip_ratio = 1.0;
+    p->chunk_gops = -1;     /* auto */
     p->search_range = -1;   /* auto */
     /* full until the CUDA front end has the hierarchical search too: the
      * stream must not depend on the backend, and hier on --backend auto
@@ -513,6 +518,13 @@ int mpe_param_bframes(const MpeParam *p)
      * wins with --q and with quality targets; --bitrate gives a B picture a
      * P picture's share of the rate and loses 5-10 % with it */
     return p->bitrate > 0 && !mpe_param_target(p, &target) ? 0 : 1;
+}
+
+int mpe_param_chunk_gops(const MpeParam *p)
+{
+    if (p->chunk_gops >= 0)
+        return p->chunk_gops;
+    return p->bitrate > 0 ? 0 : MPE_CHUNK_GOPS_AUTO;
 }
 
 int mpe_param_check(const MpeParam *p, MpeError *err)
