@@ -129,9 +129,11 @@ int gpu_pyramid_alloc(GpuPyramid *p, const MpePicture *pic)
     p->hh = pic->plane_h[0] / 2;
     p->qw = p->hw / 2;
     p->qh = p->hh / 2;
-    /* slack: vector kernels read 16 bytes from a block's last candidate */
-    p->half = malloc((size_t)p->hw * p->hh + 32);
-    p->quarter = malloc((size_t)p->qw * p->qh + 32);
+    /* slack: vector kernels read 16 bytes from a block's last candidate
+     * (and mpsadbw lanes past the window, masked off); zeroed, so that no
+     * decision reads an undefined byte, even one whose lane is discarded */
+    p->half = calloc(1, (size_t)p->hw * p->hh + 32);
+    p->quarter = calloc(1, (size_t)p->qw * p->qh + 32);
     if (p->half && p->quarter)
         return 0;
     gpu_pyramid_free(p);
