@@ -490,6 +490,7 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         .qscale = p->qscale,
         .ladder = e->ladder,
         .n_ladder = e->n_ladder,
+        .n_drop = e->drop_q ? 2 : 0,
         .n_rows = e->n_slices,
         .gop = p->gop,
         .fps = fps,
