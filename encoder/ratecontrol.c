@@ -76,7 +76,8 @@ struct MpeRc {
 
     /* --bitrate: the planned quantiser (see plan_q) */
     AbrModel abr;          /* bits of I and P pictures as a function of q */
-    double abr_err;        /* bits written beyond the rate's share so far */
+    double abr_err;        /* bits written beyond the plan's shares of the rate so far */
+    double share;          /* the current picture's share (see plan_q) */
     double plan, plan0;    /* the current picture's planned quantiser, and its first plan */
     int planning;          /* its first codings, while it may be planned again */
     int spare_bank;        /* a coding that fits, kept while a finer one is tried */
@@ -311,11 +312,12 @@ double mpe_rc_vbv_fullness(const MpeRc *rc)
  * finer, planned from what pictures cost, never from a bit budget per
  * picture or per GOP.  Bits of a picture at quantiser q are modelled as
  * C q^-a per picture type: C (its complexity) blurred over the earlier
- * pictures of the type, a learnt whenever a picture is coded at two
- * quantisers (a mostly flat picture's bits hardly move with q).  The base
+ * pictures of the type, a learnt from the first picture of the type,
+ * coded at two quantisers (a mostly flat picture's bits hardly move with q).  The base
  * quantiser is the one at which an average GOP of such pictures comes to
- * the rate, less what has been spent beyond it so far (repaid over
- * ABR_REPAY seconds).  Bits at equal quality favour a constant quantiser,
+ * the rate, less what has been spent beyond the plan so far (repaid over
+ * ABR_REPAY seconds; an I picture is planned to take more than a
+ * picture's worth, and that is no overspend).  Bits at equal quality favour a constant quantiser,
  * and this keeps it as constant as the rate allows: no swing from GOP to
  * GOP, one I/P ratio everywhere.  The VBV overrides the plan only for a
  * picture the buffer cannot hold (the search in mpe_rc_next), or one so
@@ -329,7 +331,7 @@ double mpe_rc_vbv_fullness(const MpeRc *rc)
 #define ABR_BLUR 0.2          /* least weight of the newest picture in its type's complexity */
 #define ABR_REPAY 1.0         /* seconds over which an over- or underspend is repaid */
 
-static double plan_q(const MpeRc *rc, int t, const AbrModel *m)
+static double plan_q(const MpeRc *rc, int t, const AbrModel *m, double *share)
 {
     const double per_pic = rc->cfg.bitrate / rc->cfg.fps;
     const double gop = rc->cfg.gop > 0 ? rc->cfg.gop : 1;
@@ -357,7 +359,14 @@ static double plan_q(const MpeRc *rc, int t, const AbrModel *m)
         else
             hi = x;
     }
-    const double q = exp(0.5 * (lo + hi)) / (t == 0 ? ABR_IP_RATIO : 1.0);
+    const double qb = exp(0.5 * (lo + hi)), q = qb / (t == 0 ? ABR_IP_RATIO : 1.0);
+    if (share) {
+        /* the picture's part of its GOP at the plan, in pictures' worth of
+         * the rate: an I picture is meant to take more than its share */
+        const double bi = c[0] * pow(fmin(qb / ABR_IP_RATIO, qmax), -a[0]);
+        const double bp = c[1] * pow(fmin(qb, qmax), -a[1]);
+        *share = (t == 0 ? bi : bp) * gop / (bi + (gop - 1) * bp);
+    }
     return fmin(fmax(q, qmin), qmax);
 }
 
@@ -402,7 +411,7 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
     if (rc->cfg.mode == MPE_RC_BITRATE) {
         /* the picture is coded at its plan; the budget is only what the VBV allows */
         rc->budget = INFINITY;
-        rc->plan = rc->plan0 = plan_q(rc, rc->t, &rc->abr);
+        rc->plan = rc->plan0 = plan_q(rc, rc->t, &rc->abr, &rc->share);
         rc->planning = 1;
         rc->spare_bank = -1;
     }
@@ -430,7 +439,7 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
              * without it they drain a buffer the I then underflows */
             const AbrModel *m = &rc->abr;
             const double k = MPE_MAX(rc->cfg.gop - rc->gop_pos, 1);
-            const double next_i = m->c[0] * pow(plan_q(rc, 0, m), -m->a[0]);
+            const double next_i = m->c[0] * pow(plan_q(rc, 0, m, NULL), -m->a[0]);
             const double fill = fmin(rc->fill_rate / rc->cfg.fps, rc->vbv_size);
             const double room = rc->fullness + k * fill - next_i - 0.1 * rc->vbv_top;
             rc->budget = fmin(rc->budget, fmax(room / k, 0.25 * fill));
@@ -771,7 +780,9 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
         AbrModel *m = &rc->abr;
         const int t = rc->t;
         double q = tr->q_mean;
-        /* two codings of one picture: how its bits move with q */
+        /* two codings of the first picture of its type: how its bits move
+         * with q (learnt once: the finer codings that keep a full buffer
+         * from stuffing, learnt from too, made the plan oscillate) */
         if (!m->have[t] && rc->np >= 2 && fabs(rc->aq[1] - rc->aq[0]) > 0.04) {
             const double a = fmin(fmax(-(rc->ab[1] - rc->ab[0]) / (rc->aq[1] - rc->aq[0]), 0.1), 3.0);
             m->a[t] = rc->np > 2 ? 0.5 * (m->a[t] + a) : a;
@@ -779,14 +790,15 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
         if (!m->have[t] && rc->trials < 3) {
             /* the first picture of its type: its own cost, now known, plans it
              * again.  The very first picture knows nothing of P pictures but
-             * Test Model 5's P/I ratio: it stays within a factor 2 of its
-             * first guess */
+             * Test Model 5's P/I ratio: it stays within a factor 4 finer and
+             * 2 coarser than its first guess (a first I too coarse costs a
+             * GOP, one too fine only what the P pictures then repay) */
             AbrModel own = *m;
             own.c[t] = total * pow(tr->q_mean, own.a[t]);
             own.have[t] = 1;
-            q = plan_q(rc, t, &own);
+            q = plan_q(rc, t, &own, &rc->share);
             if (!m->have[!t])
-                q = fmin(fmax(q, 0.5 * rc->plan0), 2 * rc->plan0);
+                q = fmin(fmax(q, 0.25 * rc->plan0), 2 * rc->plan0);
         } else if (tr->ok && rc->cbr && total < rc->stuff_min && rc->trials < rc->cfg.max_trials) {
             /* the buffer would overflow: what the picture leaves would be stuffing */
             const double a = fmax(m->have[t] ? m->a[t] : 1.0, 0.7);
@@ -959,7 +971,7 @@ int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
         const double w = fmax(1.0 / ++m->n[t], ABR_BLUR);
         m->c[t] = (1 - w) * m->c[t] + w * x;
         m->have[t] = 1;
-        rc->abr_err += (double)bits - rc->cfg.bitrate / rc->cfg.fps;
+        rc->abr_err += (double)bits - rc->share * rc->cfg.bitrate / rc->cfg.fps;
     }
     if (rc->capped) {
         rc->complexity[t] = (double)bits * tr->q_mean;
