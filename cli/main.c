@@ -605,6 +605,40 @@ static int seek_input(const Cli *cli, MpeInput *in, long *total)
     return -1;
 }
 
+/* The command line's own checks, after parse_args and before any input is
+ * opened (mpegenc-mpi's too).  Returns -1 to go on, else the exit status. */
+static int check_cli(Cli *cli, MpeLog *log)
+{
+    MpeError err = { "" };
+    double target;
+
+    if (cli->verbose)
+        log->level = cli->verbose > 1 ? MPE_LOG_DEBUG : MPE_LOG_INFO;
+    if (cli->param.format == MPE_FORMAT_AUTO)
+        cli->param.format = has_ext(cli->output, ".m1v") ? MPE_FORMAT_MPEG1 : MPE_FORMAT_MPEG2;
+    if (cli->recon && !strcmp(cli->recon, "-") && !strcmp(cli->output, "-")) {
+        fprintf(stderr, "mpegenc: --recon and --output cannot both be stdout\n");
+        return EXIT_USAGE;
+    }
+    if (cli->report && !has_ext(cli->report, ".html") && !has_ext(cli->report, ".htm")) {
+        fprintf(stderr, "mpegenc: %s: the report is an HTML page: name it FILE.html\n", cli->report);
+        return EXIT_USAGE;
+    }
+    if (cli->log && !has_ext(cli->log, ".csv") && !has_ext(cli->log, ".jsonl") &&
+        !has_ext(cli->log, ".json")) {
+        fprintf(stderr, "mpegenc: %s: the log is CSV, JSON Lines or libvmaf-style JSON: name it "
+                        "FILE.csv, FILE.jsonl or FILE.json\n", cli->log);
+        return EXIT_USAGE;
+    }
+    if (mpe_param_check(&cli->param, &err) < 0) {
+        fprintf(stderr, "mpegenc: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    /* a quality target is measured, so it is logged too */
+    cli->param.iqa |= mpe_param_target(&cli->param, &target);
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     Cli cli = { .progress = -1 };
@@ -627,32 +661,8 @@ int main(int argc, char **argv)
     MpePsMux *mux = NULL;
 
     mpe_param_default(&cli.param);
-    if ((ret = parse_args(&cli, argc, argv)) >= 0)
+    if ((ret = parse_args(&cli, argc, argv)) >= 0 || (ret = check_cli(&cli, &log)) >= 0)
         return ret;
-    if (cli.verbose)
-        log.level = cli.verbose > 1 ? MPE_LOG_DEBUG : MPE_LOG_INFO;
-    if (cli.param.format == MPE_FORMAT_AUTO)
-        cli.param.format = has_ext(cli.output, ".m1v") ? MPE_FORMAT_MPEG1 : MPE_FORMAT_MPEG2;
-    if (cli.recon && !strcmp(cli.recon, "-") && !strcmp(cli.output, "-")) {
-        fprintf(stderr, "mpegenc: --recon and --output cannot both be stdout\n");
-        return EXIT_USAGE;
-    }
-    if (cli.report && !has_ext(cli.report, ".html") && !has_ext(cli.report, ".htm")) {
-        fprintf(stderr, "mpegenc: %s: the report is an HTML page: name it FILE.html\n", cli.report);
-        return EXIT_USAGE;
-    }
-    if (cli.log && !has_ext(cli.log, ".csv") && !has_ext(cli.log, ".jsonl") &&
-        !has_ext(cli.log, ".json")) {
-        fprintf(stderr, "mpegenc: %s: the log is CSV, JSON Lines or libvmaf-style JSON: name it "
-                        "FILE.csv, FILE.jsonl or FILE.json\n", cli.log);
-        return EXIT_USAGE;
-    }
-    if (mpe_param_check(&cli.param, &err) < 0) {
-        fprintf(stderr, "mpegenc: %s\n", err.msg);
-        return EXIT_USAGE;
-    }
-    /* a quality target is measured, so it is logged too */
-    cli.param.iqa |= mpe_param_target(&cli.param, &target);
     mpe_summary_init(&rs.summary, mpe_param_target(&cli.param, &target), target);
 
     t0 = mpe_time_ms();

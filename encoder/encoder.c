@@ -127,6 +127,11 @@ struct MpeEncoder {
     uint8_t *refresh_count;       /* per macroblock: P codings with coefficients since its
                                      last intra coding, in the stream (slice.h) */
     MpeRc *rc;
+    MpeRcConfig rc_cfg;           /* to open the rate control again at each chunk */
+    int chunk_len;                /* pictures per chunk (--chunk-gops GOPs), 0: one chunk */
+    int rc_chunk;                 /* the chunk rc was opened for, -1: open it afresh */
+    int end_code;                 /* the flush writes sequence_end_code */
+    int coded;                    /* pictures coded since the encoder (re)started */
     int cap_warned;               /* the rate control said once that a --bitrate cap cannot hold */
     uint64_t *row_bits, *row_sse; /* a bank's per-slice numbers for the rate control */
     double *row_mean_err;         /* ... and its rows' mean-level error, when measure_mean */
@@ -525,6 +530,9 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
             return mpe_error(err, -EINVAL, "MPEG-1 cannot signal a bit rate of %.0f bit/s (at most %.0f)",
                              peak, (0x3FFFF - 1) * 400.0);
     }
+    e->chunk_len = mpe_param_chunk_gops(p) * p->gop;
+    rc.chunk_frames = e->chunk_len;
+    e->rc_cfg = rc;
     if ((ret = mpe_rc_new(&e->rc, &rc, (uint64_t)p->width * p->height, err)) < 0)
         return ret;
     /* the guard's numbers are read only for these targets (see ratecontrol.c) */
@@ -572,7 +580,8 @@ int mpe_encoder_check_params(const MpeParam *p, MpeError *err)
         return mpe_error(err, -EINVAL, "frame size %dx%d outside 16x16..4095x4095", p->width,
                          p->height);
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < -1 ||
-        p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0)
+        p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0 ||
+        p->chunk_gops < -1 || p->chunk_gops > 1000000)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
     if ((ret = mpe_param_check(p, err)) < 0 || (ret = check_frame_rate(p, err)) < 0)
         return ret;
@@ -591,6 +600,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     if (!(e = calloc(1, sizeof(*e))))
         return mpe_error(err, -ENOMEM, "out of memory");
     e->p = *p;
+    e->end_code = 1;
     if (log)
         e->log = *log;
     e->mpeg2 = p->format != MPE_FORMAT_MPEG1;
@@ -696,6 +706,26 @@ void mpe_encoder_stream_rate(const MpeEncoder *e, int *num, int *den)
 {
     *num = e->rate_num;
     *den = e->rate_den;
+}
+
+int mpe_encoder_start_chunk(MpeEncoder *e, int first_frame, int end_code, MpeError *err)
+{
+    if (e->frame_index < e->submitted || (e->coded && !e->flushed))
+        return mpe_error(err, -EINVAL, "a chunk starts on a new or flushed encoder");
+    if (first_frame < 0 || first_frame % (e->chunk_len ? e->chunk_len : e->p.gop))
+        return mpe_error(err, -EINVAL, "frame %d does not begin a chunk of %d pictures",
+                         first_frame, e->chunk_len ? e->chunk_len : e->p.gop);
+    e->frame_index = e->submitted = first_frame;
+    e->flushed = 0;
+    e->coded = 0;
+    e->end_code = end_code;
+    e->rc_chunk = -1;
+    return 0;
+}
+
+int mpe_encoder_chunk_frames(const MpeEncoder *e)
+{
+    return e->chunk_len;
 }
 
 int mpe_encoder_threads(const MpeEncoder *e)
@@ -1076,6 +1106,31 @@ static void trace_trial(MpeEncoder *e, const MpeRcStep *step, int intra, int tri
             e->measure_mean ? ", row mean error " : "", e->measure_mean ? mean_err : 0.0);
 }
 
+/* At the first picture of a chunk, whatever crosses GOPs starts as in a
+ * fresh encoder: the rate control (its models, the GOP budget carried over,
+ * and the VBV fullness, which it sets to the chunk's agreed start), the
+ * f_code and the refresh counters.  So a chunk codes to the same bytes
+ * whether the encode began at it (mpe_encoder_start_chunk) or ran into it,
+ * and chunks can be coded apart and concatenated. */
+static int start_chunk_state(MpeEncoder *e, MpeError *err)
+{
+    const int chunk = e->chunk_len ? e->frame_index / e->chunk_len : 0;
+    MpeRc *rc;
+    int ret;
+
+    if ((e->chunk_len && e->frame_index % e->chunk_len) || chunk == e->rc_chunk)
+        return 0;
+    e->rc_cfg.chunk_index = chunk;
+    if ((ret = mpe_rc_new(&rc, &e->rc_cfg, (uint64_t)e->p.width * e->p.height, err)) < 0)
+        return ret;
+    mpe_rc_free(e->rc);
+    e->rc = rc;
+    e->rc_chunk = chunk;
+    e->f_code = f_code_for_range(e->search_window);
+    memset(e->refresh_count, 0, (size_t)e->orig[0].mb_width * e->orig[0].mb_height);
+    return 0;
+}
+
 /* Code frame number e->frame_index, fetched already: the rate control's
  * trials, then the chosen bank's slices into the stream. */
 static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
@@ -1087,6 +1142,8 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
     const uint64_t start_bits = bs_bit_count(&e->out);
     int ret, bank = 0, trials = 0;
 
+    if (intra && (ret = start_chunk_state(e, err)) < 0)
+        return ret;
     if (!intra)
         e->f_code = f_code_for_vectors(e->mv[e->frame_index % FRONTEND_SLOTS],
                                        orig->mb_width * orig->mb_height);
@@ -1161,6 +1218,14 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
                 "GOP has left of the %.0f kbit/s cap: the stream will be above the cap",
                 e->frame_index, intra ? 'I' : 'P', (unsigned long long)pic_bits, e->p.bitrate / 1000);
     }
+    if (rc_said == -2)
+        return mpe_error(err, -ERANGE,
+                         "picture %d (%c) needs %llu bits even coded as coarsely as it can be, more "
+                         "than leaves the next chunk of --chunk-gops %d its agreed VBV fullness: the "
+                         "rate is too low for this content (raise --bitrate, or --chunk-gops 0 when "
+                         "the stream is not coded in pieces)",
+                         e->frame_index, intra ? 'I' : 'P', (unsigned long long)pic_bits,
+                         mpe_param_chunk_gops(&e->p));
     if (rc_said < 0)
         /* a stream that breaks the VBV its header declares is no stream a
          * decoder with that buffer can play: stop, rather than finish one */
@@ -1200,6 +1265,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
     fs->time.code_ms = t1 - t0;
     ret = quality_stage(e, fs, orig, recon, err);
     e->frame_index++;
+    e->coded++;
     out->have_picture = 1;
     out->recon = recon;
     return ret;
@@ -1256,7 +1322,7 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
         /* the last picture's logged measures too */
         if ((ret = quality_join(e, err)) < 0)
             return ret;
-        if (e->frame_index > 0)
+        if (e->coded > 0 && e->end_code)
             bs_write_sequence_end(&e->out);
         e->flushed = 1;
     }

@@ -108,6 +108,18 @@ int mpe_encoder_open_pool(MpeEncoder **enc, const MpeParam *p, MpePool *pool, co
 int mpe_encode_frame(MpeEncoder *enc, const MpeFrame *frame, MpeOutput *out, MpeError *err);
 void mpe_encoder_close(MpeEncoder *enc);
 
+/* Chunks (MpeParam.chunk_gops): the encode is a run of chunks of
+ * mpe_encoder_chunk_frames() pictures (0: one chunk), each starting with
+ * the state that crosses GOPs afresh (see start_chunk_state in encoder.c),
+ * so that chunks coded apart concatenate into the stream one encode of the
+ * whole run writes, byte for byte.  mpe_encoder_start_chunk, on a new
+ * encoder or after the flush call: the next frame is frame first_frame of
+ * the run (a multiple of the chunk length; its GOP time code and the rate
+ * control's chunk follow from it), and end_code says whether the next flush
+ * writes sequence_end_code (0 for every chunk but the run's last). */
+int mpe_encoder_start_chunk(MpeEncoder *enc, int first_frame, int end_code, MpeError *err);
+int mpe_encoder_chunk_frames(const MpeEncoder *enc);
+
 /* Complete per-picture records (every measure --iqa asked for), in coding
  * order: call after each mpe_encode_frame until it returns 0.  The logged
  * measures run on their own stage, so a picture's record may come out one

@@ -32,6 +32,10 @@ static const OptDesc options[] = {
       OPT_INT, OFF(qscale), 1, 31, 0 },
     { { "gop", "N", "pictures per closed GOP; the first of each is an I picture" },
       OPT_INT, OFF(gop), 1, 1024, 0 },
+    { { "chunk-gops", "N", "GOPs per chunk: the encode restarts its rate control at every chunk, "
+                           "so chunks can be coded apart (mpegenc-mpi) into the same stream; "
+                           "0: one chunk; auto: 2, or one chunk with --bitrate (mpegenc-mpi: 2)" },
+      OPT_AUTO_INT, OFF(chunk_gops), 0, 1000000, -1 },
     { { "me", "KIND", "motion search: hier (1/4 and 1/2 resolution over +-merange, then an "
                       "exhaustive +-search window around the best candidate) or full (exhaustive "
                       "+-search around zero)" },
@@ -107,6 +111,7 @@ void mpe_param_default(MpeParam *p)
     p->format = MPE_FORMAT_AUTO;
     p->qscale = 4;
     p->gop = 12;
+    p->chunk_gops = -1;     /* auto */
     p->search_range = -1;   /* auto */
     /* full until the CUDA front end has the hierarchical search too: the
      * stream must not depend on the backend, and hier on --backend auto
@@ -489,6 +494,13 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
             snprintf(buf, size, "%d", *(const int *)(base + o->offset));
         break;
     }
+}
+
+int mpe_param_chunk_gops(const MpeParam *p)
+{
+    if (p->chunk_gops >= 0)
+        return p->chunk_gops;
+    return p->bitrate > 0 ? 0 : MPE_CHUNK_GOPS_AUTO;
 }
 
 int mpe_param_check(const MpeParam *p, MpeError *err)

@@ -40,6 +40,11 @@ typedef struct MpeParam {
     int format;          /* --format: MpeFormat */
     int qscale;          /* --q: quantiser_scale 1..31 (MPEG-2: quantiser_scale_code, linear) */
     int gop;             /* --gop: pictures per closed GOP, 1..1024 */
+    int chunk_gops;      /* --chunk-gops: GOPs per chunk, the unit an encode may be split into
+                            (mpegenc-mpi); state that crosses GOPs (rate control, f_code)
+                            starts afresh at each chunk; 0 = one chunk; -1 = auto:
+                            MPE_CHUNK_GOPS_AUTO, or one chunk under a bit rate (see
+                            mpe_param_chunk_gops) */
     int search_range;    /* --search: full-pel exhaustive window R, 0..64, -1 = auto */
     int me;              /* --me: MpeMotionSearch */
     int merange;         /* --merange: hier's reach, 4..255, 0 = auto (the level's) */
@@ -83,6 +88,16 @@ void mpe_param_default(MpeParam *p);
 /* The quality target set in p (MPE_IQA_PSNR, _MAD or _BLIINDS) and its
  * value, or 0 when none is. */
 unsigned mpe_param_target(const MpeParam *p, double *value);
+
+/* --chunk-gops auto: 24 pictures at the default --gop, so a 400-frame clip
+ * is 17 chunks, enough to keep 16 ranks busy. */
+#define MPE_CHUNK_GOPS_AUTO 2
+
+/* p->chunk_gops resolved: auto is MPE_CHUNK_GOPS_AUTO where chunks cost
+ * nothing (constant quantiser, quality targets without a cap) and 0 (one
+ * chunk) under a bit rate, where restarting the rate control's models at
+ * every chunk costs quality (docs/MPI.md). */
+int mpe_param_chunk_gops(const MpeParam *p);
 
 /* Options that contradict each other (two quality targets, --maxrate or
  * --vbv-size without --bitrate, ...): a usage error, found before any input

@@ -73,6 +73,8 @@ struct MpeRc {
     double tick_bits;      /* bits arriving in one period of the 90 kHz clock */
     double fullness;
     int started;           /* the first picture has set the decoding schedule */
+    int pictures;          /* pictures ended since mpe_rc_new */
+    double end_fullness;   /* the chunk contract's fullness after its last picture (cfg) */
 
     /* --bitrate: the planned quantiser (see plan_q) */
     AbrModel abr;          /* bits of I and P pictures as a function of q */
@@ -385,6 +387,48 @@ static double allocate_bits(MpeRc *rc)
     return fmax(t, per_frame / 8.0);
 }
 
+/* Pictures of the chunk left to code, this one included; 0 without chunks
+ * (or past the chunk: the run's last chunk may be shorter). */
+static int chunk_left(const MpeRc *rc)
+{
+    return rc->vbv && rc->cfg.chunk_frames > 0 ? MPE_MAX(rc->cfg.chunk_frames - rc->pictures, 0)
+                                               : 0;
+}
+
+/* Bits the next `left` pictures may take in all and still end the chunk at
+ * its agreed fullness. */
+static double chunk_allowance(const MpeRc *rc, int left)
+{
+    return rc->fullness - rc->end_fullness + left * rc->fill_rate / rc->cfg.fps;
+}
+
+/* The VBV contract (MpeRcConfig.chunk_frames): constant rate, chunk k
+ * starts k * chunk_bits mod 8 above the first chunk's start (whole-byte
+ * pictures can only end a chunk on the fraction of a byte the rate brought
+ * in), variable rate, with a full buffer as the first does. */
+static void chunk_contract_start(MpeRc *rc)
+{
+    const double chunk_bits = rc->cfg.chunk_frames * rc->fill_rate / rc->cfg.fps;
+
+    rc->end_fullness = rc->fullness;
+    if (!rc->cbr || rc->cfg.chunk_frames <= 0)
+        return;
+    rc->end_fullness += fmod((rc->cfg.chunk_index + 1.0) * chunk_bits, 8.0);
+    rc->fullness += fmod(rc->cfg.chunk_index * chunk_bits, 8.0);
+}
+
+/* In the chunk's last GOP, its budget is no more than what leaves the next
+ * chunk its fullness (x265's --vbv-end, spread over the GOP). */
+static void chunk_contract_frame(MpeRc *rc)
+{
+    const int left = chunk_left(rc);
+
+    if (left > rc->cfg.gop || !(rc->cfg.mode == MPE_RC_BITRATE || rc->capped))
+        return;
+    rc->gop_left = fmin(rc->gop_left, fmax(chunk_allowance(rc, left), 0));
+    rc->budget = allocate_bits(rc);
+}
+
 int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t start_code_bits)
 {
     rc->t = type == 'I' ? 0 : 1;
@@ -424,7 +468,11 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
         const double d = floor(((rc->fullness - (double)start_code_bits) / rc->tick_bits));
         rc->fullness = (double)start_code_bits + d * rc->tick_bits;
     }
+    if (rc->vbv && !rc->started)
+        chunk_contract_start(rc);
     rc->started = 1;
+    if (rc->vbv && chunk_left(rc) > 0)
+        chunk_contract_frame(rc);
     if (rc->vbv) {
         /* never take the buffer below empty (a tick to spare, see
          * mpe_rc_new); aim to keep a tenth of it */
@@ -445,6 +493,9 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
             rc->budget = fmin(rc->budget, fmax(room / k, 0.25 * fill));
         }
     }
+    if (chunk_left(rc) == 1)
+        /* the chunk's last picture leaves the next chunk its agreed fullness */
+        rc->vbv_max = fmin(rc->vbv_max, chunk_allowance(rc, 1));
     /* a cap on a quality target: no picture above its share of the rate
      * (the finest coding within it, when the target asks for more) */
     rc->hard_max = rc->capped ? fmin(rc->vbv_max, rc->budget) : rc->vbv_max;
@@ -954,10 +1005,22 @@ int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
     const int underflow = rc->vbv && (double)bits > rc->fullness;
     int over_cap = 0;
 
+    int broke_contract = 0;
+
     *trials = rc->trials;
     *stuffing = 0;
     if (rc->vbv && rc->cbr && (double)bits < rc->stuff_min)
         *stuffing = (uint64_t)ceil((rc->stuff_min - (double)bits) / 8.0);
+    if (chunk_left(rc) == 1) {
+        /* the chunk ends on the next one's fullness: to the bit at constant
+         * rate (the allowance is whole bytes), at or above it (full) at
+         * variable rate */
+        const double allowance = chunk_allowance(rc, 1);
+        broke_contract = (double)bits > allowance + 0.5;
+        if (rc->cbr && !broke_contract)
+            *stuffing = (uint64_t)llround((allowance - (double)bits) / 8.0);
+    }
+    rc->pictures++;
     bits += *stuffing * 8;
     if (rc->vbv) {
         rc->fullness = rc->fullness - (double)bits + rc->fill_rate / rc->cfg.fps;
@@ -998,7 +1061,7 @@ int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
         rc->last_x[t] = log(tr->q_mean);
         rc->last_y[t] = model_y(rc, tr->metric);
     }
-    return underflow ? -1 : over_cap ? 1 : 0;
+    return underflow ? -1 : broke_contract ? -2 : over_cap ? 1 : 0;
 }
 
 int mpe_rc_guard_mean_rejects(const MpeRc *rc)

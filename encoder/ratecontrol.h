@@ -60,6 +60,15 @@ typedef struct MpeRcConfig {
     double mean_tol;        /* QUALITY with MAD or BLIINDS-II: the largest |mean(source) -
                                mean(recon)| a row may show in Y, Cb or Cr, in 8-bit levels,
                                for a coding to count as meeting the target; 0: no guard */
+    /* The VBV contract of chunks coded apart (encoder.h: mpe_encoder_start_chunk): the
+     * controller codes chunk chunk_index of chunk_frames pictures (0: no chunks), starting
+     * at the fullness every chunk agrees on and ending at the next chunk's: constant rate,
+     * the first chunk's start, moved by the fraction of a byte the rate brings per chunk
+     * (pictures are whole bytes), so the last picture's zero stuffing lands on it exactly;
+     * variable rate, a full buffer.  Then the stitched stream's buffer is the one each
+     * chunk modelled, and its vbv_delay values run on one schedule. */
+    int chunk_frames;
+    int chunk_index;
 } MpeRcConfig;
 
 typedef struct MpeRc MpeRc;
@@ -107,7 +116,9 @@ void mpe_rc_report(MpeRc *rc, const MpeRcResult *res);
  * falls back to was too big for what the buffer held); 1 when a quality
  * target's GOP has spent its share of the bit-rate cap and this picture
  * was at the coarsest coding the target may use (the stream will be above
- * the cap, within its VBV); else 0. */
+ * the cap, within its VBV); -2 when the picture is the last of a chunk
+ * (cfg.chunk_frames) and too big to leave the next chunk its agreed
+ * fullness; else 0. */
 int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing);
 /* Codings (and mixes) of the last picture that met the metric target but
  * were turned down by the mean-level guard (cfg.mean_tol). */

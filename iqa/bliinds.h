@@ -37,7 +37,8 @@ typedef struct BliindsContext BliindsContext;
 typedef struct BliindsOptions {
     int threads;          /* worker threads; 0 = all online cores */
     int device;           /* CUDA device index (bliinds_cuda), 0 also for -1 */
-    MpePool *pool;        /* non-NULL: the C path runs on it (threads is then unused) */
+    MpePool *pool;        /* non-NULL: the C path runs on it (threads is then unused); the
+                           * CUDA path splits its host copy of the picture over it */
     /* Optional: a directory where every score() also writes the scale
      * images and per-block maps, named and formatted like the reference's
      * blockmaps/ (L<s>_image.csv, L<s>_{zeta,gamma,subband,orientvar,ori1,
@@ -56,6 +57,13 @@ typedef struct BliindsImpl {
     /* img: width x height 8-bit samples, rows stride bytes apart. */
     int (*score)(BliindsContext *ctx, const uint8_t *img, ptrdiff_t stride, BliindsScore *out,
                  MpeError *err);
+    /* score() in two halves, NULL where score() is all there is
+     * (bliinds_cpu): score_submit queues the work and returns once img may
+     * be reused; score_collect waits for it and writes the score.  One score
+     * at a time per context (-EBUSY otherwise), so a caller can score
+     * picture n on the GPU while it codes n + 1. */
+    int (*score_submit)(BliindsContext *ctx, const uint8_t *img, ptrdiff_t stride, MpeError *err);
+    int (*score_collect)(BliindsContext *ctx, BliindsScore *out, MpeError *err);
 } BliindsImpl;
 
 extern const BliindsImpl bliinds_cpu;

@@ -9,6 +9,7 @@
 typedef struct BliindsMetric {
     const BliindsImpl *impl;
     BliindsContext *ctx;
+    IqaHalves halves;
 } BliindsMetric;
 
 static int bliinds_metric_open(const BliindsImpl *impl, void **out, const IqaConfig *cfg,
@@ -42,10 +43,40 @@ static int bliinds_metric_score(void *ctx, const IqaPicture *pic, double *values
     BliindsMetric *m = ctx;
     BliindsScore bs;
     int ret = m->impl->score(m->ctx, pic->plane[0], pic->stride[0], &bs, err);
-    if (ret < 0)
-        return ret;
-    values[0] = bs.score;
-    return 0;
+    if (ret == 0)
+        values[0] = bs.score;
+    return ret;
+}
+
+static int bliinds_queue(void *ctx, const IqaPicture *pic, MpeError *err)
+{
+    BliindsMetric *m = ctx;
+    return m->impl->score_submit(m->ctx, pic->plane[0], pic->stride[0], err);
+}
+
+static int bliinds_wait(void *ctx, double *values, MpeError *err)
+{
+    BliindsMetric *m = ctx;
+    BliindsScore bs;
+    int ret = m->impl->score_collect(m->ctx, &bs, err);
+    if (ret == 0)
+        values[0] = bs.score;
+    return ret;
+}
+
+static int bliinds_metric_submit(void *ctx, const IqaPicture *pic, MpeError *err)
+{
+    BliindsMetric *m = ctx;
+    return iqa_halves_submit(&m->halves, m->impl->name,
+                             m->impl->score_submit ? bliinds_queue : NULL, bliinds_metric_score,
+                             ctx, pic, err);
+}
+
+static int bliinds_metric_collect(void *ctx, double *values, MpeError *err)
+{
+    BliindsMetric *m = ctx;
+    return iqa_halves_collect(&m->halves, m->impl->name,
+                              m->impl->score_collect ? bliinds_wait : NULL, 1, ctx, values, err);
 }
 
 static const IqaValue bliinds_values[] = {
@@ -69,6 +100,7 @@ static const IqaValue bliinds_values[] = {
         .axis = "DMOS", .vunit = "", .fmt = "%.4f", .nvalues = 1, .values = bliinds_values,      \
         .impl = &IMPL, .probe = IMPL##_metric_probe, .open = IMPL##_metric_open,                                \
         .close = bliinds_metric_close, .score = bliinds_metric_score,                            \
+        .submit = bliinds_metric_submit, .collect = bliinds_metric_collect,                      \
     };
 
 BLIINDS_ROW(bliinds_cpu, "cpu", 0)

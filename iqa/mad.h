@@ -40,7 +40,8 @@ typedef struct MadContext MadContext;
 typedef struct MadOptions {
     int threads;          /* worker threads for the C path, 0 = all online cores */
     int device;           /* CUDA device index (mad_cuda), 0 also for -1; zeroed options: 0 */
-    MpePool *pool;        /* non-NULL: the C path runs on it (threads is then unused) */
+    MpePool *pool;        /* non-NULL: the C path runs on it (threads is then unused); the
+                           * CUDA path splits its host copies of the pictures over it */
     const char *dump_dir; /* non-NULL: score() writes the visibility, local-MSE and
                            * appearance maps there (PNG for viewing + raw float64 .bin) */
 } MadOptions;
@@ -57,6 +58,17 @@ typedef struct MadImpl {
     /* Score a distorted picture against the current reference. */
     int (*score)(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MadScore *out,
                  MpeError *err);
+    /* score() in two halves, NULL where score() is all there is (mad_cpu):
+     * score_submit queues the work and returns once dst may be reused;
+     * score_collect waits for it and writes the score.  One score at a time
+     * per context (submit again only after collect: -EBUSY); set_reference
+     * may come in between, it is queued behind the pending score, which is
+     * still scored against the old reference.  So a caller can score
+     * picture n on the GPU while it codes n + 1:
+     *   set_reference(src n); score_submit(recon n); ...code n + 1...;
+     *   score_collect(-> score of n); set_reference(src n + 1); ... */
+    int (*score_submit)(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MpeError *err);
+    int (*score_collect)(MadContext *ctx, MadScore *out, MpeError *err);
 } MadImpl;
 
 extern const MadImpl mad_cpu;

@@ -59,6 +59,7 @@ int mad_check_score(int have_ctx, int width, int have_ref, const uint8_t *dst, p
 typedef struct MadMetric {
     const MadImpl *impl;
     MadContext *ctx;
+    IqaHalves halves;
 } MadMetric;
 
 static int mad_metric_open(const MadImpl *impl, void **out, const IqaConfig *cfg, MpeError *err)
@@ -92,17 +93,51 @@ static int mad_metric_set_reference(void *ctx, const IqaPicture *ref, MpeError *
     return m->impl->set_reference(m->ctx, ref->plane[0], ref->stride[0], err);
 }
 
+static void mad_values_of(double *values, const MadScore *ms)
+{
+    values[0] = ms->mad;
+    values[1] = ms->d_detect;
+    values[2] = ms->d_appear;
+}
+
 static int mad_metric_score(void *ctx, const IqaPicture *pic, double *values, MpeError *err)
 {
     MadMetric *m = ctx;
     MadScore ms;
     int ret = m->impl->score(m->ctx, pic->plane[0], pic->stride[0], &ms, err);
-    if (ret < 0)
-        return ret;
-    values[0] = ms.mad;
-    values[1] = ms.d_detect;
-    values[2] = ms.d_appear;
-    return 0;
+    if (ret == 0)
+        mad_values_of(values, &ms);
+    return ret;
+}
+
+static int mad_queue(void *ctx, const IqaPicture *pic, MpeError *err)
+{
+    MadMetric *m = ctx;
+    return m->impl->score_submit(m->ctx, pic->plane[0], pic->stride[0], err);
+}
+
+static int mad_wait(void *ctx, double *values, MpeError *err)
+{
+    MadMetric *m = ctx;
+    MadScore ms;
+    int ret = m->impl->score_collect(m->ctx, &ms, err);
+    if (ret == 0)
+        mad_values_of(values, &ms);
+    return ret;
+}
+
+static int mad_metric_submit(void *ctx, const IqaPicture *pic, MpeError *err)
+{
+    MadMetric *m = ctx;
+    return iqa_halves_submit(&m->halves, m->impl->name, m->impl->score_submit ? mad_queue : NULL,
+                             mad_metric_score, ctx, pic, err);
+}
+
+static int mad_metric_collect(void *ctx, double *values, MpeError *err)
+{
+    MadMetric *m = ctx;
+    return iqa_halves_collect(&m->halves, m->impl->name, m->impl->score_collect ? mad_wait : NULL,
+                              3, ctx, values, err);
 }
 
 static const IqaValue mad_values[] = {
@@ -130,6 +165,7 @@ static const IqaValue mad_values[] = {
         .axis = "MAD index", .vunit = "", .fmt = "%.4f", .nvalues = 3, .values = mad_values,     \
         .impl = &IMPL, .probe = IMPL##_metric_probe, .open = IMPL##_metric_open, .close = mad_metric_close,     \
         .set_reference = mad_metric_set_reference, .score = mad_metric_score,                    \
+        .submit = mad_metric_submit, .collect = mad_metric_collect,                              \
     };
 
 MAD_ROW(mad_cpu, "cpu", 0)

@@ -1,20 +1,26 @@
 /* mad_cuda.cu — MAD in CUDA (../shared/reference/mad/SPEC.md; paper: Larson
- * & Chandler 2010), the same computation as mad_cpu.c, in double precision:
- * the H200 runs FP64 at full rate and every large stage here is bound by
- * memory, so double costs about 2x the bytes of float and buys agreement
- * with C to ~1e-12 instead of the SPEC's ~5e-5 for float.
+ * & Chandler 2010), the same computation as mad_cpu.c, in double precision
+ * except the 20 log-Gabor subbands between their spectrum product and their
+ * |EO| samples: those are float by default (MAD_CUDA_SUB_FLOAT,
+ * mad_cuda_internal.h).  The subband stages move 16 bytes per pixel and
+ * subband in double and were three quarters of the time (H100, 2048^2:
+ * 3.6 of 4.4 ms); float halves their bytes, and moves the scores by
+ * <= 5e-5 relative (SPEC §7; measured 1e-5 on the 26 reference pairs, the
+ * issue allows 2e-4).  MAD_CUDA_SUB_DOUBLE keeps everything double and
+ * agrees with C to ~1e-12 map by map (the stage tests use it).
  *
  * Per context (one size), built in open on the device: the CSF (Hermitian-
  * symmetrised on the r2c half spectrum, times 1/(w*h)), the log-Gabor bank
  * as 5 radial x 4 angular factors, the lightness table, cuFFT plans (2-D
- * D2Z and Z2D for the real pictures; Z2Z inverse batched over `batch`
- * subbands) and every buffer.  cuFFT is loaded with dlopen, so the binary
+ * D2Z and Z2D for the real pictures; C2C (Z2Z) inverse batched over
+ * `batch` subbands) and every buffer.  cuFFT is loaded with dlopen, so the binary
  * starts without it; probe() says why when it is missing.  Device memory:
  * about 140 bytes per pixel plus 16 per pixel and batched subband (and
  * cuFFT's workspace, up to as much again): the batch is all 20 subbands
  * while that buffer stays within 1.5 GiB (2048x2048: 20, ~3.3 GB in all).
  *
- * set_reference() (one stream):
+ * set_reference() (one stream; it only queues the work, a later score's
+ * collect waits for it):
  *   upload ref -> pixel sum -> prep: L = LUT[ref], G = ref - mean
  *   D2Z(L) . CSF -> Z2D -> R -> block mean16 and sd8 of R -> modified std
  *   D2Z(G); per batch of subbands: half spectrum x radial x angular ->
@@ -30,6 +36,7 @@
  *     |differences| to the reference's, one map per subband
  *   eta per block (fixed order over subbands) -> kept-region sum of squares
  *   two fixed-order reductions -> 2 doubles back -> combination on the host
+ *   (score_submit queues all this and returns; score_collect waits)
  *
  * Block statistics (the paper's bottleneck kernel: per-thread 256-element
  * arrays spilled to global memory): a CUDA block covers 32 x 16 grid blocks.
@@ -46,18 +53,19 @@
  * distorted picture go through the same kernels and plans, so a picture
  * scored against itself gives exactly 0.
  *
- * What bounds each kernel (H200, 4.8 TB/s, estimates; 2048^2 / 512^2):
- *   upload        PCIe + the host's copy into pinned memory, chunked so the
- *                 two overlap: ~0.3 ms / ~30 us
- *   sum, prep     memory: 1 + 18 bytes per pixel, ~10 us / launch latency
- *   D2Z, Z2D      memory, ~3 x 2 passes over 64 MB: ~0.1 ms / ~10 us
- *   subband mul   memory: writes 16 bytes per pixel and subband (1.3 GB at
- *                 2048^2, 20 subbands): ~0.3 ms / ~25 us
- *   batched Z2Z   memory: ~2 read+write passes over 1.3 GB: ~1.3 ms /
- *                 ~80 us (84 MB, partly L2)
- *   appear stats  memory: 1.3 x 16 bytes per pixel and subband, with FP64
- *                 (sqrt, moments) at about half of issue: ~0.5 ms / ~35 us
- *   detect stats, local MSE, eta, reductions: memory or latency, ~10 us each
+ * What bounds each kernel, measured with ncu on an H100 (3.35 TB/s) at
+ * 2048^2, float subbands (double in brackets; docs/PERF.md has the rest):
+ *   upload        the host's copy into pinned memory (5-8 GB/s on that
+ *                 machine's one thread, so ~0.5 ms for 4 MB; split over the
+ *                 caller's pool when MadOptions.pool is set) + PCIe
+ *   sum, prep     memory: 1 + 18 bytes per pixel, 10 + 27 us
+ *   D2Z, Z2D      memory, 2 kernels per transform, ~75 us each
+ *   subband mul   memory: 8 (16) bytes written per pixel and subband, 1.0
+ *                 (1.7) GB in all: 360 (603) us, 2.8 TB/s
+ *   batched C2C   memory: 2 read+write passes over 0.67 (1.34) GB:
+ *                 638 + 448 (1324 + 887) us
+ *   appear stats  0.9 (1.7) GB read, with the FP64 moments: 567 (705) us
+ *   detect stats, local MSE, eta, reductions: 20-50 us each
  */
 extern "C" {
 #include "iqa/mad.h"
@@ -67,6 +75,7 @@ extern "C" {
 #include "common/cuda.h"
 #include "common/timer.h"
 }
+#include "iqa/iqa_cuda.h"
 
 #include <cuda_runtime.h>
 #include <cufft.h> /* types and constants only: the functions come from dlopen */
@@ -82,8 +91,8 @@ extern "C" {
 
 #define TPB 256                       /* threads of the 1-D kernels */
 #define SUB_BUDGET ((size_t)3 << 29)  /* 1.5 GiB of subband buffer picks the batch */
-#define UPLOAD_CHUNK ((size_t)1 << 19) /* bytes per staged upload piece */
 #define MAX_MARKS 128
+
 
 /* ---- small device helpers ------------------------------------------------ */
 
@@ -183,6 +192,15 @@ __global__ void loggabor_kernel(double *__restrict__ rad, double *__restrict__ a
     }
 }
 
+/* Once per open: the log-Gabor factors in float for float subbands (half
+ * the bytes the product kernel reads). */
+__global__ void to_float_kernel(float *__restrict__ out, const double *__restrict__ in, size_t n)
+{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = (float)in[i];
+}
+
 /* ---- per picture ----------------------------------------------------------- */
 
 /* Memory-bound (1 byte per pixel): the picture's pixel sum, for the
@@ -239,12 +257,38 @@ __global__ void csf_mul_kernel(double2 *__restrict__ half, const double *__restr
     half[i] = make_double2(v.x * f, v.y * f);
 }
 
-/* Memory-bound (writes 16 bytes per bin and subband): spectrum x radial x
+/* A subband bin in the buffer's precision (float2: rounded once, here). */
+__device__ __forceinline__ void store_complex(double2 *p, double re, double im)
+{
+    *p = make_double2(re, im);
+}
+
+__device__ __forceinline__ void store_complex(float2 *p, double re, double im)
+{
+    *p = make_float2((float)re, (float)im);
+}
+
+/* |z| in double whatever the buffer's precision. */
+__device__ __forceinline__ double magnitude(double2 z)
+{
+    return sqrt(z.x * z.x + z.y * z.y);
+}
+
+__device__ __forceinline__ double magnitude(float2 z)
+{
+    /* in float: the sample carries the float transform's error (~1e-7 of
+     * the subband's RMS) already, and the FP64 square root was a third of
+     * the statistics kernel's time */
+    return (double)sqrtf(z.x * z.x + z.y * z.y);
+}
+
+/* Memory-bound (writes 16 or 8 bytes per bin and subband): spectrum x radial x
  * angular for subbands sub0 .. sub0+nsub-1, into nsub full h x w spectra.
  * The log-Gabor filters are one-sided, so they need the whole spectrum: the
  * bins r2c leaves out are F(k, l) = conj(F(-k, -l)). */
-__global__ void subband_mul_kernel(const double2 *__restrict__ half, const double *__restrict__ rad,
-                                   const double *__restrict__ ang, double2 *__restrict__ out,
+template <typename C, typename F>
+__global__ void subband_mul_kernel(const double2 *__restrict__ half, const F *__restrict__ rad,
+                                   const F *__restrict__ ang, C *__restrict__ out,
                                    int sub0, int nsub, int w, int h, int hc)
 {
     const int l = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
@@ -261,15 +305,15 @@ __global__ void subband_mul_kernel(const double2 *__restrict__ half, const doubl
     double a[MAD_NORIENT];
 #pragma unroll
     for (int o = 0; o < MAD_NORIENT; o++)
-        a[o] = __ldg(ang + o * npix + i);
+        a[o] = (double)__ldg(ang + o * npix + i);
     for (int j = 0; j < nsub; j++) {
         const int sub = sub0 + j, s = sub / MAD_NORIENT, o = sub % MAD_NORIENT;
         double ao = a[0];
 #pragma unroll
         for (int q = 1; q < MAD_NORIENT; q++)
             ao = o == q ? a[q] : ao;
-        const double g = __ldg(rad + s * npix + i) * ao;
-        out[j * npix + i] = make_double2(f.x * g, f.y * g);
+        const double g = (double)__ldg(rad + s * npix + i) * ao;
+        store_complex(out + j * npix + i, f.x * g, f.y * g);
     }
 }
 
@@ -285,7 +329,8 @@ __global__ void subband_mul_kernel(const double2 *__restrict__ half, const doubl
 enum { ST_APPEAR, ST_DETECT_REF, ST_DETECT_DST };
 
 struct StatsArgs {
-    const double2 *sub;  /* ST_APPEAR: nsub complex subbands (blockIdx.z picks one) */
+    const void *sub;     /* ST_APPEAR: nsub complex subbands, double2 or float2 (blockIdx.z
+                          * picks one) */
     const double *img;   /* ST_DETECT_*: R or E */
     int w, h, nbr, nbc;
     size_t npix, nblk;
@@ -306,7 +351,7 @@ struct StatsArgs {
  * appearance statistics of the reference and of a distorted picture come
  * from this one instantiation (is_ref is a runtime flag), so their
  * arithmetic is the same instruction for instruction. */
-template <int MODE>
+template <int MODE, typename C = double2>
 __global__ void __launch_bounds__(TPB) stats_kernel(StatsArgs a)
 {
     __shared__ double cm[4][ST_NCELL];
@@ -315,7 +360,7 @@ __global__ void __launch_bounds__(TPB) stats_kernel(StatsArgs a)
     const int ncr = a.nbr + 3, ncc = a.nbc + 3;
     const int ci0 = blockIdx.y * ST_TY, cj0 = blockIdx.x * ST_TX;
     const int q = threadIdx.x & 3; /* this thread's column of the cell */
-    const double2 *sub = MODE == ST_APPEAR ? a.sub + blockIdx.z * a.npix : NULL;
+    const C *sub = MODE == ST_APPEAR ? (const C *)a.sub + blockIdx.z * a.npix : NULL;
 
     /* 1: cell moments; every thread runs every round so that the shuffles
      * always have their whole warp */
@@ -330,8 +375,7 @@ __global__ void __launch_bounds__(TPB) stats_kernel(StatsArgs a)
 #pragma unroll
             for (int y = 0; y < 4; y++) {
                 if (MODE == ST_APPEAR) {
-                    double2 z = __ldg(sub + p0 + (size_t)y * a.w);
-                    v[y] = sqrt(z.x * z.x + z.y * z.y) * a.scale;
+                    v[y] = magnitude(__ldg(sub + p0 + (size_t)y * a.w)) * a.scale;
                 } else {
                     v[y] = __ldg(a.img + p0 + (size_t)y * a.w);
                 }
@@ -574,6 +618,7 @@ typedef cufftResult (*PfnSetStream)(cufftHandle, cudaStream_t);
 typedef cufftResult (*PfnExecD2Z)(cufftHandle, cufftDoubleReal *, cufftDoubleComplex *);
 typedef cufftResult (*PfnExecZ2D)(cufftHandle, cufftDoubleComplex *, cufftDoubleReal *);
 typedef cufftResult (*PfnExecZ2Z)(cufftHandle, cufftDoubleComplex *, cufftDoubleComplex *, int);
+typedef cufftResult (*PfnExecC2C)(cufftHandle, cufftComplex *, cufftComplex *, int);
 typedef cufftResult (*PfnDestroy)(cufftHandle);
 typedef cufftResult (*PfnGetVersion)(int *);
 
@@ -585,6 +630,7 @@ typedef struct CufftApi {
     PfnExecD2Z exec_d2z;
     PfnExecZ2D exec_z2d;
     PfnExecZ2Z exec_z2z;
+    PfnExecC2C exec_c2c;
     PfnDestroy destroy;
     PfnGetVersion get_version;
 } CufftApi;
@@ -623,6 +669,7 @@ static int fft_load(CufftApi *api, char *why, size_t why_size)
         fft_sym(&api->exec_d2z, api->lib, "cufftExecD2Z") < 0 ||
         fft_sym(&api->exec_z2d, api->lib, "cufftExecZ2D") < 0 ||
         fft_sym(&api->exec_z2z, api->lib, "cufftExecZ2Z") < 0 ||
+        fft_sym(&api->exec_c2c, api->lib, "cufftExecC2C") < 0 ||
         fft_sym(&api->destroy, api->lib, "cufftDestroy") < 0 ||
         fft_sym(&api->get_version, api->lib, "cufftGetVersion") < 0) {
         snprintf(why, why_size, "cuFFT library lacks a function we need");
@@ -682,6 +729,7 @@ struct MadContext {
     int w, h, hc, nbr, nbc;
     size_t npix, nhalf, nblk;
     int batch;                   /* subbands per batched inverse transform */
+    int sub_double;              /* subbands in double (MAD_CUDA_SUB_DOUBLE), else float */
     char *dump_dir;
 
     CufftApi fft;
@@ -689,15 +737,18 @@ struct MadContext {
     int have_r2c, have_c2r, have_sub, have_rest;
     cudaStream_t stream;
 
-    uint8_t *h_pic;              /* pinned staging of one picture */
+    IqaUpload up[2];             /* staging: [0] the reference, [1] a distorted picture */
+    MpePool *pool;               /* MadOptions.pool: the staging copies run on it */
     double *h_out;               /* pinned: the two sums */
+    int pending;                 /* a score was submitted and not collected */
     uint8_t *d_pic, *d_ref;
     unsigned long long *d_sum;
     double *d_lut, *d_csf, *d_rad, *d_ang;
+    float *d_rad_f, *d_ang_f;    /* the same in float, for float subbands (else NULL) */
     double *d_gray, *d_light;
     double2 *d_half_g, *d_half_l;
     double *d_rimg, *d_eimg;
-    double2 *d_sub;              /* batch x npix */
+    void *d_sub;                 /* batch x npix, double2 or float2 */
     double *d_mu_ref, *d_sd8, *d_sd_ref, *d_sd_err, *d_msk, *d_eta;
     double *d_st_ref, *d_terms;
     int32_t *d_lmse;
@@ -705,6 +756,7 @@ struct MadContext {
     int n_part_det, n_part_app;
     int have_ref, have_score;
     double last_sum[2];
+    double submit_ms;            /* host clock at the last score_submit */
 
     /* timing */
     int timing, nmarks;
@@ -791,12 +843,12 @@ static void cuda_close(MadContext *ctx)
                          ctx->d_eimg,   ctx->d_sub,    ctx->d_mu_ref, ctx->d_sd8,
                          ctx->d_sd_ref, ctx->d_sd_err, ctx->d_msk,    ctx->d_eta,
                          ctx->d_st_ref, ctx->d_terms,  ctx->d_lmse,   ctx->d_part_det,
-                         ctx->d_part_app, ctx->d_out };
+                         ctx->d_part_app, ctx->d_out,    ctx->d_rad_f,  ctx->d_ang_f };
     for (size_t i = 0; i < sizeof(dev_bufs) / sizeof(dev_bufs[0]); i++)
         if (dev_bufs[i])
             cudaFree(dev_bufs[i]);
-    if (ctx->h_pic)
-        cudaFreeHost(ctx->h_pic);
+    for (int k = 0; k < 2; k++)
+        iqa_upload_close(&ctx->up[k]);
     if (ctx->h_out)
         cudaFreeHost(ctx->h_out);
     for (int i = 0; i < MAX_MARKS; i++)
@@ -807,6 +859,12 @@ static void cuda_close(MadContext *ctx)
     free(ctx->h_maps);
     free(ctx->dump_dir);
     free(ctx);
+}
+
+/* Bytes of one subband bin in the context's precision. */
+static size_t sub_bytes(const MadContext *ctx)
+{
+    return ctx->sub_double ? sizeof(double2) : sizeof(float2);
 }
 
 static int dev_alloc(void *p, size_t size, int w, int h, MpeError *err)
@@ -854,19 +912,28 @@ static int build_size(MadContext *ctx, MpeError *err)
     loggabor_kernel<<<dim3((w + TPB - 1) / TPB, h), TPB, 0, ctx->stream>>>(ctx->d_rad, ctx->d_ang,
                                                                            p, w, h);
     CU_TRY(cudaGetLastError(), "log-Gabor kernel launch");
+    if (!ctx->sub_double) {
+        const size_t nr = MAD_NSCALE * ctx->npix, na = MAD_NORIENT * ctx->npix;
+        to_float_kernel<<<(unsigned)((nr + TPB - 1) / TPB), TPB, 0, ctx->stream>>>(ctx->d_rad_f,
+                                                                                   ctx->d_rad, nr);
+        to_float_kernel<<<(unsigned)((na + TPB - 1) / TPB), TPB, 0, ctx->stream>>>(ctx->d_ang_f,
+                                                                                   ctx->d_ang, na);
+        CU_TRY(cudaGetLastError(), "filter conversion kernel launch");
+    }
 
     int n[2] = { h, w };
     FFT_TRY(ctx->fft.plan2d(&ctx->plan_r2c, h, w, CUFFT_D2Z), "plan (D2Z)");
     ctx->have_r2c = 1;
     FFT_TRY(ctx->fft.plan2d(&ctx->plan_c2r, h, w, CUFFT_Z2D), "plan (Z2D)");
     ctx->have_c2r = 1;
+    const cufftType sub_type = ctx->sub_double ? CUFFT_Z2Z : CUFFT_C2C;
     FFT_TRY(ctx->fft.plan_many(&ctx->plan_sub, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
-                               (int)ctx->npix, CUFFT_Z2Z, ctx->batch),
+                               (int)ctx->npix, sub_type, ctx->batch),
             "plan (batched Z2Z)");
     ctx->have_sub = 1;
     if (MAD_NSUB % ctx->batch) {
         FFT_TRY(ctx->fft.plan_many(&ctx->plan_rest, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
-                                   (int)ctx->npix, CUFFT_Z2Z, MAD_NSUB % ctx->batch),
+                                   (int)ctx->npix, sub_type, MAD_NSUB % ctx->batch),
                 "plan (batched Z2Z, remainder)");
         ctx->have_rest = 1;
     }
@@ -878,7 +945,7 @@ static int build_size(MadContext *ctx, MpeError *err)
 }
 
 static int open_impl(MadContext **pctx, int width, int height, const MadOptions *opt, int batch,
-                     MpeError *err)
+                     int precision, MpeError *err)
 {
     MadContext *ctx = NULL;
     char why[256];
@@ -889,6 +956,9 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
     if (batch < 0 || batch > MAD_NSUB)
         return mpe_error(err, -EINVAL, "mad_cuda: subband batch %d is not in 0..%d", batch,
                          MAD_NSUB);
+    if (precision != MAD_CUDA_SUB_FLOAT && precision != MAD_CUDA_SUB_DOUBLE)
+        return mpe_error(err, -EINVAL, "mad_cuda: subband precision %d is not %d or %d", precision,
+                         MAD_CUDA_SUB_FLOAT, MAD_CUDA_SUB_DOUBLE);
 
     ctx = (MadContext *)calloc(1, sizeof(*ctx));
     if (!ctx)
@@ -901,8 +971,10 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
     ctx->npix = (size_t)width * height;
     ctx->nhalf = (size_t)height * ctx->hc;
     ctx->nblk = (size_t)ctx->nbr * ctx->nbc;
+    ctx->sub_double = precision == MAD_CUDA_SUB_DOUBLE;
+    ctx->pool = opt ? opt->pool : NULL;
     if (!batch) {
-        size_t fit = SUB_BUDGET / (ctx->npix * sizeof(double2));
+        size_t fit = SUB_BUDGET / (ctx->npix * sub_bytes(ctx));
         batch = fit >= MAD_NSUB ? MAD_NSUB : fit < 1 ? 1 : (int)fit;
     }
     ctx->batch = batch;
@@ -949,7 +1021,7 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
             { &ctx->d_half_l, nh * sizeof(double2) },
             { &ctx->d_rimg, n * sizeof(double) },
             { &ctx->d_eimg, n * sizeof(double) },
-            { &ctx->d_sub, (size_t)ctx->batch * n * sizeof(double2) },
+            { &ctx->d_sub, (size_t)ctx->batch * n * sub_bytes(ctx) },
             { &ctx->d_mu_ref, nb * sizeof(double) },
             { &ctx->d_sd8, nb * sizeof(double) },
             { &ctx->d_sd_ref, nb * sizeof(double) },
@@ -966,8 +1038,16 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
         for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
             if ((ret = dev_alloc(bufs[i].p, bufs[i].size, width, height, err)) < 0)
                 goto fail;
-        if ((ret = cu_check(cudaHostAlloc((void **)&ctx->h_pic, n, cudaHostAllocWriteCombined),
-                            "cudaHostAlloc", err)) < 0 ||
+        if (!ctx->sub_double &&
+            ((ret = dev_alloc(&ctx->d_rad_f, MAD_NSCALE * n * sizeof(float), width, height, err)) <
+                 0 ||
+             (ret = dev_alloc(&ctx->d_ang_f, MAD_NORIENT * n * sizeof(float), width, height, err)) <
+                 0))
+            goto fail;
+        for (int k = 0; k < 2; k++)
+            if ((ret = iqa_upload_open(&ctx->up[k], n, "mad_cuda", err)) < 0)
+                goto fail;
+        if (
             (ret = cu_check(cudaHostAlloc((void **)&ctx->h_out, 2 * sizeof(double),
                                           cudaHostAllocDefault),
                             "cudaHostAlloc", err)) < 0)
@@ -985,27 +1065,17 @@ fail:
 static int cuda_open(MadContext **pctx, int width, int height, const MadOptions *opt,
                      MpeError *err)
 {
-    return open_impl(pctx, width, height, opt, 0, err);
+    return open_impl(pctx, width, height, opt, 0, MAD_CUDA_SUB_FLOAT, err);
 }
 
-/* Host picture -> dst on the device, staged through pinned memory in
- * pieces so that the host's copy of one piece overlaps the DMA of the
- * previous one.  The staging buffer is free: every call ends synchronised. */
-static int upload(MadContext *ctx, uint8_t *dst, const uint8_t *pic, ptrdiff_t stride,
+/* Host picture -> dst on the device, through staging buffer `which`: the
+ * reference and a distorted picture have their own, so either can be
+ * queued behind work still running on the other. */
+static int upload(MadContext *ctx, int which, uint8_t *dst, const uint8_t *pic, ptrdiff_t stride,
                   MpeError *err)
 {
-    const int w = ctx->w, h = ctx->h;
-    const int rows = (int)MPE_MAX((size_t)1, UPLOAD_CHUNK / (size_t)w);
-    for (int y0 = 0; y0 < h; y0 += rows) {
-        const int nr = MPE_MIN(rows, h - y0);
-        uint8_t *stage = ctx->h_pic + (size_t)y0 * w;
-        for (int y = y0; y < y0 + nr; y++)
-            memcpy(ctx->h_pic + (size_t)y * w, pic + (ptrdiff_t)y * stride, (size_t)w);
-        CU_TRY(cudaMemcpyAsync(dst + (size_t)y0 * w, stage, (size_t)nr * w,
-                               cudaMemcpyHostToDevice, ctx->stream),
-               "cudaMemcpyAsync(picture)");
-    }
-    return 0;
+    return iqa_upload(&ctx->up[which], ctx->pool, dst, pic, stride, ctx->w, ctx->h, ctx->stream,
+                      "mad_cuda", err);
 }
 
 /* Pixel sum, gray and lightness (or lightness difference) of the picture
@@ -1070,14 +1140,26 @@ static int appearance(MadContext *ctx, int is_ref, MpeError *err)
     for (int sub0 = 0; sub0 < MAD_NSUB; sub0 += ctx->batch) {
         const int nsub = MPE_MIN(ctx->batch, MAD_NSUB - sub0);
         MARK(MAD_CUDA_FILTER);
-        subband_mul_kernel<<<dim3((w + TPB - 1) / TPB, h), TPB, 0, ctx->stream>>>(
-            ctx->d_half_g, ctx->d_rad, ctx->d_ang, ctx->d_sub, sub0, nsub, w, h, ctx->hc);
+        const dim3 mul_grid((w + TPB - 1) / TPB, h);
+        if (ctx->sub_double)
+            subband_mul_kernel<<<mul_grid, TPB, 0, ctx->stream>>>(
+                ctx->d_half_g, ctx->d_rad, ctx->d_ang, (double2 *)ctx->d_sub, sub0, nsub, w, h,
+                ctx->hc);
+        else
+            subband_mul_kernel<<<mul_grid, TPB, 0, ctx->stream>>>(
+                ctx->d_half_g, ctx->d_rad_f, ctx->d_ang_f, (float2 *)ctx->d_sub, sub0, nsub, w, h,
+                ctx->hc);
         CU_TRY(cudaGetLastError(), "subband product kernel launch");
         MARK(MAD_CUDA_FFT);
         cufftHandle plan = nsub == ctx->batch ? ctx->plan_sub : ctx->plan_rest;
-        FFT_TRY(ctx->fft.exec_z2z(plan, (cufftDoubleComplex *)ctx->d_sub,
-                                  (cufftDoubleComplex *)ctx->d_sub, CUFFT_INVERSE),
-                "exec Z2Z (subbands)");
+        if (ctx->sub_double)
+            FFT_TRY(ctx->fft.exec_z2z(plan, (cufftDoubleComplex *)ctx->d_sub,
+                                      (cufftDoubleComplex *)ctx->d_sub, CUFFT_INVERSE),
+                    "exec Z2Z (subbands)");
+        else
+            FFT_TRY(ctx->fft.exec_c2c(plan, (cufftComplex *)ctx->d_sub, (cufftComplex *)ctx->d_sub,
+                                      CUFFT_INVERSE),
+                    "exec C2C (subbands)");
         MARK(MAD_CUDA_STATS);
         StatsArgs a = stats_args(ctx);
         a.sub = ctx->d_sub;
@@ -1085,12 +1167,19 @@ static int appearance(MadContext *ctx, int is_ref, MpeError *err)
         a.is_ref = is_ref;
         a.st_ref = ctx->d_st_ref;
         a.terms = ctx->d_terms;
-        stats_kernel<ST_APPEAR><<<stats_grid(ctx, nsub), TPB, 0, ctx->stream>>>(a);
+        if (ctx->sub_double)
+            stats_kernel<ST_APPEAR, double2><<<stats_grid(ctx, nsub), TPB, 0, ctx->stream>>>(a);
+        else
+            stats_kernel<ST_APPEAR, float2><<<stats_grid(ctx, nsub), TPB, 0, ctx->stream>>>(a);
         CU_TRY(cudaGetLastError(), "appearance statistics kernel launch");
     }
     return 0;
 }
 
+/* Queues the reference's work and returns: the stream orders it after a
+ * score still pending (which is then collected against the old reference)
+ * and before any later one.  Synchronous only with timing on, to read the
+ * events. */
 static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t stride,
                               MpeError *err)
 {
@@ -1103,7 +1192,7 @@ static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t str
     ctx->have_score = 0;
     ctx->nmarks = 0;
     MARK(MAD_CUDA_UPLOAD);
-    if ((ret = upload(ctx, ctx->d_ref, ref, stride, err)) < 0)
+    if ((ret = upload(ctx, 0, ctx->d_ref, ref, stride, err)) < 0)
         return ret;
     MARK(MAD_CUDA_PREP);
     if ((ret = prep(ctx, ctx->d_ref, 1, err)) < 0 || (ret = csf_filter(ctx, ctx->d_rimg, err)) < 0)
@@ -1123,10 +1212,11 @@ static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t str
     if ((ret = appearance(ctx, 1, err)) < 0)
         return ret;
     MARK(-1);
-    CU_TRY(cudaStreamSynchronize(ctx->stream), "set_reference");
     ctx->have_ref = 1;
-    if (ctx->timing)
+    if (ctx->timing) {
+        CU_TRY(cudaStreamSynchronize(ctx->stream), "set_reference");
         collect_times(ctx, &ctx->t_ref, mpe_time_ms() - t0);
+    }
     return 0;
 }
 
@@ -1136,7 +1226,7 @@ static int score_device(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, M
     int ret;
     ctx->nmarks = 0;
     MARK(MAD_CUDA_UPLOAD);
-    if ((ret = upload(ctx, ctx->d_pic, dst, stride, err)) < 0)
+    if ((ret = upload(ctx, 1, ctx->d_pic, dst, stride, err)) < 0)
         return ret;
     MARK(MAD_CUDA_PREP);
     if ((ret = prep(ctx, ctx->d_pic, 0, err)) < 0 || (ret = csf_filter(ctx, ctx->d_eimg, err)) < 0)
@@ -1170,7 +1260,6 @@ static int score_device(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, M
                            ctx->stream),
            "cudaMemcpyAsync(sums)");
     MARK(-1);
-    CU_TRY(cudaStreamSynchronize(ctx->stream), "score");
     return 0;
 }
 
@@ -1184,18 +1273,36 @@ static int dump_maps(MadContext *ctx, MpeError *err)
     return mad_dump_maps(ctx->dump_dir, ctx->w, ctx->h, ctx->nbr, ctx->nbc, m.msk, m.lmse_sum, m.eta, err);
 }
 
-static int cuda_score(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MadScore *out,
-                      MpeError *err)
+/* Queues a score of dst against the current reference; the picture may be
+ * reused as soon as this returns.  One score at a time per context. */
+static int cuda_score_submit(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MpeError *err)
 {
+    const MadScore unused = { 0.0, 0.0, 0.0 }; /* score() checked its own output */
     int ret = mad_check_score(ctx != NULL, ctx ? ctx->w : 0, ctx && ctx->have_ref, dst, stride,
-                              out, err);
+                              &unused, err);
     if (ret < 0)
         return ret;
-    const double t0 = mpe_time_ms();
+    if (ctx->pending)
+        return mpe_error(err, -EBUSY, "mad_cuda: a score is pending (collect it first)");
+    ctx->submit_ms = mpe_time_ms();
     CU_TRY(cudaSetDevice(ctx->dev), "cudaSetDevice");
     ctx->have_score = 0;
     if ((ret = score_device(ctx, dst, stride, err)) < 0)
         return ret;
+    ctx->pending = 1;
+    return 0;
+}
+
+/* Waits for the submitted score and returns it. */
+static int cuda_score_collect(MadContext *ctx, MadScore *out, MpeError *err)
+{
+    if (!ctx || !out)
+        return mpe_error(err, -EINVAL, "mad_cuda: NULL context or output");
+    if (!ctx->pending)
+        return mpe_error(err, -EINVAL, "mad_cuda: no score was submitted");
+    CU_TRY(cudaSetDevice(ctx->dev), "cudaSetDevice");
+    ctx->pending = 0;
+    CU_TRY(cudaStreamSynchronize(ctx->stream), "score");
     ctx->have_score = 1;
     ctx->last_sum[0] = ctx->h_out[0];
     ctx->last_sum[1] = ctx->h_out[1];
@@ -1203,8 +1310,18 @@ static int cuda_score(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, Mad
                          (double)(ctx->w - MAD_CROP_LO - MAD_CROP_HI);
     mad_combine(out, 200.0 * sqrt(ctx->last_sum[0] / count), sqrt(ctx->last_sum[1] / count));
     if (ctx->timing)
-        collect_times(ctx, &ctx->t_score, mpe_time_ms() - t0);
+        collect_times(ctx, &ctx->t_score, mpe_time_ms() - ctx->submit_ms);
     return ctx->dump_dir ? dump_maps(ctx, err) : 0;
+}
+
+static int cuda_score(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, MadScore *out,
+                      MpeError *err)
+{
+    int ret = mad_check_score(ctx != NULL, ctx ? ctx->w : 0, ctx && ctx->have_ref, dst, stride,
+                              out, err);
+    if (ret == 0)
+        ret = cuda_score_submit(ctx, dst, stride, err);
+    return ret < 0 ? ret : cuda_score_collect(ctx, out, err);
 }
 
 /* ---- internal interface (mad_cuda_internal.h) ------------------------------------ */
@@ -1212,7 +1329,13 @@ static int cuda_score(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, Mad
 extern "C" int mad_cuda_open_batch(MadContext **ctx, int width, int height, const MadOptions *opt,
                                    int batch, MpeError *err)
 {
-    return open_impl(ctx, width, height, opt, batch, err);
+    return open_impl(ctx, width, height, opt, batch, MAD_CUDA_SUB_FLOAT, err);
+}
+
+extern "C" int mad_cuda_open_ex(MadContext **ctx, int width, int height, const MadOptions *opt,
+                                int batch, int precision, MpeError *err)
+{
+    return open_impl(ctx, width, height, opt, batch, precision, err);
 }
 
 extern "C" void mad_cuda_set_timing(MadContext *ctx, int on)
@@ -1255,6 +1378,7 @@ extern "C" int mad_cuda_maps(MadContext *ctx, MadCudaMaps *m, MpeError *err)
     m->nbr = ctx->nbr;
     m->nbc = ctx->nbc;
     m->batch = ctx->batch;
+    m->precision = ctx->sub_double ? MAD_CUDA_SUB_DOUBLE : MAD_CUDA_SUB_FLOAT;
 
     double *rad = p, *ang = rad + MAD_NSCALE * n, *csf = ang + MAD_NORIENT * n;
     double *r_img = csf + nh, *mu = r_img + n, *sdr = mu + nb, *st = sdr + nb;
@@ -1302,5 +1426,6 @@ extern "C" int mad_cuda_maps(MadContext *ctx, MadCudaMaps *m, MpeError *err)
 }
 
 extern "C" const MadImpl mad_cuda = {
-    "mad_cuda", cuda_probe, cuda_open, cuda_close, cuda_set_reference, cuda_score,
+    "mad_cuda",         cuda_probe, cuda_open,         cuda_close, cuda_set_reference, cuda_score,
+    cuda_score_submit, cuda_score_collect,
 };

@@ -264,3 +264,28 @@ int iqa_metric_open(IqaInstance *inst, const char *family, const char *backend,
     }
     return -ENODEV;
 }
+
+int iqa_halves_submit(IqaHalves *h, const char *name,
+                      int (*queue)(void *ctx, const IqaPicture *pic, MpeError *err),
+                      int (*score)(void *ctx, const IqaPicture *pic, double *values, MpeError *err),
+                      void *ctx, const IqaPicture *pic, MpeError *err)
+{
+    if (h->pending)
+        return mpe_error(err, -EBUSY, "%s: a score is pending (collect it first)", name);
+    int ret = queue ? queue(ctx, pic, err) : score(ctx, pic, h->held, err);
+    h->pending = ret == 0;
+    return ret;
+}
+
+int iqa_halves_collect(IqaHalves *h, const char *name,
+                       int (*wait)(void *ctx, double *values, MpeError *err), int nvalues,
+                       void *ctx, double *values, MpeError *err)
+{
+    if (!h->pending)
+        return mpe_error(err, -EINVAL, "%s: no score was submitted", name);
+    h->pending = 0;
+    if (wait)
+        return wait(ctx, values, err);
+    memcpy(values, h->held, (size_t)nvalues * sizeof(*values));
+    return 0;
+}

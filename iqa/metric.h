@@ -97,7 +97,32 @@ typedef struct IqaMetric {
     int (*set_reference)(void *ctx, const IqaPicture *ref, MpeError *err);
     /* writes nvalues doubles, in the order of values[] */
     int (*score)(void *ctx, const IqaPicture *pic, double *values, MpeError *err);
+    /* score() in two halves, so that a caller can code picture n + 1 while
+     * picture n is scored (NULL in rows without them: use score()).
+     * submit() returns once pic may be reused: CUDA rows queue the work on
+     * the device, the others compute the score there and then; collect()
+     * waits for it and writes the values.  One submitted score at a time
+     * per context (-EBUSY); set_reference() may come between submit() and
+     * collect() (the pending score keeps the old reference). */
+    int (*submit)(void *ctx, const IqaPicture *pic, MpeError *err);
+    int (*collect)(void *ctx, double *values, MpeError *err);
 } IqaMetric;
+
+/* For rows' submit/collect: the one-score-in-flight bookkeeping, and for
+ * implementations without halves (queue / wait NULL) the score that
+ * submit() computed, held for collect(). */
+typedef struct IqaHalves {
+    int pending;
+    double held[IQA_MAX_VALUES];
+} IqaHalves;
+
+int iqa_halves_submit(IqaHalves *h, const char *name,
+                      int (*queue)(void *ctx, const IqaPicture *pic, MpeError *err),
+                      int (*score)(void *ctx, const IqaPicture *pic, double *values, MpeError *err),
+                      void *ctx, const IqaPicture *pic, MpeError *err);
+int iqa_halves_collect(IqaHalves *h, const char *name,
+                       int (*wait)(void *ctx, double *values, MpeError *err), int nvalues,
+                       void *ctx, double *values, MpeError *err);
 
 /* Rows, in list order (twins: CUDA first, so "auto" tries the GPU first). */
 int iqa_metric_count(void);

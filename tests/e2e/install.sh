@@ -29,6 +29,8 @@ for f in bin/mpegenc bin/mpegenc-iqa lib/libmpegenc.a lib/libmpegenc.so.0 lib/li
          share/man/man1/mpegenc.1 share/man/man1/mpegenc-iqa.1; do
     [ -e "$P/$f" ] || missing="$missing $f"
 done
+# mpegenc-mpi where an MPI compiler wrapper builds it
+if have mpicc && [ ! -x "$P/bin/mpegenc-mpi" ]; then missing="$missing bin/mpegenc-mpi"; fi
 check installed-files "missing:$missing" [ -z "$missing" ]
 check installed-binary-runs "$("$P/bin/mpegenc" --version 2>&1)" sh -c "'$P/bin/mpegenc' --version | grep -q '^mpegenc [0-9]'"
 soname=$(objdump -p "$P/lib/libmpegenc.so.0" 2>/dev/null | awk '$1 == "SONAME" { print $2 }')

@@ -86,6 +86,8 @@ static void check_ranges(const MpeParam *p, const char *name, const char *value)
         die("qscale outside 1..31", name, value);
     if (p->gop < 1 || p->gop > 1024)
         die("gop outside 1..1024", name, value);
+    if (p->chunk_gops < -1 || p->chunk_gops > 1000000)
+        die("chunk_gops neither -1 (auto) nor 0..1000000", name, value);
     if (p->search_range < -1 || p->search_range > 64)
         die("search range outside -1 (auto)..64", name, value);
     if (p->me != MPE_ME_HIER && p->me != MPE_ME_FULL)

@@ -539,6 +539,75 @@ static void *thread_main(void *opaque)
 /* A context reused gives the same bits; strides and bottom-up rows are
  * honoured; contexts on several threads at once give the same bits as one
  * alone. */
+static int same_bliinds(const BliindsScore *a, const BliindsScore *b)
+{
+    return a->score == b->score && !memcmp(a->features, b->features, sizeof(a->features));
+}
+
+/* score() in halves: the same bits as score(), one score in flight, the
+ * picture reusable once submit returns, and the same bits on every run. */
+static void t_submit_collect(TestCtx *t)
+{
+    enum { W = 203, H = 157 };
+    TestRng rng = { 0x7375626dULL };
+    uint8_t *a = malloc((size_t)W * H), *b = malloc((size_t)W * H);
+    BliindsContext *ctx = NULL;
+    MpePool *pool = NULL;
+    BliindsScore sa, sb, s;
+    MpeError err = { "" };
+    int ret;
+    CHECK(t, bliinds_cuda.score_submit && bliinds_cuda.score_collect &&
+                 !bliinds_cpu.score_submit && !bliinds_cpu.score_collect,
+          "bliinds_cuda has both halves, bliinds_cpu neither");
+    if (!need_gpu(t))
+        goto done;
+    if (!a || !b) {
+        CHECK(t, 0, "out of memory");
+        goto done;
+    }
+    random_image(&rng, a, W, H, 1);
+    random_image(&rng, b, W, H, 0);
+    if ((ret = bliinds_cuda.open(&ctx, W, H, NULL, &err)) < 0) {
+        CHECK(t, 0, "open: %s", err.msg);
+        goto done;
+    }
+    ret = bliinds_cuda.score(ctx, a, W, &sa, &err);
+    ret |= bliinds_cuda.score(ctx, b, W, &sb, &err);
+    CHECK(t, ret == 0 && sa.score != sb.score, "scores %g %g (%s)", sa.score, sb.score, err.msg);
+    ret = bliinds_cuda.score_submit(ctx, a, W, &err);
+    CHECK(t, ret == 0, "submit: %s", err.msg);
+    CHECK(t, bliinds_cuda.score_submit(ctx, b, W, &err) == -EBUSY, "second submit accepted");
+    CHECK(t, bliinds_cuda.score(ctx, b, W, &s, &err) == -EBUSY, "score() while one is pending");
+    memset(a, 0, (size_t)W * H);   /* the submitted picture may be reused at once */
+    ret = bliinds_cuda.score_collect(ctx, &s, &err);
+    CHECK(t, ret == 0 && same_bliinds(&s, &sa), "collect: %g vs %g (%s)", s.score, sa.score,
+          err.msg);
+    CHECK(t, bliinds_cuda.score_collect(ctx, &s, &err) == -EINVAL, "collect without submit");
+    for (int k = 0; k < 3; k++) {
+        ret = bliinds_cuda.score_submit(ctx, b, W, &err);
+        ret |= bliinds_cuda.score_collect(ctx, &s, &err);
+        CHECK(t, ret == 0 && same_bliinds(&s, &sb), "run %d: %g vs %g", k, s.score, sb.score);
+    }
+    /* the upload staged by a pool's threads: the same picture arrives */
+    if (mpe_pool_open(&pool, 4, &err) == 0) {
+        BliindsOptions opt = { .pool = pool };
+        BliindsContext *pc = NULL;
+        ret = bliinds_cuda.open(&pc, W, H, &opt, &err);
+        if (ret == 0)
+            ret = bliinds_cuda.score(pc, b, W, &s, &err);
+        CHECK(t, ret == 0 && same_bliinds(&s, &sb), "with a pool: %g vs %g (%s)", s.score,
+              sb.score, ret ? err.msg : "");
+        bliinds_cuda.close(pc);
+    } else {
+        CHECK(t, 0, "pool: %s", err.msg);
+    }
+done:
+    mpe_pool_close(pool);
+    bliinds_cuda.close(ctx);
+    free(a);
+    free(b);
+}
+
 static void t_reuse_strides_threads(TestCtx *t)
 {
     enum { W = 203, H = 157, STRIDE = 224, NTHREADS = 3 };
@@ -739,6 +808,7 @@ int main(void)
     test_run(&t, "random_sizes", t_random_sizes);
     test_run(&t, "maps_vs_cpu", t_maps_vs_cpu);
     test_run(&t, "reuse_strides_threads", t_reuse_strides_threads);
+    test_run(&t, "submit_collect", t_submit_collect);
     test_run(&t, "dump", t_dump);
     test_run(&t, "reference_shared", t_reference_shared);
     test_run(&t, "timing", t_timing);

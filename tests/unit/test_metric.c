@@ -206,6 +206,58 @@ static void t_score_cpu_rows(TestCtx *t)
     }
 }
 
+/* score() in halves through the registry: every row of a family with
+ * halves has them (twins alike), C rows give score()'s values, one score in
+ * flight, and set_reference between submit and collect leaves the pending
+ * score on the old reference. */
+static void t_submit_collect_rows(TestCtx *t)
+{
+    enum { W = 40, H = 36 };
+    static uint8_t a[W * H], b[W * H], c[W * H];
+    TestRng rng = { 0x7375626d6974ULL };
+    MpeError err = { "" };
+    IqaConfig cfg = { .width = W, .height = H, .threads = 1, .device = -1 };
+    IqaPicture pa, pb, pc;
+    int with_halves = 0;
+
+    for (int i = 0; i < W * H; i++) {
+        a[i] = (uint8_t)(60 + 2 * (i % W) + i / W);
+        b[i] = (uint8_t)(a[i] + (int)(test_rand(&rng) % 41) - 20);
+        c[i] = (uint8_t)(200 - a[i] / 2);
+    }
+    iqa_picture_gray(&pa, a, W, W, H);
+    iqa_picture_gray(&pb, b, W, W, H);
+    iqa_picture_gray(&pc, c, W, W, H);
+    for (int i = 0; i < iqa_metric_count(); i++) {
+        const IqaMetric *m = iqa_metric_get(i);
+        const IqaMetric *head = iqa_family_metric(iqa_family_find(m->family));
+        IqaInstance in;
+        double v[IQA_MAX_VALUES], w[IQA_MAX_VALUES];
+        CHECK(t, !m->submit == !m->collect && !m->submit == !head->submit,
+              "%s: submit %d collect %d, its family's first row %d", m->name, !!m->submit,
+              !!m->collect, !!head->submit);
+        if ((m->flags & IQA_CUDA) || !m->submit)
+            continue;
+        with_halves++;
+        int ret = iqa_metric_open(&in, m->family, m->name, &cfg, NULL, &err);
+        CHECK(t, ret == 0, "%s: open %d '%s'", m->name, ret, err.msg);
+        if (ret)
+            continue;
+        if (m->set_reference)
+            CHECK(t, m->set_reference(in.ctx, &pa, &err) == 0, "%s: set_reference", m->name);
+        CHECK(t, m->score(in.ctx, &pb, v, &err) == 0, "%s: score '%s'", m->name, err.msg);
+        CHECK(t, m->collect(in.ctx, w, &err) == -EINVAL, "%s: collect without submit", m->name);
+        CHECK(t, m->submit(in.ctx, &pb, &err) == 0, "%s: submit '%s'", m->name, err.msg);
+        CHECK(t, m->submit(in.ctx, &pb, &err) == -EBUSY, "%s: a second submit", m->name);
+        if (m->set_reference)
+            CHECK(t, m->set_reference(in.ctx, &pc, &err) == 0, "%s: set_reference", m->name);
+        CHECK(t, m->collect(in.ctx, w, &err) == 0 && !memcmp(v, w, m->nvalues * sizeof(double)),
+              "%s: collected %g, score() gave %g", m->name, w[0], v[0]);
+        iqa_metric_close(&in);
+    }
+    CHECK(t, with_halves >= 2, "only %d C rows with submit/collect", with_halves);
+}
+
 int main(void)
 {
     TestCtx t;
@@ -216,5 +268,6 @@ int main(void)
     test_run(&t, "open_checks", t_open_checks);
     test_run(&t, "auto_fallback", t_auto_fallback);
     test_run(&t, "score_cpu_rows", t_score_cpu_rows);
+    test_run(&t, "submit_collect_rows", t_submit_collect_rows);
     return test_finish(&t);
 }
