@@ -425,6 +425,15 @@ static void chunk_contract_frame(MpeRc *rc)
 
     if (left > rc->cfg.gop || !(rc->cfg.mode == MPE_RC_BITRATE || rc->capped))
         return;
+    if (rc->cfg.mode == MPE_RC_BITRATE) {
+        /* the picture's part of what the pictures left may take, by the
+         * plan's shares (the rest of the chunk is P pictures) */
+        const double gop = MPE_MAX(rc->cfg.gop, 2);
+        const double p_share = rc->t == 0 ? (gop - rc->share) / (gop - 1) : rc->share;
+        rc->budget = fmin(rc->budget, fmax(chunk_allowance(rc, left), 0) * rc->share /
+                                          (rc->share + (left - 1) * p_share));
+        return;
+    }
     rc->gop_left = fmin(rc->gop_left, fmax(chunk_allowance(rc, left), 0));
     rc->budget = allocate_bits(rc);
 }
