@@ -49,6 +49,10 @@ static const OptDesc options[] = {
     { { "trellis", "N", "1: choose each block's levels for the fewest bits at their distortion "
                         "(trellis quantisation over the real VLC costs); 0: nearest levels" },
       OPT_INT, OFF(trellis), 0, 1, 0 },
+    { { "aq-strength", "S", "adaptive quantisation: each macroblock's quantiser times "
+                            "2^(S/6 (log2 of its luma variance - the picture's mean of those)), "
+                            "coded with the macroblock quant flag; 0: off" },
+      OPT_DOUBLE, OFF(aq_strength), -1, 4, 0 },
     { { "lambda", "C", "rate-distortion choices (the trellis) trade one bit for lambda = C / 1000 * q^2 "
                        "of squared DCT error" },
       OPT_INT, OFF(trellis_lambda), 1, 100000, 0 },
