@@ -584,7 +584,7 @@ int mpe_encoder_check_params(const MpeParam *p, MpeError *err)
                          p->height);
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < -1 ||
         p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0 ||
-        p->chunk_gops < -1 || p->chunk_gops > 1000000 || !(p->aq_strength >= 0))
+        p->chunk_gops < -1 || p->chunk_gops > 1000000)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
     if ((ret = mpe_param_check(p, err)) < 0 || (ret = check_frame_rate(p, err)) < 0)
         return ret;

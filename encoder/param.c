@@ -520,6 +520,8 @@ int mpe_param_check(const MpeParam *p, MpeError *err)
                          p->bitrate);
     if (p->vbv_size > 0 && !(p->bitrate > 0))
         return mpe_error(err, -EINVAL, "--vbv-size needs --bitrate");
+    if (!(p->aq_strength >= 0))
+        return mpe_error(err, -EINVAL, "--aq-strength %g is below 0 (0: off)", p->aq_strength);
     return 0;
 }
 
