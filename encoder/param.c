@@ -117,10 +117,9 @@ void mpe_param_default(MpeParam *p)
     p->gop = 12;
     p->chunk_gops = -1;     /* auto */
     p->search_range = -1;   /* auto */
-    /* full until the CUDA front end has the hierarchical search too: the
-     * stream must not depend on the backend, and hier on --backend auto
-     * would move CUDA machines off their GPU */
-    p->me = MPE_ME_FULL;
+    /* hier: finds motion far outside a +-16 window (all three backends run
+     * it, bit for bit); --me full keeps the exhaustive search */
+    p->me = MPE_ME_HIER;
     p->merange = 0;         /* auto */
     p->trellis = 1;
     p->trellis_lambda = 640;

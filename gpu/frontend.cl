@@ -175,9 +175,13 @@ void motion_search(__global const uchar *cur, __global const uchar *ref, int pla
 }
 
 /* ---- the hierarchical search (frontend.h): one kernel per pyramid level
- * built at submit, then stages 2-3 and stages 4-5 each one work-group of
- * SEARCH_WG items per macroblock.  Every minimum is reduced with cand_key,
- * the tie-break order. */
+ * built at submit, then stages 2-3 and stages 4-5, one work-item per
+ * macroblock, each stage's minimum taken in cand_key's order (the
+ * tie-break rule).  One work-item per macroblock, without work-group
+ * reductions: kernels that shared each macroblock's candidates out over a
+ * work-group and reduced them (barriers, local memory) gave wrong minima
+ * on PoCL 5.0 (Xeon, skylake-avx512) while this form is exact there, on
+ * PoCL 3.1 and against the C reference. */
 
 __kernel void decimate(__global const uchar *src, int sw, __global uchar *dst, int dw, int dh)
 {
@@ -186,21 +190,6 @@ __kernel void decimate(__global const uchar *src, int sw, __global uchar *dst, i
         return;
     __global const uchar *a = src + 2 * y * sw + 2 * x;
     dst[y * dw + x] = (uchar)((a[0] + a[1] + a[sw] + a[sw + 1] + 2) >> 2);
-}
-
-/* The minimum of every item's key; every item gets it. */
-inline ulong wg_min(__local ulong *best, ulong mine, int lid)
-{
-    best[lid] = mine;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = SEARCH_WG / 2; s > 0; s >>= 1) {
-        if (lid < s && best[lid + s] < best[lid])
-            best[lid] = best[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    ulong k = best[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return k;
 }
 
 inline int key_dx(ulong k) { return (int)(k & 0xFFF) - 2048; }
@@ -214,34 +203,25 @@ inline uint sad_n(__global const uchar *a, __global const uchar *b, int stride, 
             s += abs_diff(a[y * stride + x], b[y * stride + x]);
     return s;
 }
-
 /* Stages 2-3: coarse[mb] = 2h as dx | dy << 16. */
-__kernel __attribute__((reqd_work_group_size(SEARCH_WG, 1, 1)))
-void hier_coarse(__global const uchar *cq, __global const uchar *rq, __global const uchar *ch,
-                 __global const uchar *rh, int qw, int qh, int mb_w, int reach,
-                 __global uint *coarse)
+__kernel void hier_coarse(__global const uchar *cq, __global const uchar *rq,
+                                 __global const uchar *ch, __global const uchar *rh, int qw, int qh,
+                                 int mb_w, int reach, __global uint *coarse, int nmb)
 {
-    __local ulong best[SEARCH_WG];
-    const int lid = get_local_id(0), mb = get_group_id(0);
+    const int mb = get_global_id(0);
+    if (mb >= nmb)
+        return;
     const int mbx = mb % mb_w, mby = mb / mb_w;
-
-    /* 1/4 resolution: 4x4 block, +-reach/4 */
     int x0 = 4 * mbx, y0 = 4 * mby, lim = reach / 4;
     int lo_x = max(-x0, -lim), hi_x = min(qw - 4 - x0, lim);
     int lo_y = max(-y0, -lim), hi_y = min(qh - 4 - y0, lim);
-    int nx = hi_x - lo_x + 1, n = nx * (hi_y - lo_y + 1);
-    ulong mine = ~(ulong)0;
-    for (int c = lid; c < n; c += SEARCH_WG) {
-        const int dx = lo_x + c % nx, dy = lo_y + c / nx;
-        uint s = sad_n(cq + y0 * qw + x0, rq + (y0 + dy) * qw + x0 + dx, qw, 4);
-        ulong k = cand_key(s, dx, dy);
-        mine = k < mine ? k : mine;
-    }
-    ulong k = wg_min(best, mine, lid);
-    const int ux = key_dx(k), uy = key_dy(k);
-
-    /* 1/2 resolution: 8x8 block, 2u +-2, |h| <= reach/2 */
-    const int hw = 2 * qw, hh = 2 * qh;
+    ulong best = ~(ulong)0;
+    for (int dy = lo_y; dy <= hi_y; dy++)
+        for (int dx = lo_x; dx <= hi_x; dx++) {
+            ulong k = cand_key(sad_n(cq + y0 * qw + x0, rq + (y0 + dy) * qw + x0 + dx, qw, 4), dx, dy);
+            best = k < best ? k : best;
+        }
+    const int ux = key_dx(best), uy = key_dy(best), hw = 2 * qw, hh = 2 * qh;
     x0 = 8 * mbx;
     y0 = 8 * mby;
     lim = reach / 2;
@@ -249,82 +229,57 @@ void hier_coarse(__global const uchar *cq, __global const uchar *rq, __global co
     hi_x = min(min(hw - 8 - x0, lim), 2 * ux + 2);
     lo_y = max(max(-y0, -lim), 2 * uy - 2);
     hi_y = min(min(hh - 8 - y0, lim), 2 * uy + 2);
-    mine = ~(ulong)0;
-    if (lid < 25) {
-        const int dx = 2 * ux - 2 + lid % 5, dy = 2 * uy - 2 + lid / 5;
-        if (dx >= lo_x && dx <= hi_x && dy >= lo_y && dy <= hi_y)
-            mine = cand_key(sad_n(ch + y0 * hw + x0, rh + (y0 + dy) * hw + x0 + dx, hw, 8), dx, dy);
-    }
-    k = wg_min(best, mine, lid);
-    if (lid == 0)
-        coarse[mb] = ((uint)(2 * key_dx(k)) & 0xFFFF) | ((uint)(2 * key_dy(k)) << 16);
+    best = ~(ulong)0;
+    for (int dy = lo_y; dy <= hi_y; dy++)
+        for (int dx = lo_x; dx <= hi_x; dx++) {
+            ulong k = cand_key(sad_n(ch + y0 * hw + x0, rh + (y0 + dy) * hw + x0 + dx, hw, 8), dx, dy);
+            best = k < best ? k : best;
+        }
+    coarse[mb] = ((uint)(2 * key_dx(best)) & 0xFFFF) | ((uint)(2 * key_dy(best)) << 16);
 }
 
-/* Stages 4-5: the candidates' best centres the exhaustive window, read
- * once into local memory (at most (16 + 2 range)^2 bytes). */
-__kernel __attribute__((reqd_work_group_size(SEARCH_WG, 1, 1)))
-void hier_final(__global const uchar *cur, __global const uchar *ref, int plane_w, int plane_h,
-                int mb_w, int mb_h, int range, int reach, __global const uint *coarse,
-                __global const uint *prev, int has_prev, __global uint *out, __local uchar *win)
+/* Stages 4-5: the candidates' best centres the exhaustive window. */
+__kernel void hier_final(__global const uchar *cur, __global const uchar *ref, int plane_w,
+                                int plane_h, int mb_w, int mb_h, int range, int reach,
+                                __global const uint *coarse, __global const uint *prev, int has_prev,
+                                __global uint *out)
 {
-    __local uchar blk[256];
-    __local ulong best[SEARCH_WG];
-    __local uint sad0;
-
-    const int lid = get_local_id(0), mb = get_group_id(0);
-    const int mbx = mb % mb_w, mby = mb / mb_w;
-    const int x0 = mbx * 16, y0 = mby * 16;
-
-    for (int i = lid; i < 256; i += SEARCH_WG)
-        blk[i] = cur[(y0 + i / 16) * plane_w + x0 + i % 16];
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    /* candidates as gpu_hier_candidates: own, zero, co-located, left, right, top, bottom */
-    ulong mine = ~(ulong)0;
-    if (lid < 7) {
+    const int mb = get_global_id(0);
+    if (mb >= mb_w * mb_h)
+        return;
+    const int mbx = mb % mb_w, mby = mb / mb_w, x0 = 16 * mbx, y0 = 16 * mby;
+    const int blo_x = max(-x0, -reach), bhi_x = min(plane_w - 16 - x0, reach);
+    const int blo_y = max(-y0, -reach), bhi_y = min(plane_h - 16 - y0, reach);
+    __global const uchar *a = cur + y0 * plane_w + x0, *r0 = ref + y0 * plane_w + x0;
+    ulong best = ~(ulong)0;
+    uint sad0 = 0;
+    for (int ci = 0; ci < 7; ci++) {
         int have = 1;
         uint v = 0;
-        if (lid == 0) v = coarse[mb];
-        else if (lid == 2) { have = has_prev; v = has_prev ? prev[3 * mb] : 0; }
-        else if (lid == 3) { have = mbx > 0; v = have ? coarse[mb - 1] : 0; }
-        else if (lid == 4) { have = mbx < mb_w - 1; v = have ? coarse[mb + 1] : 0; }
-        else if (lid == 5) { have = mby > 0; v = have ? coarse[mb - mb_w] : 0; }
-        else if (lid == 6) { have = mby < mb_h - 1; v = have ? coarse[mb + mb_w] : 0; }
+        if (ci == 0) v = coarse[mb];
+        else if (ci == 2) { have = has_prev; v = has_prev ? prev[3 * mb] : 0; }
+        else if (ci == 3) { have = mbx > 0; v = have ? coarse[mb - 1] : 0; }
+        else if (ci == 4) { have = mbx < mb_w - 1; v = have ? coarse[mb + 1] : 0; }
+        else if (ci == 5) { have = mby > 0; v = have ? coarse[mb - mb_w] : 0; }
+        else if (ci == 6) { have = mby < mb_h - 1; v = have ? coarse[mb + mb_w] : 0; }
         const int dx = (short)(v & 0xFFFF), dy = (short)(v >> 16);
-        if (have && dx >= -x0 && dx <= plane_w - 16 - x0 && dy >= -y0 && dy <= plane_h - 16 - y0 &&
-            abs(dx) <= reach && abs(dy) <= reach) {
-            __global const uchar *r = ref + (y0 + dy) * plane_w + x0 + dx;
-            uint s = 0;
-            for (int y = 0; y < 16; y++)
-                for (int x = 0; x < 16; x++)
-                    s += abs_diff(blk[16 * y + x], r[y * plane_w + x]);
-            if (lid == 1)
-                sad0 = s;
-            mine = cand_key(s, dx, dy);
+        if (!have || dx < blo_x || dx > bhi_x || dy < blo_y || dy > bhi_y)
+            continue;
+        uint s = sad_n(a, r0 + dy * plane_w + dx, plane_w, 16);
+        if (ci == 1)
+            sad0 = s;
+        ulong k = cand_key(s, dx, dy);
+        best = k < best ? k : best;
+    }
+    const int cx = key_dx(best), cy = key_dy(best);
+    const int lo_x = max(blo_x, cx - range), hi_x = min(bhi_x, cx + range);
+    const int lo_y = max(blo_y, cy - range), hi_y = min(bhi_y, cy + range);
+    for (int dy = lo_y; dy <= hi_y; dy++)
+        for (int dx = lo_x; dx <= hi_x; dx++) {
+            ulong k = cand_key(sad_n(a, r0 + dy * plane_w + dx, plane_w, 16), dx, dy);
+            best = k < best ? k : best;
         }
-    }
-    ulong k = wg_min(best, mine, lid);
-    const int cx = key_dx(k), cy = key_dy(k);
-
-    const int lo_x = max(max(-x0, -reach), cx - range), hi_x = min(min(plane_w - 16 - x0, reach), cx + range);
-    const int lo_y = max(max(-y0, -reach), cy - range), hi_y = min(min(plane_h - 16 - y0, reach), cy + range);
-    const int nx = hi_x - lo_x + 1, ny = hi_y - lo_y + 1, win_w = nx + 15;
-    for (int i = lid; i < win_w * (ny + 15); i += SEARCH_WG)
-        win[i] = ref[(y0 + lo_y + i / win_w) * plane_w + x0 + lo_x + i % win_w];
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    mine = k;   /* the centre: inside the window, and so the answer unless beaten */
-    for (int c = lid; c < nx * ny; c += SEARCH_WG) {
-        const int ix = c % nx, iy = c / nx;
-        __local const uchar *w = win + iy * win_w + ix;
-        const uint sad = sad16_local(blk, w, win_w);
-        ulong kk = cand_key(sad, lo_x + ix, lo_y + iy);
-        mine = kk < mine ? kk : mine;
-    }
-    k = wg_min(best, mine, lid);
-    if (lid == 0) {
-        out[3 * mb] = ((uint)key_dx(k) & 0xFFFF) | ((uint)key_dy(k) << 16);
-        out[3 * mb + 1] = (uint)(k >> 40);
-        out[3 * mb + 2] = sad0;
-    }
+    out[3 * mb] = ((uint)key_dx(best) & 0xFFFF) | ((uint)key_dy(best) << 16);
+    out[3 * mb + 1] = (uint)(best >> 40);
+    out[3 * mb + 2] = sad0;
 }

@@ -580,10 +580,49 @@ static void motion_search_rows_avx2(const GpuCpuKernels *k, GpuMotion *mv, const
     search_rows(k, mv, cur, cur_sums, ref, ref_sums, range, hint, row0, row1, scan_window_avx2);
 }
 
+/* gpu_hier_half_mb with psadbw: an 8x8 SAD is 4 of them (two rows each). */
+AVX2 static void half_mb_avx2(GpuMotion *out, const GpuPyramid *cur, const GpuPyramid *ref, int reach,
+                              int mbx, int mby, int ux, int uy)
+{
+    const int w = cur->hw, h = cur->hh, x0 = 8 * mbx, y0 = 8 * mby, lim = reach / 2;
+    const int dx_lo = MPE_MAX(MPE_MAX(-x0, -lim), 2 * ux - 2), dx_hi = MPE_MIN(MPE_MIN(w - 8 - x0, lim), 2 * ux + 2);
+    const int dy_lo = MPE_MAX(MPE_MAX(-y0, -lim), 2 * uy - 2), dy_hi = MPE_MIN(MPE_MIN(h - 8 - y0, lim), 2 * uy + 2);
+    const uint8_t *blk = cur->half + y0 * w + x0;
+    __m128i c[4];
+    uint32_t bs = UINT32_MAX;
+    int bx = 0, by = 0;
+
+    for (int j = 0; j < 4; j++)
+        c[j] = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(blk + 2 * j * w)),
+                                  _mm_loadl_epi64((const __m128i *)(blk + (2 * j + 1) * w)));
+    for (int dy = dy_lo; dy <= dy_hi; dy++)
+        for (int dx = dx_lo; dx <= dx_hi; dx++) {
+            const uint8_t *r = ref->half + (y0 + dy) * w + x0 + dx;
+            __m128i acc = _mm_setzero_si128();
+            for (int j = 0; j < 4; j++) {
+                const __m128i rr = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(r + 2 * j * w)),
+                                                      _mm_loadl_epi64((const __m128i *)(r + (2 * j + 1) * w)));
+                acc = _mm_add_epi64(acc, _mm_sad_epu8(c[j], rr));
+            }
+            const uint32_t sad = (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4));
+            if (gpu_mv_better(sad, dx, dy, bs, bx, by)) {
+                bs = sad;
+                bx = dx;
+                by = dy;
+            }
+        }
+    out->dx = (int16_t)(2 * bx);
+    out->dy = (int16_t)(2 * by);
+    out->sad = bs;
+    out->sad0 = 0;
+}
+
 /* Stage 2 (the 1/4 resolution 4x4 blocks) with mpsadbw: 16 candidates of
- * a row in 4 instructions; the lanes not above the best so far get the
- * tie-break check in order, so the minimum is the reference's.  Stage 3
- * is small: the reference's own code. */
+ * a row in 4 instructions; of those, only the one that is best under the
+ * tie-break order (the minimum SAD, nearest to dx = 0) is checked against
+ * the best so far, so the minimum is the reference's and flat areas, where
+ * every lane ties, cost one check per 16 candidates.  Stage 3 is small:
+ * the reference's own code. */
 AVX2 static void coarse_rows_avx2(GpuMotion *coarse, const GpuPyramid *cur, const GpuPyramid *ref,
                                   int mb_w, int reach, int row0, int row1)
 {
@@ -598,6 +637,7 @@ AVX2 static void coarse_rows_avx2(GpuMotion *coarse, const GpuPyramid *cur, cons
             __m256i c[4];
             uint32_t bs = UINT32_MAX;
             int bx = 0, by = 0;
+            const __m256i lane = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
             for (int j = 0; j < 4; j++) {
                 int32_t v;
                 memcpy(&v, blk + j * w, 4);
@@ -611,24 +651,40 @@ AVX2 static void coarse_rows_avx2(GpuMotion *coarse, const GpuPyramid *cur, cons
                         const uint8_t *p = r + j * w + dx;
                         sad = _mm256_add_epi16(sad, _mm256_mpsadbw_epu8(load2x128(p, p + 8), c[j], 0));
                     }
+                    /* lanes past the window get the largest SAD: never the minimum */
                     const int n = MPE_MIN(16, dx_hi - dx + 1);
-                    const __m256i best = _mm256_set1_epi16((short)MPE_MIN(bs, 65535u));
-                    unsigned mk = not_above(sad, best) & (n == 16 ? ~0u : (1u << 2 * n) - 1);
-                    if (!mk)
+                    sad = _mm256_or_si256(sad, _mm256_cmpgt_epi16(lane, _mm256_set1_epi16((short)(n - 1))));
+                    const __m128i m8 = _mm_min_epu16(_mm256_castsi256_si128(sad),
+                                                     _mm256_extracti128_si256(sad, 1));
+                    const unsigned m = (unsigned)_mm_extract_epi16(_mm_minpos_epu16(m8), 0);
+                    if (m > bs)
                         continue;
-                    alignas(32) uint16_t v[16];
-                    _mm256_store_si256((__m256i *)v, sad);
-                    for (; mk; mk &= mk - 1, mk &= mk - 1) {
-                        const int l = __builtin_ctz(mk) >> 1;
-                        if (gpu_mv_better(v[l], dx + l, dy, bs, bx, by)) {
-                            bs = v[l];
-                            bx = dx + l;
-                            by = dy;
-                        }
+                    /* of the lanes at the row's minimum (2 mask bits each)
+                     * the best under the tie-break (same dy: the smaller
+                     * |dx|, then the smaller dx) is the nearest to dx = 0
+                     * from below or above: only it can beat the best */
+                    const unsigned eq = (unsigned)_mm256_movemask_epi8(
+                        _mm256_cmpeq_epi16(sad, _mm256_set1_epi16((short)m)));
+                    const int l0 = -dx;   /* the lane of dx = 0 */
+                    const unsigned below = l0 < 0 ? 0u : l0 >= 15 ? ~0u : (1u << 2 * (l0 + 1)) - 1;
+                    int l;
+                    if (!(eq & below))
+                        l = __builtin_ctz(eq) >> 1;
+                    else if (!(eq & ~below))
+                        l = (31 - __builtin_clz(eq & below)) >> 1;
+                    else {
+                        const int ln = (31 - __builtin_clz(eq & below)) >> 1;
+                        const int lp = __builtin_ctz(eq & ~below) >> 1;
+                        l = -(dx + ln) <= dx + lp ? ln : lp;
+                    }
+                    if (gpu_mv_better(m, dx + l, dy, bs, bx, by)) {
+                        bs = m;
+                        bx = dx + l;
+                        by = dy;
                     }
                 }
             }
-            gpu_hier_half_mb(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, bx, by);
+            half_mb_avx2(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, bx, by);
         }
 }
 

@@ -1,6 +1,7 @@
 /* frontend_cuda.cu — the "cuda" front end: the fused RGB->YCbCr + chroma
  * lowpass kernel and the exhaustive SAD search of frontend.h in CUDA C,
- * bit-identical to frontend_cpu.c (integer arithmetic, one tie-break rule).
+ * bit-identical to frontend_cpu.c (integer arithmetic, one tie-break rule);
+ * the hierarchical search's kernels are in frontend_cuda_hier.cu.
  *
  * Each frame slot owns a stream, device planes, pinned staging buffers and
  * events.  submit_frame(s) queues upload + conversion + read-back of the
@@ -17,6 +18,7 @@ extern "C" {
 #include "common/cuda.h"
 #include "gpu/frontend_internal.h"
 }
+#include "gpu/frontend_cuda_hier.h"
 
 #include <cuda_runtime.h>
 #include <errno.h>
@@ -125,19 +127,6 @@ __global__ void __launch_bounds__(CONV_T *CONV_T)
  *    words (broadcasts, no bank conflicts);
  *  - candidates are packed into 64-bit keys whose order is the tie-break
  *    rule (SAD, |dx|+|dy|, dy, dx) and reduced with a shared atomicMin. */
-__device__ __forceinline__ uint32_t sad4_acc(uint32_t a, uint32_t b, uint32_t acc)
-{
-    uint32_t d;
-    asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(acc));
-    return d;
-}
-
-__device__ __forceinline__ unsigned long long cand_key(uint32_t sad, int dx, int dy)
-{
-    return ((unsigned long long)sad << 40) | ((unsigned long long)(abs(dx) + abs(dy)) << 24) |
-           ((unsigned long long)(dy + 2048) << 12) | (unsigned long long)(dx + 2048);
-}
-
 #define SEARCH_MAX_THREADS 512
 #define SEARCH_MAX_MBS 8
 
@@ -339,6 +328,9 @@ typedef struct CudaSlot {
     cudaStream_t out_stream;     /* planes out, beside the search */
     uint8_t *d_rgb, *d_planes;   /* Y, Cb, Cr back to back */
     uint32_t *d_mv;              /* 3 words per macroblock: dx|dy<<16, sad, sad0 */
+    uint8_t *d_half, *d_quarter; /* the pyramid (cfg->pyramid), built at submit */
+    uint32_t *d_coarse;          /* the hierarchical search's stage 3: per slot, as the
+                                  * searches of two slots may run at once */
     uint8_t *h_in, *h_out;       /* pinned staging */
     /* ev_start -> ev_uploaded -> ev_converted -> ev_planes_out;
      * ev_search0 -> ev_search1 -> ev_mv_out; ref_free: every search that
@@ -353,6 +345,7 @@ struct GpuContext {
     const GpuGeometry *geo;
     int slots;
     size_t smem_optin;
+    int pyramid;
     CudaSlot *slot;
 };
 
@@ -389,6 +382,9 @@ static void cuda_close(GpuContext *g)
         cudaFree(s->d_rgb);
         cudaFree(s->d_planes);
         cudaFree(s->d_mv);
+        cudaFree(s->d_half);
+        cudaFree(s->d_quarter);
+        cudaFree(s->d_coarse);
         cudaFreeHost(s->h_in);
         cudaFreeHost(s->h_out);
         if (s->stream)
@@ -410,6 +406,13 @@ static int cuda_alloc_slot(GpuContext *g, int slot, MpeError *err)
     CU_TRY(cudaMalloc((void **)&s->d_rgb, geo->rgb_size), "cudaMalloc(rgb)");
     CU_TRY(cudaMalloc((void **)&s->d_planes, geo->plane_off[3]), "cudaMalloc(planes)");
     CU_TRY(cudaMalloc((void **)&s->d_mv, geo->mv_size), "cudaMalloc(vectors)");
+    if (g->pyramid) {
+        const size_t half = (size_t)(geo->plane_w[0] / 2) * (geo->plane_h[0] / 2);
+        CU_TRY(cudaMalloc((void **)&s->d_half, half), "cudaMalloc(half)");
+        CU_TRY(cudaMalloc((void **)&s->d_quarter, half / 4), "cudaMalloc(quarter)");
+        CU_TRY(cudaMalloc((void **)&s->d_coarse, (size_t)geo->mb_w * geo->mb_h * sizeof(uint32_t)),
+               "cudaMalloc(coarse)");
+    }
     CU_TRY(cudaHostAlloc((void **)&s->h_in, geo->in_size, cudaHostAllocWriteCombined),
            "cudaHostAlloc(input)");
     CU_TRY(cudaHostAlloc((void **)&s->h_out, geo->plane_off[3] + geo->mv_size, cudaHostAllocDefault),
@@ -433,6 +436,7 @@ static int cuda_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *
         return mpe_error(err, -ENOMEM, "out of memory");
     g->geo = geo;
     g->slots = cfg->slots;
+    g->pyramid = cfg->pyramid;
     if ((ret = mpe_cuda_pick(cfg->device, 0, &g->dev, why, sizeof(why))) < 0)
         return mpe_error(err, ret, "CUDA: %s", why);
     mpe_log(cfg->log, MPE_LOG_INFO, "CUDA front end on %s", why);
@@ -509,6 +513,15 @@ static int cuda_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *e
         CU_TRY(cudaEventRecord(s->ev_uploaded, s->stream), "cudaEventRecord");
     }
     s->converted_on_device = rgb != NULL;
+    if (g->pyramid) {
+        /* luma -> 1/2 -> 1/4 (timed with the conversion) */
+        const uint8_t *from[2] = { s->d_planes, s->d_half };
+        uint8_t *to[2] = { s->d_half, s->d_quarter };
+        for (int l = 0; l < 2; l++)
+            CU_TRY(gpu_cuda_decimate(from[l], geo->plane_w[0] >> l, to[l], geo->plane_h[0] >> l,
+                                     s->stream),
+                   "decimate kernel launch");
+    }
     CU_TRY(cudaEventRecord(s->ev_converted, s->stream), "cudaEventRecord");
     CU_TRY(cudaStreamWaitEvent(s->out_stream, s->ev_converted, 0), "cudaStreamWaitEvent");
     CU_TRY(cudaMemcpyAsync(s->h_out, s->d_planes, geo->plane_off[3], cudaMemcpyDeviceToHost,
@@ -522,22 +535,31 @@ static int cuda_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *e
 static int cuda_search(GpuContext *g, int cur, int ref, int range, int reach, int ref_has_mv,
                        MpeError *err)
 {
-    if (reach)   /* open refused cfg->pyramid already */
-        return mpe_error(err, -ENOSYS, "cuda: the hierarchical search is not implemented here");
     const GpuGeometry *geo = g->geo;
     CudaSlot *s = &g->slot[cur], *r = &g->slot[ref];
 
-    (void)ref_has_mv;
     CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
     if (ref != cur)
         CU_TRY(cudaStreamWaitEvent(s->stream, r->ev_converted, 0), "cudaStreamWaitEvent");
-    const SearchPlan p = plan_search(range, geo->mb_w);
-    dim3 grid((geo->mb_w + p.mbs - 1) / p.mbs, geo->mb_h);
+    /* ref's vectors are the co-located candidates: its own search (on its
+     * stream) must be done */
+    if (reach && ref_has_mv)
+        CU_TRY(cudaStreamWaitEvent(s->stream, r->ev_search1, 0), "cudaStreamWaitEvent");
     CU_TRY(cudaEventRecord(s->ev_search0, s->stream), "cudaEventRecord");
-    search_variants[p.variant].fn<<<grid, p.threads, p.smem, s->stream>>>(
-        s->d_planes, r->d_planes, geo->plane_w[0], geo->plane_h[0], geo->mb_w, range, p.mbs,
-        p.chunks, p.pitch, s->d_mv);
-    CU_TRY(cudaGetLastError(), "search kernel launch");
+    if (reach) {
+        CU_TRY(gpu_cuda_hier_search(s->d_quarter, r->d_quarter, s->d_half, r->d_half, s->d_planes,
+                                    r->d_planes, geo->plane_w[0], geo->plane_h[0], geo->mb_w,
+                                    geo->mb_h, range, reach, s->d_coarse, r->d_mv, ref_has_mv,
+                                    s->d_mv, s->stream),
+               "hierarchical search kernel launch");
+    } else {
+        const SearchPlan p = plan_search(range, geo->mb_w);
+        dim3 grid((geo->mb_w + p.mbs - 1) / p.mbs, geo->mb_h);
+        search_variants[p.variant].fn<<<grid, p.threads, p.smem, s->stream>>>(
+            s->d_planes, r->d_planes, geo->plane_w[0], geo->plane_h[0], geo->mb_w, range, p.mbs,
+            p.chunks, p.pitch, s->d_mv);
+        CU_TRY(cudaGetLastError(), "search kernel launch");
+    }
     CU_TRY(cudaEventRecord(s->ev_search1, s->stream), "cudaEventRecord");
     if (ref != cur) {
         CU_TRY(cudaEventRecord(r->ref_free, s->stream), "cudaEventRecord");
@@ -601,6 +623,6 @@ extern "C" const GpuBackend gpu_backend_cuda = {
     cuda_wait,
     cuda_download,
     cuda_timings,
-    0,   /* no hierarchical search yet: open refuses cfg->pyramid, auto moves on */
+    1,   /* the hierarchical search: the pyramid built at submit (cfg->pyramid) */
     NULL,   /* host_planes: the planes are downloaded */
 };

@@ -21,6 +21,7 @@
 extern const char mpe_frontend_cl_source[];
 
 #define SEARCH_WG 256
+#define HIER_WG 64
 #define CONV_T 16
 
 typedef struct OclSlot {
@@ -304,14 +305,6 @@ static int ocl_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     int is_gpu, ret;
     cl_int e;
 
-    /* The hierarchical kernels match the C reference on PoCL here (AMD
-     * EPYC) but not on PoCL of the GPU machine (Xeon, skylake-avx512:
-     * vectors with impossible SADs, every run, explicit event dependencies
-     * did not help), so they are not offered until that is understood;
-     * MPE_OCL_HIER=1 runs them anyway, for the tests and whoever debugs it. */
-    if (cfg->pyramid && !(getenv("MPE_OCL_HIER") && !strcmp(getenv("MPE_OCL_HIER"), "1")))
-        return mpe_error(err, -ENOSYS, "opencl: no hierarchical motion search on this backend yet "
-                                       "(--me full runs here)");
     if (!(*out = g = calloc(1, sizeof(*g))) ||
         !(g->slot = calloc((size_t)cfg->slots, sizeof(*g->slot))))
         return mpe_error(err, -ENOMEM, "out of memory");
@@ -321,6 +314,15 @@ static int ocl_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     if ((ret = pick_device(cfg->device, &g->dev, &is_gpu, why, sizeof(why))) < 0)
         return mpe_error(err, ret, "OpenCL: %s", why);
     mpe_log(cfg->log, MPE_LOG_INFO, "OpenCL front end on %s", why);
+    /* NVIDIA's OpenCL compiler gets the hierarchical kernels wrong (wrong
+     * minima on an H100, driver 580), like ptxas at -O3 gets the CUDA ones
+     * (gpu/frontend_cuda_hier.cu); there the cuda backend runs the search */
+    char vendor[128] = "";
+    clGetDeviceInfo(g->dev, CL_DEVICE_VENDOR, sizeof(vendor) - 1, vendor, NULL);
+    if (cfg->pyramid && strstr(vendor, "NVIDIA"))
+        return mpe_error(err, -ENOSYS, "opencl: the hierarchical motion search is not exact under "
+                                       "NVIDIA's OpenCL compiler (--backend cuda runs it; --me full "
+                                       "runs here)");
 
     cl_ulong local_mem = 0;
     clGetDeviceInfo(g->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local_mem), &local_mem, NULL);
@@ -414,8 +416,8 @@ static int ocl_search_hier(GpuContext *g, int cur, int ref, int range, int reach
 {
     const GpuGeometry *geo = g->geo;
     OclSlot *s = &g->slot[cur], *r = &g->slot[ref];
-    const size_t local = SEARCH_WG, global = (size_t)geo->mb_w * geo->mb_h * SEARCH_WG;
-    const size_t win = (size_t)(16 + 2 * range) * (16 + 2 * range);
+    /* a work-item per macroblock */
+    const size_t local = HIER_WG, global = ((size_t)geo->mb_w * geo->mb_h + HIER_WG - 1) / HIER_WG * HIER_WG;
     cl_kernel k = g->k_coarse;
 
     release_event(&s->ev_coarse);
@@ -430,6 +432,7 @@ static int ocl_search_hier(GpuContext *g, int cur, int ref, int range, int reach
     ARG(k, 6, cl_int, geo->mb_w);
     ARG(k, 7, cl_int, reach);
     ARG(k, 8, cl_mem, g->d_coarse);
+    ARG(k, 9, cl_int, geo->mb_w * geo->mb_h);
     CL_TRY(clEnqueueNDRangeKernel(g->q, k, 1, NULL, &global, &local, 0, NULL, &s->ev_coarse),
            "clEnqueueNDRangeKernel(hier_coarse)");
     k = g->k_final;
@@ -445,7 +448,6 @@ static int ocl_search_hier(GpuContext *g, int cur, int ref, int range, int reach
     ARG(k, 9, cl_mem, r->d_mv);   /* ref's own vectors: valid when ref_has_mv */
     ARG(k, 10, cl_int, ref_has_mv);
     ARG(k, 11, cl_mem, s->d_mv);
-    CL_TRY(clSetKernelArg(k, 12, win, NULL), "clSetKernelArg(window)");
     CL_TRY(clEnqueueNDRangeKernel(g->q, k, 1, NULL, &global, &local, 0, NULL, &s->ev_search),
            "clEnqueueNDRangeKernel(hier_final)");
     CL_TRY(clEnqueueReadBuffer(g->q, s->d_mv, CL_FALSE, 0, geo->mv_size, s->out + geo->plane_off[3],

@@ -76,7 +76,7 @@ CONFIGS = [
     ("mpegenc", "mpegenc", [], QSCALE),
     ("mpegenc-notrellis", "mpegenc", ["--trellis", "0"], QSCALE),
     ("mpegenc-s32", "mpegenc", ["--search", "32"], QSCALE),
-    ("mpegenc-hier", "mpegenc", ["--me", "hier"], QSCALE),
+    ("mpegenc-full", "mpegenc", ["--me", "full"], QSCALE),
     ("mpegenc-aq", "mpegenc", ["--aq-strength", "1"], QSCALE),
     ("mpegenc-aq05", "mpegenc", ["--aq-strength", "0.5"], QSCALE),
     # rate control: --bitrate at the rate each point of the named

@@ -1,5 +1,6 @@
 /* frontend.c — benchmark of the front-end backends on two 2048x2048 solar
- * frames: upload, fused conversion, search at R = 16, 32, 64, read-back.
+ * frames: upload, fused conversion, search at R = 16, 32, 64 and the
+ * hierarchical search (reach 127, window 4 = the default, and 16), read-back.
  * Results are checked against the cpu backend before anything is timed.
  * Device times come from the backend's own events (gpu_frontend_timings);
  * "wall" is the host's view of submit .. wait for one frame pair.
@@ -33,13 +34,16 @@ typedef struct Pair {
     GpuMotion *mv;
 } Pair;
 
-/* frame 1 searched against frame 0; planes and vectors of frame 1 out */
-static int run_pair(GpuFrontend *fe, const MpeFrame *f0, const MpeFrame *f1, int range, Pair *out,
-                    MpeError *err)
+/* frame 1 searched against frame 0 (reach > 0: hierarchically); planes and
+ * vectors of frame 1 out */
+static int run_pair(GpuFrontend *fe, const MpeFrame *f0, const MpeFrame *f1, int range, int reach,
+                    Pair *out, MpeError *err)
 {
     int ret;
     if ((ret = gpu_frontend_submit(fe, 0, f0, err)) < 0 || (ret = gpu_frontend_submit(fe, 1, f1, err)) < 0 ||
-        (ret = gpu_frontend_search(fe, 1, 0, range, err)) < 0 || (ret = gpu_frontend_wait(fe, 1, err)) < 0)
+        (ret = reach ? gpu_frontend_search_hier(fe, 1, 0, range, reach, err)
+                     : gpu_frontend_search(fe, 1, 0, range, err)) < 0 ||
+        (ret = gpu_frontend_wait(fe, 1, err)) < 0)
         return ret;
     return out ? gpu_frontend_download(fe, 1, &out->pic, out->mv, err) : 0;
 }
@@ -62,10 +66,12 @@ static int same(const Pair *a, const Pair *b)
 static int bench_backend(const char *b, int device, const MpeFrame *f0, const MpeFrame *f1,
                          int runs)
 {
-    static const int ranges[] = { 16, 32, 64 };
-    GpuFrontend *ctx = NULL, *ref_ctx = NULL;
+    /* R, reach (0: the exhaustive search) */
+    static const int modes[][2] = { { 16, 0 }, { 32, 0 }, { 64, 0 }, { 4, 127 }, { 16, 127 } };
+    GpuFrontend *ctx = NULL, *ref_ctx = NULL, *hier_ctx = NULL, *hier_ref_ctx = NULL;
     GpuConfig cfg = { .width = f0->width, .height = f0->height, .slots = 2, .device = device,
                       .cpu_flags = mpe_cpu_flags() };
+    GpuConfig hier_cfg = cfg;
     MpeError err = { "" };
     Pair ref, got;
     int ret = 1, has_timers = 0;
@@ -80,36 +86,47 @@ static int bench_backend(const char *b, int device, const MpeFrame *f0, const Mp
         fprintf(stderr, "out of memory\n");
         return 1;
     }
+    hier_cfg.pyramid = 1;
     if (gpu_frontend_open(&ctx, b, &cfg, NULL, &err) < 0 ||
-        gpu_frontend_open(&ref_ctx, "cpu", &cfg, NULL, &err) < 0) {
+        gpu_frontend_open(&ref_ctx, "cpu", &cfg, NULL, &err) < 0 ||
+        gpu_frontend_open(&hier_ctx, b, &hier_cfg, NULL, &err) < 0 ||
+        gpu_frontend_open(&hier_ref_ctx, "cpu", &hier_cfg, NULL, &err) < 0) {
         fprintf(stderr, "%s: %s\n", b, err.msg);
         goto done;
     }
     printf("\nbackend %s, %dx%d, %d timed runs after 3 warm-ups (median ms)\n", b, f0->width,
            f0->height, runs);
-    printf("%6s %9s %9s %9s %9s %9s %s\n", "R", "upload", "convert", "search", "readback", "wall", "vs cpu");
-    for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
-        int r = ranges[k];
+    printf("%11s %9s %9s %9s %9s %9s %s\n", "R", "upload", "convert", "search", "readback", "wall",
+           "vs cpu");
+    for (size_t k = 0; k < sizeof(modes) / sizeof(modes[0]); k++) {
+        const int r = modes[k][0], reach = modes[k][1];
+        GpuFrontend *fe = reach ? hier_ctx : ctx, *fe_ref = reach ? hier_ref_ctx : ref_ctx;
+        char label[32];
+        if (reach)
+            snprintf(label, sizeof(label), "hier %d/%d", r, reach);
+        else
+            snprintf(label, sizeof(label), "%d", r);
         /* correctness first: the cpu backend's answer for this range */
-        if (run_pair(ref_ctx, f0, f1, r, &ref, &err) < 0 || run_pair(ctx, f0, f1, r, &got, &err) < 0) {
+        if (run_pair(fe_ref, f0, f1, r, reach, &ref, &err) < 0 ||
+            run_pair(fe, f0, f1, r, reach, &got, &err) < 0) {
             fprintf(stderr, "%s: %s\n", b, err.msg);
             goto done;
         }
         if (!same(&ref, &got)) {
-            printf("%6d   results differ from the cpu backend: not timed\n", r);
+            printf("%11s   results differ from the cpu backend: not timed\n", label);
             goto done;
         }
         for (int i = -3; i < runs; i++) {
             GpuTimings t = { 0, 0, 0, 0 };
             double t0 = mpe_time_ms();
-            if (run_pair(ctx, f0, f1, r, NULL, &err) < 0) {
+            if (run_pair(fe, f0, f1, r, reach, NULL, &err) < 0) {
                 fprintf(stderr, "%s: %s\n", b, err.msg);
                 goto done;
             }
             double wall = mpe_time_ms() - t0;
             if (i < 0)
                 continue;
-            has_timers = gpu_frontend_timings(ctx, 1, &t) == 0;
+            has_timers = gpu_frontend_timings(fe, 1, &t) == 0;
             t_up[i] = t.upload_ms;
             t_cv[i] = t.convert_ms;
             t_se[i] = t.search_ms;
@@ -117,10 +134,11 @@ static int bench_backend(const char *b, int device, const MpeFrame *f0, const Mp
             t_wall[i] = wall;
         }
         if (has_timers)
-            printf("%6d %9.3f %9.3f %9.3f %9.3f %9.3f identical\n", r, median(t_up, runs),
+            printf("%11s %9.3f %9.3f %9.3f %9.3f %9.3f identical\n", label, median(t_up, runs),
                    median(t_cv, runs), median(t_se, runs), median(t_rb, runs), median(t_wall, runs));
         else
-            printf("%6d %9s %9s %9s %9s %9.3f identical\n", r, "-", "-", "-", "-", median(t_wall, runs));
+            printf("%11s %9s %9s %9s %9s %9.3f identical\n", label, "-", "-", "-", "-",
+                   median(t_wall, runs));
         fflush(stdout);
     }
     /* The encoder's pattern: submit frame n, search it against n-1, then
@@ -155,6 +173,8 @@ static int bench_backend(const char *b, int device, const MpeFrame *f0, const Mp
 done:
     gpu_frontend_close(ctx);
     gpu_frontend_close(ref_ctx);
+    gpu_frontend_close(hier_ctx);
+    gpu_frontend_close(hier_ref_ctx);
     mpe_picture_free(&ref.pic);
     mpe_picture_free(&got.pic);
     free(ref.mv);

@@ -41,8 +41,7 @@ if enc full --backend cpu --me full && enc hier --backend cpu --recon "$TMP/hier
         cmp -s "$TMP/hier.m2v" "$TMP/t$t.m2v" || { ok=0; detail="$detail stream differs at --threads $t"; }
     done
     check identical-threads "$detail" [ $ok = 1 ]
-    # (the OpenCL kernels are held back from users; the test still runs them)
-    if MPE_OCL_HIER=1 enc ocl --backend opencl; then
+    if enc ocl --backend opencl; then
         check opencl-identical-to-cpu "$(cmp "$TMP/hier.m2v" "$TMP/ocl.m2v" 2>&1)" cmp -s "$TMP/hier.m2v" "$TMP/ocl.m2v"
     else
         skip opencl-identical-to-cpu "opencl cannot run here: $(head -c 200 "$TMP/ocl.err")"

@@ -72,8 +72,11 @@ assert len(ours) == len(theirs) == 25, (len(ours), len(theirs))
 print("%.4f" % max(abs(a - b) for a, b in zip(ours, theirs)))
 PY
 )
-# ffmpeg prints two decimals: 0.01 dB plus its rounding
-check log_psnr_matches_ffmpeg "max |ours - ffmpeg| = $worst dB" awk -v w="$worst" 'BEGIN { exit !(w != "" && w <= 0.015) }'
+# ffmpeg prints two decimals (0.005 dB of rounding), and the log measures our
+# reconstruction, which ffmpeg's IDCT matches only to ~69 dB (within IEEE
+# 1180), a gap that P pictures carry along: with --me hier on this clip ours
+# and ffmpeg's differ by up to 0.016 dB (--me full: 0.013), so 0.03 dB
+check log_psnr_matches_ffmpeg "max |ours - ffmpeg| = $worst dB" awk -v w="$worst" 'BEGIN { exit !(w != "" && w <= 0.03) }'
 ssim_ok=$(py_log "$TMP/q.csv" 'all(0.5 < num(r, "ssim_y") <= 1 for r in rows)')
 check log_ssim_present "SSIM column missing or out of range" [ "$ssim_ok" = True ]
 

@@ -9,7 +9,7 @@ static void test_defaults(TestCtx *t)
 {
     MpeParam p;
     mpe_param_default(&p);
-    CHECK(t, p.qscale == 4 && p.gop == 12 && p.search_range == -1 && p.me == MPE_ME_FULL &&
+    CHECK(t, p.qscale == 4 && p.gop == 12 && p.search_range == -1 && p.me == MPE_ME_HIER &&
                  p.trellis == 1 && p.format == MPE_FORMAT_AUTO &&
                  p.fps_num == 0 && !strcmp(p.backend, "auto") && p.start_number == 0,
           "unexpected defaults");
@@ -31,6 +31,9 @@ static void test_names_and_values(TestCtx *t)
     mpe_param_default(&p);
     CHECK(t, mpe_param_parse(&p, "q", "7", &err) == 0 && p.qscale == 7, "q 7");
     CHECK(t, mpe_param_parse(&p, "search", "64", &err) == 0 && p.search_range == 64, "search 64");
+    /* the exhaustive search stays selectable beside the default hier */
+    CHECK(t, mpe_param_parse(&p, "me", "full", &err) == 0 && p.me == MPE_ME_FULL, "me full");
+    CHECK(t, mpe_param_parse(&p, "me", "hier", &err) == 0 && p.me == MPE_ME_HIER, "me hier");
     CHECK(t, mpe_param_parse(&p, "format", "MPEG1", &err) == 0 && p.format == MPE_FORMAT_MPEG1, "format");
     CHECK(t, mpe_param_parse(&p, "backend", "cpu", &err) == 0 && !strcmp(p.backend, "cpu"), "backend");
     /* unknown name and bad value are different errors */
