@@ -61,6 +61,9 @@ export MPEGENC      := $(abspath $(BIN))
 export MPEGENC_IQA  := $(abspath $(BUILD)/mpegenc-iqa)
 export MPE_TEST_SMALL := 1
 export ASAN_OPTIONS ?= detect_leaks=1:detect_stack_use_after_return=1
+# PoCL (LLVM 15) keeps what it allocates to hand out a program binary,
+# which OpenCL's program cache asks for (gpu/frontend_ocl.c)
+export LSAN_OPTIONS ?= suppressions=$(abspath tests/lsan.supp)
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 endif
 # Any other build folder (make BUILD=dir ...) keeps its binaries there too,

@@ -468,8 +468,13 @@ static void print_stats(const StageTotals *st, const MpeEncoder *enc, int read_t
     fprintf(stderr, "  encode     %8.2f          (inside mpe_encode_frame)\n", st->encode_ms / n);
     fprintf(stderr, "  wall       %8.2f          (%.2f fps)\n", wall_ms / n,
             wall_ms > 0 ? 1000.0 * st->frames / wall_ms : 0.0);
-    fprintf(stderr, "  open       %8.2f ms once (encoder and %s backend start-up, inside wall)\n",
-            st->open_ms, mpe_encoder_backend(enc));
+    if (strcmp(mpe_encoder_backend(enc), "cpu"))
+        fprintf(stderr, "  open       %8.2f ms once (encoder start-up, inside wall; the %s backend "
+                        "opened beside the first frames: -v says how long)\n",
+                st->open_ms, mpe_encoder_backend(enc));
+    else
+        fprintf(stderr, "  open       %8.2f ms once (encoder and cpu backend start-up, inside wall)\n",
+                st->open_ms);
 }
 
 /* One complete record: log it, count it, keep it for the report. */
@@ -651,7 +656,7 @@ int main(int argc, char **argv)
     MpeFrame frame = { 0 };
     const MpeInputInfo *info;
     uint64_t bytes = 0;
-    int frames = 0, ok = 0, ret, read_threads, interrupted = 0, damaged_input = 0;
+    int frames = 0, coded = 0, flushing = 0, ok = 0, ret, read_threads, interrupted = 0, damaged_input = 0;
     long total = -1;
     double t0, target;
     StageTotals st = { 0 };
@@ -674,8 +679,10 @@ int main(int argc, char **argv)
         mpe_input_close(in);
         return ret;
     }
-    read_threads = cli.param.read_threads >= 0 ? cli.param.read_threads
-                                               : MPE_MIN(4, mpe_cpu_count());
+    read_threads = cli.param.read_threads >= 0
+                       ? cli.param.read_threads
+                       : mpe_input_auto_threads(in, cli.param.threads > 0 ? cli.param.threads
+                                                                          : mpe_cpu_count());
     info = mpe_input_info(in);
     mpe_summary_set_size(&rs.summary, info->width, info->height);
     cli.param.width = info->width;
@@ -736,8 +743,9 @@ int main(int argc, char **argv)
     if (cli.container == CONTAINER_PS) {
         int rn, rd;
         mpe_encoder_stream_rate(enc, &rn, &rd);
-        /* I and P pictures only: decoded in display order (reorder 0) */
-        if (mpe_ps_open(&mux, cli.param.format != MPE_FORMAT_MPEG1, rn, rd, 0,
+        /* I and P pictures only: decoded in display order (reorder 0); with B
+         * pictures an anchor is decoded a picture before it is shown */
+        if (mpe_ps_open(&mux, cli.param.format != MPE_FORMAT_MPEG1, rn, rd, mpe_encoder_bframes(enc) ? 1 : 0,
                         MPE_MAX(cli.param.bitrate, cli.param.maxrate), &err) < 0) {
             fprintf(stderr, "mpegenc: %s: %s\n", outputs[OUT_STREAM].path, err.msg);
             goto end;
@@ -760,7 +768,9 @@ int main(int argc, char **argv)
         MpeFrameStats fs;
         double ta = mpe_time_ms(), tb;
         int got = 0;
-        if (stop_requested) {
+        if (flushing) {
+            got = 0;           /* the flush goes on until nothing comes out */
+        } else if (stop_requested) {
             interrupted = 1;   /* flush: the picture in hand is coded, the stream closed */
         } else if (cli.param.frames && read >= cli.param.frames) {
             got = 0;           /* --frames: as if the input ended here */
@@ -801,7 +811,7 @@ int main(int argc, char **argv)
         ta = mpe_time_ms();
         st.encode_ms += ta - tb;
         if (mux && o.size &&
-            mpe_ps_write(mux, out, o.data, o.size, o.have_picture, o.stats.display_index, frames,
+            mpe_ps_write(mux, out, o.data, o.size, o.coded, o.coded_display_index, coded,
                          &err) < 0) {
             mpe_progress_break(&pg);
             fprintf(stderr, "mpegenc: %s: %s\n", outputs[OUT_STREAM].path, err.msg);
@@ -814,6 +824,7 @@ int main(int argc, char **argv)
             goto end;
         }
         bytes += o.size;
+        coded += o.coded;
         if (o.have_picture) {
             if (rec && mpe_y4m_write_picture(rec, o.recon) < 0) {
                 mpe_progress_break(&pg);
@@ -836,8 +847,11 @@ int main(int argc, char **argv)
             st.frames++;
             mpe_progress_picture(&pg, &fs);
         }
-        if (!got)
+        /* each flush call returns at most one picture: call again until
+         * nothing comes */
+        if (!got && !o.size && !o.have_picture)
             break;
+        flushing = !got;
         mpe_progress_update(&pg, frames, bytes);
     }
     mpe_progress_end(&pg, frames, bytes);

@@ -467,7 +467,9 @@ static int code_chunk(Job *j, const Assign *a, const MpeFrame *frames, ChunkOut 
     }
     if (mpe_encoder_start_chunk(j->enc, a->first, a->last, &err) < 0)
         goto fail;
-    for (int i = 0; i <= a->frames; i++) {
+    /* after the chunk's frames, flush calls until nothing comes out (B
+     * pictures leave several pictures to code, one per call) */
+    for (int i = 0, more = 1; more; i++) {
         MpeOutput o;
         MpeFrameStats fs;
         const MpeFrame *f = NULL;
@@ -502,6 +504,7 @@ static int code_chunk(Job *j, const Assign *a, const MpeFrame *frames, ChunkOut 
         if (o.size)
             memcpy(out->data + out->size, o.data, o.size);
         out->size += o.size;
+        more = i < a->frames || o.size || o.have_picture;
         while (mpe_encoder_pop_stats(j->enc, &fs)) {
             if (out->n_rec == out->cap_rec) {
                 int cap = out->cap_rec ? 2 * out->cap_rec : 64;

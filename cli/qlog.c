@@ -344,8 +344,11 @@ static void write_json_document(MpeQlog *q)
     for (int k = 0; k < q->n_kept; k++) {
         const MpeFrameStats *fs = &q->kept[k];
         int first = 1;
-        fprintf(f, "%s    {\n      \"frameNum\": %d,\n      \"metrics\": {", k ? ",\n" : "\n",
-                fs->display_index);
+        /* libvmaf's record, and the picture type beside it (I, P or B) */
+        fprintf(f, "%s    {\n      \"frameNum\": %d,\n", k ? ",\n" : "\n", fs->display_index);
+        if ((fs->type >= 'A' && fs->type <= 'Z'))
+            fprintf(f, "      \"type\": \"%c\",\n", fs->type);
+        fprintf(f, "      \"metrics\": {");
         for (int id = 0; id < nv; id++) {
             if (!(fs->metrics & (1u << iqa_value_family(id))))
                 continue;

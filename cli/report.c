@@ -313,8 +313,9 @@ static void write_axes(FILE *f, const RepChart *c, const RepAxis *xa, const RepA
  * the picture types instead, which the markers' colours show). */
 static void write_legend(FILE *f, const RepChart *c)
 {
-    static const char *const types[2][2] = { { "I picture", "#d62728" }, { "P picture", "#1f77b4" } };
-    int n = c->rate ? 2 : c->nseries;
+    static const char *const types[3][2] = { { "I picture", "#d62728" }, { "P picture", "#1f77b4" },
+                                             { "B picture", "#2ca02c" } };
+    int n = c->rate ? 3 : c->nseries;
     double x = PLOT_R - 96.0 * n;
 
     fputs("<g class=\"legend\">", f);
@@ -428,7 +429,7 @@ static void write_chart(FILE *f, const RepChart *c, const MpeReportInfo *info,
         const MpeFrameStats *fr = &frames[order[k].index];
         if (!frame_has(fr, c))
             continue;
-        char type = fr->type == 'I' || fr->type == 'P' ? fr->type : '?';
+        char type = fr->type == 'I' || fr->type == 'P' || fr->type == 'B' ? fr->type : '?';
         fputs("<circle ", f);
         if (c->rate)
             fprintf(f, "class=\"%c\" ", type == '?' ? 'X' : type);
@@ -459,13 +460,14 @@ static void info_row(FILE *f, const char *label, const char *value)
 static void write_header(FILE *f, const MpeReportInfo *info, const MpeFrameStats *frames, int n)
 {
     uint64_t bits = 0;
-    int n_i = 0, n_p = 0;
+    int n_i = 0, n_p = 0, n_b = 0;
     char buf[256];
 
     for (int k = 0; k < n; k++) {
         bits += frames[k].bits;
         n_i += frames[k].type == 'I';
         n_p += frames[k].type == 'P';
+        n_b += frames[k].type == 'B';
     }
     fputs("<h1>", f);
     put_text(f, info->title);
@@ -482,7 +484,10 @@ static void write_header(FILE *f, const MpeReportInfo *info, const MpeFrameStats
         snprintf(buf, sizeof(buf), "%.3f frames/s", info->fps);
         info_row(f, "Frame rate", buf);
     }
-    snprintf(buf, sizeof(buf), "%d (%d I, %d P)", n, n_i, n_p);
+    if (n_b)
+        snprintf(buf, sizeof(buf), "%d (%d I, %d P, %d B)", n, n_i, n_p, n_b);
+    else
+        snprintf(buf, sizeof(buf), "%d (%d I, %d P)", n, n_i, n_p);
     info_row(f, "Pictures", buf);
     snprintf(buf, sizeof(buf), "%" PRIu64 " bytes", (bits + 7) / 8);
     info_row(f, "Coded size", buf);
@@ -575,7 +580,8 @@ static const char rep_css[] =
     ".pts.m circle{r:1.6px}\n"
     ".pts.l circle{r:0.9px}\n"
     "#chart-bits .I{fill:#d62728}\n"
-    "#chart-bits .P{fill:#1f77b4}\n";
+    "#chart-bits .P{fill:#1f77b4}\n"
+    "#chart-bits .B{fill:#2ca02c}\n";
 
 static void write_page(FILE *f, const MpeReportInfo *info, const MpeFrameStats *frames,
                        const RepOrder *order, int n)

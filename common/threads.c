@@ -303,6 +303,14 @@ void mpe_task_start(MpeTask *t, void (*fn)(void *arg), void *arg)
     pthread_mutex_unlock(&t->lock);
 }
 
+int mpe_task_busy(MpeTask *t)
+{
+    pthread_mutex_lock(&t->lock);
+    const int busy = t->fn || t->running;
+    pthread_mutex_unlock(&t->lock);
+    return busy;
+}
+
 void mpe_task_wait(MpeTask *t)
 {
     pthread_mutex_lock(&t->lock);

@@ -61,5 +61,8 @@ void mpe_task_close(MpeTask *task);
 void mpe_task_start(MpeTask *task, void (*fn)(void *arg), void *arg);
 /* Block until the job started last has returned (at once if none). */
 void mpe_task_wait(MpeTask *task);
+/* 1 while the job started last has not returned (a poll: never blocks on
+ * the job); once it says 0, the job's writes are visible to the caller. */
+int mpe_task_busy(MpeTask *task);
 
 #endif

@@ -17,6 +17,7 @@ void mpe_dsp_init_c(MpeDsp *dsp)
     dsp->diff_pixels = mpe_diff_pixels_c;
     dsp->put_pixels = mpe_put_pixels_c;
     dsp->add_pixels = mpe_add_pixels_c;
+    dsp->sse = mpe_sse_c;
     dsp->write_intra_block = bs_write_intra_block;
     dsp->write_inter_block = bs_write_inter_block;
 }
@@ -35,6 +36,9 @@ static void dsp_init_x86(MpeDsp *dsp, unsigned cpu_flags)
     if (cpu_flags & MPE_CPU_AVX2) {
         dsp->fdct = mpe_fdct_avx2;
         dsp->idct = mpe_idct_avx2;
+        dsp->quant_intra = mpe_quant_intra_avx2;
+        dsp->quant_inter = mpe_quant_inter_avx2;
+        dsp->sse = mpe_sse_avx2;
     }
 }
 #endif

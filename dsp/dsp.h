@@ -3,8 +3,9 @@
  * overwrites entries with the variants the flags allow (common/cpu.h):
  *   entry              C reference            FAST_C           SSE2    AVX2
  *   fdct, idct         mpe_[fi]dct_c          _fast_c          -       _avx2
- *   quant_intra/inter  mpe_quant_*_ref        _fast            -       -
+ *   quant_intra/inter  mpe_quant_*_ref        _fast            -       _avx2
  *   predict, intra_activity, get/diff/put/add_pixels   _c      -       _sse2   -
+ *   sse                mpe_sse_c              -                -       _avx2
  *   write_intra/inter_block  bs_write_*_block _fast            -       -
  * Every variant gives output identical to its reference
  * (tests/unit/test_checkasm.c checks every entry under every subset of the
@@ -31,6 +32,7 @@ typedef struct MpeDsp {
     MpeDiffPixelsFn diff_pixels;
     MpePutPixelsFn put_pixels;
     MpeAddPixelsFn add_pixels;
+    MpeSseFn sse;                        /* dsp/pred.h */
     MpeIntraBlockFn write_intra_block;   /* bitstream/mpeg12.h */
     MpeInterBlockFn write_inter_block;
 } MpeDsp;

@@ -10,7 +10,7 @@
 
 #include "common/cpu.h"
 #ifdef MPE_ARCH_X86
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 
 void mpe_predict_c(uint8_t *dst, ptrdiff_t dstride, const uint8_t *ref, ptrdiff_t rstride, int px,
@@ -85,6 +85,20 @@ void mpe_add_pixels_c(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, ptrd
     for (int y = 0; y < 8; y++)
         for (int x = 0; x < 8; x++)
             dst[y * dstride + x] = clip_u8(pred[y * pstride + x] + blk[y * 8 + x]);
+}
+
+uint64_t mpe_sse_c(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w, int h)
+{
+    uint64_t sse = 0;
+    for (int y = 0; y < h; y++, a += as, b += bs) {
+        uint32_t row = 0;   /* 4095 * 255^2 fits in 32 bits */
+        for (int x = 0; x < w; x++) {
+            int d = a[x] - b[x];
+            row += (uint32_t)(d * d);
+        }
+        sse += row;
+    }
+    return sse;
 }
 
 #ifdef MPE_ARCH_X86
@@ -239,6 +253,37 @@ SSE2 uint32_t mpe_intra_activity_sse2(const uint8_t *p, ptrdiff_t stride)
         acc = _mm_add_epi64(acc,
                             _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(p + y * stride)), mean));
     return (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)));
+}
+
+#define AVX2 __attribute__((target("avx2")))
+
+/* 16 samples a step: differences in 16-bit lanes, squared and paired by
+ * pmaddwd into 32-bit lanes (a row's lane sums stay below 2^31). */
+AVX2 uint64_t mpe_sse_avx2(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w,
+                           int h)
+{
+    uint64_t sse = 0;
+    const int w16 = w & ~15;
+
+    for (int y = 0; y < h; y++, a += as, b += bs) {
+        __m256i acc = _mm256_setzero_si256();
+        for (int x = 0; x < w16; x += 16) {
+            const __m256i d = _mm256_sub_epi16(
+                _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(a + x))),
+                _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + x))));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(d, d));
+        }
+        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+        uint32_t row = (uint32_t)_mm_cvtsi128_si32(s);
+        for (int x = w16; x < w; x++) {
+            int d = a[x] - b[x];
+            row += (uint32_t)(d * d);
+        }
+        sse += row;
+    }
+    return sse;
 }
 
 #endif

@@ -50,4 +50,11 @@ void mpe_add_pixels_c(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, ptrd
 void mpe_add_pixels_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, ptrdiff_t pstride,
                          const int16_t blk[64]);
 
+/* Sum of squared differences of two w x h sample rectangles (w <= 4095):
+ * the slices' distortion, measured as they finish. */
+typedef uint64_t (*MpeSseFn)(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w,
+                             int h);
+uint64_t mpe_sse_c(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w, int h);
+uint64_t mpe_sse_avx2(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w, int h);
+
 #endif

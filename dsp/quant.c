@@ -20,6 +20,12 @@
 
 #include <stdint.h>
 
+#include "common/cpu.h"
+
+#ifdef MPE_ARCH_X86
+#include <immintrin.h>
+#endif
+
 /* 13818-2 Figure 7-2 (alternate_scan = 0) and 11172-2 §2.4.4.1's zigzag:
  * the i-th coefficient in transmission order sits at raster index
  * mpe_zigzag[i] = 8 * v + u. */
@@ -251,3 +257,80 @@ int mpe_quant_inter_fast(int16_t level[64], const int16_t coef[64], const MpeQua
     }
     return nz;
 }
+
+#ifdef MPE_ARCH_X86
+
+#define AVX2 __attribute__((target("avx2")))
+
+/* (n * recip) >> 32 of four n in 64-bit lanes, exactly: recip = hi 2^32 + lo
+ * with hi 0 or 1 (ceil(2^32 / 1) takes the 33rd bit), so the product
+ * shifted is n hi + (n lo >> 32).  n < 2^17: the result fits 32 bits. */
+AVX2 static inline __m256i mul_recip4(__m256i n, const uint64_t *recip)
+{
+    const __m256i r = _mm256_loadu_si256((const __m256i *)recip);
+    return _mm256_add_epi64(_mm256_srli_epi64(_mm256_mul_epu32(n, r), 32),
+                            _mm256_mul_epu32(n, _mm256_srli_epi64(r, 32)));
+}
+
+/* Eight magnitudes (the low halves of a's and b's 64-bit lanes) clamped to
+ * max, as unsigned 16-bit values. */
+AVX2 static inline __m128i pack_mags(__m256i a, __m256i b, __m256i max)
+{
+    const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    const __m128i lo = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_min_epu32(a, max), even));
+    const __m128i hi = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_min_epu32(b, max), even));
+    return _mm_packus_epi32(lo, hi);
+}
+
+/* How many of the eight are zero. */
+AVX2 static inline int count_zero(__m128i mag)
+{
+    return __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi16(mag, _mm_setzero_si128()))) / 2;
+}
+
+/* mpe_quant_intra_fast eight coefficients at a time. */
+AVX2 int mpe_quant_intra_avx2(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q)
+{
+    const __m256i max = _mm256_set1_epi32(q->max_level);
+    int zeros = 0, ac0 = 0;
+
+    for (int i = 0; i < 64; i += 8) {
+        const __m128i f = _mm_loadu_si128((const __m128i *)(coef + i));
+        const __m128i n16 = _mm_slli_epi16(_mm_abs_epi16(f), 4);   /* 16|F| <= 32768: unsigned */
+        const __m128i qw0 = _mm_loadu_si128((const __m128i *)(q->intra_qw + i));
+        const __m128i qw1 = _mm_loadu_si128((const __m128i *)(q->intra_qw + i + 4));
+        const __m256i a = _mm256_add_epi64(_mm256_cvtepu16_epi64(n16), _mm256_cvtepu32_epi64(qw0));
+        const __m256i b = _mm256_add_epi64(_mm256_cvtepu16_epi64(_mm_srli_si128(n16, 8)),
+                                           _mm256_cvtepu32_epi64(qw1));
+        const __m128i mag = pack_mags(mul_recip4(a, q->intra_recip + i),
+                                      mul_recip4(b, q->intra_recip + i + 4), max);
+        _mm_storeu_si128((__m128i *)(level + i), _mm_sign_epi16(mag, f));
+        zeros += count_zero(mag);
+        if (i == 0)
+            ac0 = _mm_extract_epi16(mag, 0) != 0;   /* position 0 is the DC, not counted */
+    }
+    const int32_t dc = coef[0] < 0 ? 0 : coef[0];
+    level[0] = (int16_t)mpe_clamp32((dc + 4) / 8, 0, 255);
+    return 64 - zeros - ac0;
+}
+
+/* mpe_quant_inter_fast eight coefficients at a time. */
+AVX2 int mpe_quant_inter_avx2(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q)
+{
+    const __m256i max = _mm256_set1_epi32(q->max_level);
+    int zeros = 0;
+
+    for (int i = 0; i < 64; i += 8) {
+        const __m128i f = _mm_loadu_si128((const __m128i *)(coef + i));
+        const __m128i n16 = _mm_slli_epi16(_mm_abs_epi16(f), 3);   /* 8|F| <= 16384 */
+        const __m128i mag =
+            pack_mags(mul_recip4(_mm256_cvtepu16_epi64(n16), q->inter_recip + i),
+                      mul_recip4(_mm256_cvtepu16_epi64(_mm_srli_si128(n16, 8)), q->inter_recip + i + 4),
+                      max);
+        _mm_storeu_si128((__m128i *)(level + i), _mm_sign_epi16(mag, f));
+        zeros += count_zero(mag);
+    }
+    return 64 - zeros;
+}
+
+#endif

@@ -65,5 +65,8 @@ int mpe_quant_inter_ref(int16_t level[64], const int16_t coef[64], const MpeQuan
 /* Reciprocal versions: identical output for coef in [-2048, 2047]. */
 int mpe_quant_intra_fast(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
 int mpe_quant_inter_fast(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
+/* The same eight coefficients at a time (x86 AVX2). */
+int mpe_quant_intra_avx2(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
+int mpe_quant_inter_avx2(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
 
 #endif

@@ -42,16 +42,19 @@
 #include "gpu/frontend.h"
 #include "iqa/iqa.h"
 
-/* source pictures kept: n (being coded), n-1 (its quality stage may still
- * run) and n+1 (the front end downloads it meanwhile) */
-#define ORIG_RING 3
-/* as many slots as source pictures kept: where the backend keeps the planes
- * on the host (cpu), the coder reads picture n in its slot, which the front
- * end overwrites only with picture n+3 */
-#define FRONTEND_SLOTS ORIG_RING
-/* reconstructions: the reference, and one per rate-control bank */
-#define N_PICS (MPE_RC_BANKS + 1)
-#define STATS_QUEUE 4
+/* Source pictures kept, in a ring of e->slots, as many as the front end's
+ * slots (where the backend keeps the planes on the host, cpu, the coder
+ * reads picture n in its slot).  Without B pictures 3: n (being coded), n-1
+ * (its quality stage may still run) and n+1 (the front end takes it
+ * meanwhile).  With N B pictures between anchors, picture d is coded as
+ * late as N + 2 calls after its frame came in, and its quality stage runs
+ * during the next one: N + 4 (the schedule in code_queue's comment). */
+#define MAX_SLOTS (MPE_MAX_BFRAMES + 4)
+/* reconstructions: the reference, and one per rate-control bank; with B
+ * pictures also the previous reference (the B pictures' forward one) and
+ * the last B picture (its quality stage reads it while the next is coded) */
+#define N_PICS (MPE_RC_BANKS + 3)
+#define STATS_QUEUE 8
 /* MPEG-2's non-linear quantiser_scale reaches 112, twice the linear 62:
  * 56 in MPEG-1 units */
 #define MAX_Q 56
@@ -101,6 +104,7 @@ struct MpeEncoder {
     MpeLog log;
     int mpeg2;
     int f_code;          /* this picture's */
+    int f_code_bwd;      /* this picture's backward one (B) */
     int search_window;   /* --search resolved */
     int reach;           /* --merange resolved (--me hier) */
     int rate_num, rate_den;       /* as signalled in the stream */
@@ -115,10 +119,14 @@ struct MpeEncoder {
                                      residual (drop_q), then every macroblock skipped (+1) */
     uint8_t q_code[MAX_Q + 3];    /* quantiser -> quantiser_scale_code */
     MpeSadDsp sad;
-    MpePicture orig[ORIG_RING];   /* source of picture n downloaded into orig[n % ORIG_RING] */
-    const MpePicture *src[ORIG_RING]; /* source of picture n: orig[n % ORIG_RING] or its slot */
-    MpePicture pics[N_PICS];      /* reconstructions: the reference and the banks' */
-    int ref_pic;                  /* pics[] index of the reference (latest picture) */
+    int slots;                    /* source ring and front-end slots (see MAX_SLOTS) */
+    MpePicture orig[MAX_SLOTS];   /* source of picture n downloaded into orig[n % slots] */
+    const MpePicture *src[MAX_SLOTS]; /* source of picture n: orig[n % slots] or its slot */
+    MpePicture pics[N_PICS];      /* reconstructions: the references and the banks' */
+    int n_pics;                   /* of them in use: MPE_RC_BANKS + 1 without B pictures */
+    int ref_pic;                  /* pics[] index of the reference (latest I or P picture) */
+    int past_pic;                 /* B pictures: the reference before it (forward prediction) */
+    int last_b_pic;               /* B pictures: the last B picture's reconstruction */
     int bank_pic[MPE_RC_BANKS];   /* pics[] index of each bank's reconstruction */
     uint8_t *origin[MPE_RC_BANKS];/* per slice: the bank whose coding holds its bits */
     uint8_t *mb_coding[MPE_RC_BANKS]; /* per macroblock: how each bank's coding of its
@@ -128,6 +136,8 @@ struct MpeEncoder {
                                      last intra coding, in the stream (slice.h) */
     double *aq;                   /* per macroblock: --aq-strength's quantiser factor */
     MpeRc *rc;
+    uint8_t *b_row_q;             /* constant quantiser with B pictures: theirs, per slice */
+    uint8_t *i_row_q;             /* constant quantiser, --ip-ratio: the I pictures' */
     MpeRcConfig rc_cfg;           /* to open the rate control again at each chunk */
     int chunk_len;                /* pictures per chunk (--chunk-gops GOPs), 0: one chunk */
     int rc_chunk;                 /* the chunk rc was opened for, -1: open it afresh */
@@ -148,12 +158,24 @@ struct MpeEncoder {
     int qa_running;
     MpeFrameStats queue[STATS_QUEUE];   /* finished records, oldest first */
     int queue_head, queue_len;
-    GpuMotion *mv[FRONTEND_SLOTS];   /* vectors of the frame in each slot */
+    GpuMotion *mv[MAX_SLOTS];     /* vectors of the frame in each slot (B: forward) */
+    GpuMotion *mv_bwd[MAX_SLOTS]; /* B: backward vectors of the frame in each slot */
+    char slot_type[MAX_SLOTS];    /* 'I', 'P' or 'B' of the frame in each slot */
     BsWriter out;
-    int submitted;                /* frames handed to the front end */
-    int frame_index;              /* frames coded; frame_index < submitted: one is waiting */
+    int submitted;                /* frames handed to the front end (display order) */
+    int frame_index;              /* display index of the picture being coded */
     int gop_start;                /* display index of the current GOP's first picture */
     int flushed;
+    /* display order vs coding order (B pictures): an I or P picture is coded
+     * before the B pictures that precede it in display order */
+    int last_anchor;              /* display index of the last I or P frame submitted, -1 */
+    int code_queue[2 * MAX_SLOTS];/* display indices ready to be coded, in coding order */
+    int cq_head, cq_len;
+    int held;                     /* an anchor's output waits for the B pictures before it */
+    MpeFrameStats held_stats;
+    const MpePicture *held_recon;
+    int held_rec;                 /* ... and its complete record */
+    MpeFrameStats held_rec_fs;
 
     int threads;                  /* slice-coding threads */
     MpePool *pool;                /* the caller's (mpe_encoder_open_pool) or own_pool: slices,
@@ -164,9 +186,9 @@ struct MpeEncoder {
     SliceJob *slices[MPE_RC_BANKS];   /* one set per bank */
     int n_slices;
     /* front-end times of the frame in each slot, reported when it is coded */
-    double slot_fe_ms[FRONTEND_SLOTS], slot_wait_ms[FRONTEND_SLOTS];
-    double slot_download_ms[FRONTEND_SLOTS], slot_gpu_ms[FRONTEND_SLOTS];
-    int slot_fetched[FRONTEND_SLOTS];   /* planes and vectors already downloaded */
+    double slot_fe_ms[MAX_SLOTS], slot_wait_ms[MAX_SLOTS];
+    double slot_download_ms[MAX_SLOTS], slot_gpu_ms[MAX_SLOTS];
+    int slot_fetched[MAX_SLOTS];  /* planes and vectors already downloaded */
 };
 
 /* frame_rate_code values of 13818-2 Table 6-4 (= 11172-2 §2.4.3.2). */
@@ -386,12 +408,14 @@ void mpe_encoder_close(MpeEncoder *e)
     mpe_checker_close(e->check_log);
     mpe_pool_close(e->own_pool);   /* after everything that runs on it */
     mpe_rc_free(e->rc);
-    for (int i = 0; i < ORIG_RING; i++)
+    for (int i = 0; i < MAX_SLOTS; i++)
         mpe_picture_free(&e->orig[i]);
     for (int i = 0; i < N_PICS; i++)
         mpe_picture_free(&e->pics[i]);
-    for (int i = 0; i < FRONTEND_SLOTS; i++)
+    for (int i = 0; i < MAX_SLOTS; i++) {
         free(e->mv[i]);
+        free(e->mv_bwd[i]);
+    }
     bs_writer_free(&e->out);
     bs_writer_free(&e->hdr);
     for (int b = 0; b < MPE_RC_BANKS; b++) {
@@ -404,6 +428,8 @@ void mpe_encoder_close(MpeEncoder *e)
     }
     free(e->refresh_count);
     free(e->aq);
+    free(e->b_row_q);
+    free(e->i_row_q);
     free(e->row_bits);
     free(e->row_sse);
     free(e->row_mean_err);
@@ -538,6 +564,20 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
     e->rc_cfg = rc;
     if ((ret = mpe_rc_new(&e->rc, &rc, (uint64_t)p->width * p->height, err)) < 0)
         return ret;
+    if (rc.mode == MPE_RC_CQ) {
+        /* B pictures are no reference: what they lose in quality stays in
+         * them, so they take a coarser quantiser (x262's pbratio); an I
+         * picture is what its whole GOP predicts from (x264's ipratio) */
+        const long qb = MPE_MIN(MPE_MAX(lround(p->qscale * p->pb_ratio), 1), 31);
+        const long qi = MPE_MIN(MPE_MAX(lround(p->qscale / p->ip_ratio), 1), 31);
+        if ((p->bframes && !(e->b_row_q = malloc((size_t)e->n_slices))) ||
+            (qi != p->qscale && !(e->i_row_q = malloc((size_t)e->n_slices))))
+            return mpe_error(err, -ENOMEM, "out of memory");
+        if (e->b_row_q)
+            memset(e->b_row_q, (int)qb, (size_t)e->n_slices);
+        if (e->i_row_q)
+            memset(e->i_row_q, (int)qi, (size_t)e->n_slices);
+    }
     /* the guard's numbers are read only for these targets (see ratecontrol.c) */
     e->measure_mean = metric && metric != MPE_IQA_PSNR;
     e->target_value = iqa_family_bit_value(metric);
@@ -583,6 +623,7 @@ int mpe_encoder_check_params(const MpeParam *p, MpeError *err)
         return mpe_error(err, -EINVAL, "frame size %dx%d outside 16x16..4095x4095", p->width,
                          p->height);
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < -1 ||
+        p->bframes < -1 || p->bframes > MPE_MAX_BFRAMES || !(p->pb_ratio > 0) || !(p->ip_ratio > 0) ||
         p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0 ||
         p->chunk_gops < -1 || p->chunk_gops > 1000000)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
@@ -603,6 +644,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     if (!(e = calloc(1, sizeof(*e))))
         return mpe_error(err, -ENOMEM, "out of memory");
     e->p = *p;
+    e->p.bframes = mpe_param_bframes(p);
     e->end_code = 1;
     if (log)
         e->log = *log;
@@ -627,7 +669,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     e->seq.width = p->width;
     e->seq.height = p->height;
     e->seq.aspect_ratio_code = 1;   /* square pels / samples */
-    e->seq.low_delay = 1;           /* I and P pictures only: no reordering */
+    e->seq.low_delay = !e->p.bframes; /* I and P pictures only: no reordering */
     choose_frame_rate(e, p->fps_num > 0 ? p->fps_num : 25, p->fps_num > 0 ? p->fps_den : 1);
     if ((ret = choose_profile_level(e, err)) < 0)
         goto fail;
@@ -649,29 +691,37 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
             goto fail;
         e->pool = e->own_pool;
     }
-    GpuConfig cfg = { .width = p->width, .height = p->height, .slots = FRONTEND_SLOTS, .threads = p->threads,
+    e->slots = e->p.bframes ? e->p.bframes + 4 : 3;
+    e->n_pics = e->p.bframes ? MPE_RC_BANKS + 3 : MPE_RC_BANKS + 1;
+    e->last_anchor = -1;
+    GpuConfig cfg = { .width = p->width, .height = p->height, .slots = e->slots, .threads = p->threads,
                       .pool = e->pool, .device = p->device, .pyramid = p->me == MPE_ME_HIER,
                       .cpu_flags = mpe_param_cpu_flags(p), .log = &e->log };
     /* auto falls back to the next backend if one fails to open (kernel
-     * build, device memory), before the first frame */
-    if ((ret = gpu_frontend_open(&e->fe, p->backend, &cfg, &e->log, err)) < 0)
+     * build, device memory), before its first frame; a GPU opens while the
+     * first frames go through the cpu front end */
+    if ((ret = gpu_frontend_open_async(&e->fe, p->backend, &cfg, &e->log, err)) < 0)
         goto fail;
-    for (int i = 0; i < ORIG_RING; i++)
+    for (int i = 0; i < e->slots; i++)
         if (mpe_picture_alloc(&e->orig[i], p->width, p->height) < 0)
             goto nomem;
-    for (int i = 0; i < N_PICS; i++)
+    for (int i = 0; i < e->n_pics; i++)
         if (mpe_picture_alloc(&e->pics[i], p->width, p->height) < 0)
             goto nomem;
     e->ref_pic = 0;
     for (int b = 0; b < MPE_RC_BANKS; b++)
         e->bank_pic[b] = b + 1;
+    e->past_pic = MPE_RC_BANKS + 1;
+    e->last_b_pic = MPE_RC_BANKS + 2;
     if (bs_writer_init(&e->out, 1 << 16) < 0 || bs_writer_init(&e->hdr, 256) < 0 ||
         plan_slices(e) < 0)
         goto nomem;
     if ((ret = open_rate_control(e, err)) < 0 || (ret = open_checkers(e, err)) < 0)
         goto fail;
-    for (int i = 0; i < FRONTEND_SLOTS; i++)
-        if (!(e->mv[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height, sizeof(*e->mv[i]))))
+    for (int i = 0; i < e->slots; i++)
+        if (!(e->mv[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height, sizeof(*e->mv[i]))) ||
+            (e->p.bframes && !(e->mv_bwd[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height,
+                                                   sizeof(*e->mv_bwd[i])))))
             goto nomem;
 
     /* more threads than slices would only wait */
@@ -711,14 +761,20 @@ void mpe_encoder_stream_rate(const MpeEncoder *e, int *num, int *den)
     *den = e->rate_den;
 }
 
+int mpe_encoder_bframes(const MpeEncoder *e)
+{
+    return e->p.bframes;
+}
+
 int mpe_encoder_start_chunk(MpeEncoder *e, int first_frame, int end_code, MpeError *err)
 {
-    if (e->frame_index < e->submitted || (e->coded && !e->flushed))
+    if (e->cq_len || e->held || e->submitted > e->last_anchor + 1 || (e->coded && !e->flushed))
         return mpe_error(err, -EINVAL, "a chunk starts on a new or flushed encoder");
     if (first_frame < 0 || first_frame % (e->chunk_len ? e->chunk_len : e->p.gop))
         return mpe_error(err, -EINVAL, "frame %d does not begin a chunk of %d pictures",
                          first_frame, e->chunk_len ? e->chunk_len : e->p.gop);
     e->frame_index = e->submitted = first_frame;
+    e->last_anchor = first_frame - 1;   /* no B frame waits for an anchor */
     e->flushed = 0;
     e->coded = 0;
     e->end_code = end_code;
@@ -780,10 +836,10 @@ static void slice_sse(const MpeEncoder *e, const MpePictureCtx *pc, SliceJob *s)
         const int h = c ? (e->p.height + 1) / 2 : e->p.height;
         const int mb = c ? 8 : 16;
         const int y0 = s->row_begin * mb, y1 = MPE_MIN(s->row_end * mb, h);
-        s->sse[c] = y1 > y0 ? iqa_sse_plane(pc->orig->plane[c] + (ptrdiff_t)y0 * pc->orig->stride[c],
-                                            pc->orig->stride[c],
-                                            pc->recon->plane[c] + (ptrdiff_t)y0 * pc->recon->stride[c],
-                                            pc->recon->stride[c], w, y1 - y0)
+        s->sse[c] = y1 > y0 ? pc->dsp->sse(pc->orig->plane[c] + (ptrdiff_t)y0 * pc->orig->stride[c],
+                                          pc->orig->stride[c],
+                                          pc->recon->plane[c] + (ptrdiff_t)y0 * pc->recon->stride[c],
+                                          pc->recon->stride[c], w, y1 - y0)
                             : 0;
         if (!e->measure_mean || y1 <= y0) {
             s->dsum[c] = s->samples[c] = 0;
@@ -892,11 +948,26 @@ static void quality_job(void *arg)
     job->fs.time.quality_ms = mpe_time_ms() - t0;
 }
 
-static void queue_push(MpeEncoder *e, const MpeFrameStats *fs)
+static void queue_push_raw(MpeEncoder *e, const MpeFrameStats *fs)
 {
-    /* at most two records wait: the quality stage lags one picture */
+    /* at most three records wait: the quality stage lags one picture, an
+     * anchor's record one anchor */
     e->queue[(e->queue_head + e->queue_len) % STATS_QUEUE] = *fs;
     e->queue_len++;
+}
+
+/* Records come out in display order: with B pictures an I or P picture's
+ * waits until the B pictures before it (coded after it) are out. */
+static void queue_push(MpeEncoder *e, const MpeFrameStats *fs)
+{
+    if (!e->p.bframes || fs->type == 'B') {
+        queue_push_raw(e, fs);
+        return;
+    }
+    if (e->held_rec)
+        queue_push_raw(e, &e->held_rec_fs);
+    e->held_rec_fs = *fs;
+    e->held_rec = 1;
 }
 
 int mpe_encoder_pop_stats(MpeEncoder *e, MpeFrameStats *fs)
@@ -954,38 +1025,61 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
     return 0;
 }
 
-static int is_intra(const MpeEncoder *e, int index)
+/* The picture type of display index n by the GOP structure: closed GOPs
+ * of --gop pictures, the first I; without B pictures the rest P; with N,
+ * every (N+1)-th after the I a P and the others B, and the GOP's last
+ * picture a P, so that no B picture needs the next GOP (every GOP is
+ * closed and can be cut out or coded alone).  The clip's last picture is
+ * made a P at the flush (end_pending_b). */
+static char gop_type(const MpeEncoder *e, int n)
 {
-    return index % e->p.gop == 0;
+    const int k = n % e->p.gop;
+    if (k == 0)
+        return 'I';
+    if (!e->p.bframes || k == e->p.gop - 1 || k % (e->p.bframes + 1) == 0)
+        return 'P';
+    return 'B';
+}
+
+static int slot_of(const MpeEncoder *e, int n)
+{
+    return n % e->slots;
+}
+
+/* Search slot of frame cur against frame ref's (both submitted). */
+static int search(MpeEncoder *e, int cur, int ref, MpeError *err)
+{
+    if (e->p.me == MPE_ME_HIER)
+        return gpu_frontend_search_hier(e->fe, slot_of(e, cur), slot_of(e, ref), e->search_window,
+                                         e->reach, err);
+    return gpu_frontend_search(e->fe, slot_of(e, cur), slot_of(e, ref), e->search_window, err);
 }
 
 /* Hand frame number n to the front end: upload, convert, and for a P
- * picture search it against the previous ORIGINAL picture.  On a GPU this
- * runs while the CPU codes the frame before it. */
+ * picture search it against the previous anchor's ORIGINAL picture.  On a
+ * GPU this runs while the CPU codes the frame before it.  A B frame is
+ * searched once the anchor after it is in (search_pending_b). */
 static int submit(MpeEncoder *e, int n, const MpeFrame *frame, MpeError *err)
 {
-    const int slot = n % FRONTEND_SLOTS;
-    const int prev_slot = (n + FRONTEND_SLOTS - 1) % FRONTEND_SLOTS;
+    const int slot = slot_of(e, n);
     int ret;
 
     if ((ret = gpu_frontend_submit(e->fe, slot, frame, err)) < 0)
         return ret;
-    if (is_intra(e, n))
+    e->slot_type[slot] = gop_type(e, n);
+    e->slot_fetched[slot] = 0;
+    if (e->slot_type[slot] != 'P')
         return 0;
-    if (e->p.me == MPE_ME_HIER)
-        return gpu_frontend_search_hier(e->fe, slot, prev_slot, e->search_window, e->reach, err);
-    if ((ret = gpu_frontend_search(e->fe, slot, prev_slot, e->search_window, err)) < 0)
-        return ret;
-    return 0;
+    return search(e, n, e->last_anchor, err);
 }
 
-/* Wait for frame n's front-end work: its vectors into its slot's array, its
- * planes downloaded into orig[n % ORIG_RING] or, where the backend keeps
- * them on the host, read in the slot.  Either is free: it held picture n-3,
- * coded before n-1 began (the quality stage of n-1 reads only picture n-1). */
-static int fetch(MpeEncoder *e, int n, MpeError *err)
+/* Wait for frame n's front-end work: its vectors into mv (if not NULL),
+ * its planes downloaded into orig[n % slots] or, where the backend keeps
+ * them on the host, read in the slot.  Either is free: no picture still
+ * coded or measured uses the slot (see MAX_SLOTS). */
+static int fetch_into(MpeEncoder *e, int n, GpuMotion *mv, MpeError *err)
 {
-    const int slot = n % FRONTEND_SLOTS;
+    const int slot = slot_of(e, n);
     double t0, t1;
     int ret;
 
@@ -994,14 +1088,13 @@ static int fetch(MpeEncoder *e, int n, MpeError *err)
     t0 = mpe_time_ms();
     /* planes the backend keeps on the host are read in place: no copy */
     const MpePicture *host = gpu_frontend_host_planes(e->fe, slot);
-    MpePicture *orig = host ? NULL : &e->orig[n % ORIG_RING];
-    if (orig || !is_intra(e, n))
-        if ((ret = gpu_frontend_download(e->fe, slot, orig, is_intra(e, n) ? NULL : e->mv[slot],
-                                         err)) < 0)
+    MpePicture *orig = host ? NULL : &e->orig[slot];
+    if (orig || mv)
+        if ((ret = gpu_frontend_download(e->fe, slot, orig, mv, err)) < 0)
             return ret;
-    e->src[n % ORIG_RING] = host ? host : orig;
+    e->src[slot] = host ? host : orig;
     t1 = mpe_time_ms();
-    e->slot_download_ms[slot] = t1 - t0;
+    e->slot_download_ms[slot] += t1 - t0;
     e->slot_gpu_ms[slot] = 0;
     GpuTimings gt;
     if (gpu_frontend_timings(e->fe, slot, &gt) == 0)
@@ -1010,13 +1103,79 @@ static int fetch(MpeEncoder *e, int n, MpeError *err)
     return 0;
 }
 
+static int fetch(MpeEncoder *e, int n, MpeError *err)
+{
+    const int slot = slot_of(e, n);
+    e->slot_download_ms[slot] = 0;
+    return fetch_into(e, n, e->slot_type[slot] == 'I' ? NULL : e->mv[slot], err);
+}
+
+/* The B frames between the last anchor and frame `anchor` (just submitted
+ * and searched, or made an anchor at the flush): each searched forward
+ * against the last anchor and backward against `anchor`, and fetched. */
+static int search_pending_b(MpeEncoder *e, int anchor, MpeError *err)
+{
+    int ret;
+    for (int b = e->last_anchor + 1; b < anchor; b++) {
+        const int slot = slot_of(e, b);
+        e->slot_download_ms[slot] = 0;
+        if ((ret = search(e, b, e->last_anchor, err)) < 0 ||
+            (ret = fetch_into(e, b, e->mv[slot], err)) < 0 ||
+            (ret = search(e, b, anchor, err)) < 0 ||
+            (ret = fetch_into(e, b, e->mv_bwd[slot], err)) < 0)
+            return ret;
+    }
+    return 0;
+}
+
+/* The front end's whole work for frame n: submit (and search, for a P),
+ * and when n is an anchor, the B frames before it. */
+static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, int fetch_now, MpeError *err)
+{
+    int ret;
+    if ((ret = submit(e, n, frame, err)) < 0)
+        return ret;
+    if (e->slot_type[slot_of(e, n)] == 'B')
+        return 0;
+    if (fetch_now && (ret = fetch(e, n, err)) < 0)
+        return ret;
+    return search_pending_b(e, n, err);
+}
+
+/* Frame n's front-end work is done: what it made ready joins the coding
+ * queue.  An anchor is coded first, then the B frames before it. */
+static void enqueue_ready(MpeEncoder *e, int n)
+{
+    if (e->slot_type[slot_of(e, n)] == 'B')
+        return;
+    e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = n;
+    for (int b = e->last_anchor + 1; b < n; b++)
+        e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = b;
+    e->last_anchor = n;
+}
+
+/* The flush: the clip ends on B frames, which have no anchor after them;
+ * the last becomes a P (searched and fetched here), the others B pictures
+ * between it and the last anchor. */
+static int end_pending_b(MpeEncoder *e, MpeError *err)
+{
+    const int last = e->submitted - 1;
+    int ret;
+    if (last <= e->last_anchor)
+        return 0;
+    e->slot_type[slot_of(e, last)] = 'P';
+    if ((ret = search(e, last, e->last_anchor, err)) < 0 || (ret = fetch(e, last, err)) < 0 ||
+        (ret = search_pending_b(e, last, err)) < 0)
+        return ret;
+    enqueue_ready(e, last);
+    return 0;
+}
+
 static void frontend_job(void *arg)
 {
     FrontendJob *job = arg;
     double t0 = mpe_time_ms();
-    job->ret = submit(job->e, job->n, job->frame, &job->err);
-    if (job->ret == 0)
-        job->ret = fetch(job->e, job->n, &job->err);
+    job->ret = frontend_frame(job->e, job->n, job->frame, 1, &job->err);
     job->ms = mpe_time_ms() - t0;
 }
 
@@ -1024,7 +1183,7 @@ static void frontend_job(void *arg)
  * thread already, or now. */
 static int fetch_picture(MpeEncoder *e, MpeFrameStats *fs, MpeError *err)
 {
-    const int n = e->frame_index, slot = n % FRONTEND_SLOTS;
+    const int n = e->frame_index, slot = slot_of(e, n);
     double t0 = mpe_time_ms();
     int ret;
 
@@ -1043,8 +1202,9 @@ static int fetch_picture(MpeEncoder *e, MpeFrameStats *fs, MpeError *err)
 }
 
 /* Returns the bits written up to the end of the picture start code. */
-static uint64_t write_headers(MpeEncoder *e, BsWriter *bw, int intra, int vbv_delay)
+static uint64_t write_headers(MpeEncoder *e, BsWriter *bw, char type, int vbv_delay)
 {
+    const int intra = type == 'I';
     const uint64_t begin = bs_bit_count(bw);
     uint64_t start_code_end;
 
@@ -1058,9 +1218,11 @@ static uint64_t write_headers(MpeEncoder *e, BsWriter *bw, int intra, int vbv_de
     start_code_end = bs_bit_count(bw) - begin + 32;
     BsPictureHeader ph = {
         .mpeg2 = e->mpeg2,
+        /* display order within the GOP */
         .temporal_reference = e->frame_index - (intra ? e->frame_index : e->gop_start),
-        .coding_type = intra ? BS_PICTURE_I : BS_PICTURE_P,
+        .coding_type = intra ? BS_PICTURE_I : type == 'P' ? BS_PICTURE_P : BS_PICTURE_B,
         .f_code_fwd = e->f_code,
+        .f_code_bwd = e->f_code_bwd,
         .vbv_delay = vbv_delay,
         .q_scale_type = e->nonlinear,
     };
@@ -1089,7 +1251,7 @@ static void update_refresh_count(MpeEncoder *e, int origin, const SliceJob *s)
 }
 
 /* -vv: one line per rate-control trial (what a quality target costs) */
-static void trace_trial(MpeEncoder *e, const MpeRcStep *step, int intra, int trial, double metric)
+static void trace_trial(MpeEncoder *e, const MpeRcStep *step, char type, int trial, double metric)
 {
     uint64_t bits = 0, sse = 0;
     double q = 0, mean_err = 0;
@@ -1102,7 +1264,7 @@ static void trace_trial(MpeEncoder *e, const MpeRcStep *step, int intra, int tri
     }
     mpe_log(&e->log, MPE_LOG_DEBUG,
             "frame %d %c trial %d: %s mean q %.2f, %llu bits, PSNR-Y %.3f dB%s%.4g%s%.2f",
-            e->frame_index, intra ? 'I' : 'P', trial, step->action == MPE_RC_CODE ? "code" : "mix",
+            e->frame_index, type, trial, step->action == MPE_RC_CODE ? "code" : "mix",
             q / e->orig[0].mb_height, (unsigned long long)bits,
             iqa_psnr_from_mse((double)sse / ((double)e->p.width * e->p.height)),
             step->need_metric ? ", metric " : "", step->need_metric ? metric : 0.0,
@@ -1165,11 +1327,13 @@ static void plan_aq(MpeEncoder *e, const MpePicture *orig)
 
 /* Code frame number e->frame_index, fetched already: the rate control's
  * trials, then the chosen bank's slices into the stream. */
-static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
+static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **recon_out,
+                        MpeError *err)
 {
-    const int intra = is_intra(e, e->frame_index);
-    MpeFrameStats *fs = &out->stats;
-    const MpePicture *orig = e->src[e->frame_index % ORIG_RING];
+    const int slot = slot_of(e, e->frame_index);
+    const char type = e->slot_type[slot];
+    const int intra = type == 'I', is_b = type == 'B';
+    const MpePicture *orig = e->src[slot];
     double t0 = mpe_time_ms(), t1;
     const uint64_t start_bits = bs_bit_count(&e->out);
     int ret, bank = 0, trials = 0;
@@ -1177,27 +1341,31 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
     if (intra && (ret = start_chunk_state(e, err)) < 0)
         return ret;
     if (!intra)
-        e->f_code = f_code_for_vectors(e->mv[e->frame_index % FRONTEND_SLOTS],
-                                       orig->mb_width * orig->mb_height);
-    bs_writer_reset(&e->hdr);
-    const uint64_t start_code_bits = write_headers(e, &e->hdr, intra, 0xFFFF);
-    const int vbv_delay = mpe_rc_start_frame(e->rc, intra ? 'I' : 'P', bs_bit_count(&e->hdr),
-                                             start_code_bits);
-    fs->vbv_fullness = mpe_rc_vbv_fullness(e->rc);
+        e->f_code = f_code_for_vectors(e->mv[slot], orig->mb_width * orig->mb_height);
+    if (is_b)
+        e->f_code_bwd = f_code_for_vectors(e->mv_bwd[slot], orig->mb_width * orig->mb_height);
     if (intra)
         e->gop_start = e->frame_index;
-    write_headers(e, &e->out, intra, vbv_delay == 0xFFFF ? 0 : vbv_delay);
+    bs_writer_reset(&e->hdr);
+    const uint64_t start_code_bits = write_headers(e, &e->hdr, type, 0xFFFF);
+    const int vbv_delay = mpe_rc_start_frame(e->rc, type, bs_bit_count(&e->hdr), start_code_bits);
+    fs->vbv_fullness = mpe_rc_vbv_fullness(e->rc);
+    write_headers(e, &e->out, type, vbv_delay == 0xFFFF ? 0 : vbv_delay);
     if (e->check_rc && (ret = mpe_checker_set_source(e->check_rc, orig, err)) < 0)
         return ret;
 
     MpePictureCtx pc = {
         .mpeg2 = e->mpeg2,
-        .coding_type = intra ? BS_PICTURE_I : BS_PICTURE_P,
+        .coding_type = intra ? BS_PICTURE_I : is_b ? BS_PICTURE_B : BS_PICTURE_P,
         .f_code = e->f_code,
+        .f_code_bwd = e->f_code_bwd,
         .tall_picture = e->p.height > 2800,
         .orig = orig,
-        .ref = &e->pics[e->ref_pic],
-        .mv = e->mv[e->frame_index % FRONTEND_SLOTS],
+        /* B: forward from the anchor before, backward from the one after */
+        .ref = &e->pics[is_b ? e->past_pic : e->ref_pic],
+        .ref_bwd = is_b ? &e->pics[e->ref_pic] : NULL,
+        .mv = e->mv[slot],
+        .mv_bwd = is_b ? e->mv_bwd[slot] : NULL,
         .dsp = &e->dsp,
         .sad16 = e->sad.sad16,
         .refresh_count = e->refresh_count,
@@ -1220,14 +1388,16 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
             break;
         }
         if (step.action == MPE_RC_CODE)
-            code_bank(e, &pc, step.bank, step.row_q);
+            /* constant quantiser: B pictures at --pb-ratio times P's, I at 1 / --ip-ratio */
+            code_bank(e, &pc, step.bank, is_b && e->b_row_q ? e->b_row_q
+                                         : intra && e->i_row_q ? e->i_row_q : step.row_q);
         else
             mix_banks(e, step.bank, step.src);
         if (step.need_metric && (ret = score_bank(e, step.bank, &res.metric, err)) < 0)
             return ret;
         mpe_rc_report(e->rc, &res);
         if (e->log.level >= MPE_LOG_DEBUG)
-            trace_trial(e, &step, intra, ++trials, res.metric);
+            trace_trial(e, &step, type, ++trials, res.metric);
     }
 
     /* the chosen bank's slices, in order, from the codings that hold them */
@@ -1235,7 +1405,8 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
     int refreshed = 0;
     for (int i = 0; i < e->n_slices; i++) {
         const SliceJob *s = &e->slices[e->origin[bank][i]][i];
-        update_refresh_count(e, e->origin[bank][i], s);
+        if (!is_b)   /* B pictures are no reference: their mismatch goes nowhere */
+            update_refresh_count(e, e->origin[bank][i], s);
         refreshed += s->ss.refreshed;
         /* the no-residual step is logged as the coarsest quantiser plus one */
         bs_append(&e->out, &s->bw);
@@ -1255,7 +1426,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
         mpe_log(&e->log, MPE_LOG_WARNING,
                 "picture %d (%c) needs %llu bits even at the coarsest quantiser, more than its "
                 "GOP has left of the %.0f kbit/s cap: the stream will be above the cap",
-                e->frame_index, intra ? 'I' : 'P', (unsigned long long)pic_bits, e->p.bitrate / 1000);
+                e->frame_index, type, (unsigned long long)pic_bits, e->p.bitrate / 1000);
     }
     if (rc_said == -2)
         return mpe_error(err, -ERANGE,
@@ -1272,7 +1443,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
                          "picture %d (%c) needs %llu bits even coded as coarsely as it can be, but "
                          "the VBV holds only %.0f at %.0f kbit/s: the rate is too low for this "
                          "content (raise --bitrate, or --gop for fewer I pictures)",
-                         e->frame_index, intra ? 'I' : 'P', (unsigned long long)pic_bits,
+                         e->frame_index, type, (unsigned long long)pic_bits,
                          fs->vbv_fullness, e->seq.bit_rate * 0.4);
     for (uint64_t i = 0; i < stuffing; i++)
         bs_put(&e->out, 8, 0);   /* zero stuffing before the next start code */
@@ -1286,7 +1457,7 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
         mpe_stats_copy_values(fs, &e->bank_fs[bank]);
     }
     fs->display_index = e->frame_index;
-    fs->type = intra ? 'I' : 'P';
+    fs->type = type;
     fs->qscale_mean = qsum / orig->mb_height;
     fs->qscale = (int)lround(fs->qscale_mean);
     fs->mv_mean_abs = fs->mb_inter ? mv_sum / fs->mb_inter : 0;
@@ -1296,32 +1467,87 @@ static int code_picture(MpeEncoder *e, MpeOutput *out, MpeError *err)
     if (refreshed)
         mpe_log(&e->log, MPE_LOG_DEBUG, "frame %d: %d macroblocks intra for the refresh rule",
                 e->frame_index, refreshed);
-    /* the kept reconstruction becomes the reference; the old one a bank */
+    /* the kept reconstruction becomes the reference, and the old one a bank
+     * (with B pictures the old one stays as the forward reference, and the
+     * one before it becomes a bank); a B picture's is kept aside until its
+     * quality stage is done */
     const int kept = e->bank_pic[bank];
-    e->bank_pic[bank] = e->ref_pic;
-    e->ref_pic = kept;
+    if (is_b) {
+        e->bank_pic[bank] = e->last_b_pic;
+        e->last_b_pic = kept;
+    } else if (e->p.bframes) {
+        e->bank_pic[bank] = e->past_pic;
+        e->past_pic = e->ref_pic;
+        e->ref_pic = kept;
+    } else {
+        e->bank_pic[bank] = e->ref_pic;
+        e->ref_pic = kept;
+    }
     t1 = mpe_time_ms();
     fs->time.code_ms = t1 - t0;
     ret = quality_stage(e, fs, orig, recon, err);
-    e->frame_index++;
     e->coded++;
-    out->have_picture = 1;
-    out->recon = recon;
+    *recon_out = recon;
     return ret;
+}
+
+/* Code picture e->frame_index (fetched into fs's times) and say which
+ * picture comes out, in display order: a B picture at once, an I or P
+ * picture when the next one is coded (the B pictures between them come out
+ * before it) or at the end. */
+static int code_next(MpeEncoder *e, MpeFrameStats *fs, MpeOutput *out, MpeError *err)
+{
+    const MpePicture *recon = NULL;
+    int ret;
+
+    if ((ret = code_picture(e, fs, &recon, err)) < 0)
+        return ret;
+    out->coded = 1;
+    out->coded_display_index = fs->display_index;
+    out->coded_type = fs->type;
+    if (!e->p.bframes || fs->type == 'B') {
+        out->stats = *fs;
+        out->recon = recon;
+        out->have_picture = 1;
+        return 0;
+    }
+    if (e->held) {
+        out->stats = e->held_stats;
+        out->recon = e->held_recon;
+        out->have_picture = 1;
+    }
+    e->held = 1;
+    e->held_stats = *fs;
+    e->held_recon = recon;
+    return 0;
 }
 
 int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeError *err)
 {
-    const int have = e->frame_index < e->submitted;   /* a fetched frame waits to be coded */
     const int n = e->submitted;
-    int ret, async = 0;
+    MpeFrameStats fs;
+    int ret, async = 0, have;
 
     memset(out, 0, sizeof(*out));
+    out->coded_display_index = -1;
     bs_writer_reset(&e->out);
     if (e->flushed)
         return frame ? mpe_error(err, -EINVAL, "encoder already flushed") : 0;
-    if (have && (ret = fetch_picture(e, &out->stats, err)) < 0)
+    /* the flush: B frames at the end get their anchor, the last of them */
+    if (!frame && (ret = end_pending_b(e, err)) < 0)
         return ret;
+    /* the next picture in coding order, its front-end work done in an
+     * earlier call: fetched here before the front end takes the next frame
+     * (a backend takes calls from one thread at a time) */
+    have = e->cq_len > 0;
+    memset(&fs, 0, sizeof(fs));
+    if (have) {
+        e->frame_index = e->code_queue[e->cq_head];
+        e->cq_head = (e->cq_head + 1) % (2 * MAX_SLOTS);
+        e->cq_len--;
+        if ((ret = fetch_picture(e, &fs, err)) < 0)
+            return ret;
+    }
     /* one frame of look-ahead: the front end takes frame n+1 before frame n
      * is coded, and the two overlap */
     if (frame) {
@@ -1331,16 +1557,17 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
             async = 1;
         } else {
             double t0 = mpe_time_ms();
-            if ((ret = submit(e, n, frame, err)) < 0)
+            if ((ret = frontend_frame(e, n, frame, 0, err)) < 0)
                 return ret;
             /* the calls block this thread: whatever they take is not hidden
              * (a GPU's own time, fe_gpu_ms, is) */
-            e->slot_fe_ms[n % FRONTEND_SLOTS] = mpe_time_ms() - t0;
-            e->slot_wait_ms[n % FRONTEND_SLOTS] = e->slot_fe_ms[n % FRONTEND_SLOTS];
+            e->slot_fe_ms[slot_of(e, n)] = mpe_time_ms() - t0;
+            e->slot_wait_ms[slot_of(e, n)] = e->slot_fe_ms[slot_of(e, n)];
             e->submitted++;
+            enqueue_ready(e, n);
         }
     }
-    if (have && (ret = code_picture(e, out, err)) < 0) {
+    if (have && (ret = code_next(e, &fs, out, err)) < 0) {
         if (async)
             mpe_task_wait(e->fe_task);
         return ret;
@@ -1353,17 +1580,32 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
                 *err = e->fe_job.err;
             return e->fe_job.ret;
         }
-        e->slot_fe_ms[n % FRONTEND_SLOTS] = e->fe_job.ms;
-        e->slot_wait_ms[n % FRONTEND_SLOTS] = mpe_time_ms() - t0;
+        e->slot_fe_ms[slot_of(e, n)] = e->fe_job.ms;
+        e->slot_wait_ms[slot_of(e, n)] = mpe_time_ms() - t0;
         e->submitted++;
+        enqueue_ready(e, n);
     }
     if (!frame) {
-        /* the last picture's logged measures too */
-        if ((ret = quality_join(e, err)) < 0)
-            return ret;
-        if (e->coded > 0 && e->end_code)
-            bs_write_sequence_end(&e->out);
-        e->flushed = 1;
+        /* the last I or P picture comes out after the B pictures before it */
+        if (!out->have_picture && e->held && !e->cq_len) {
+            out->stats = e->held_stats;
+            out->recon = e->held_recon;
+            out->have_picture = 1;
+            e->held = 0;
+        }
+        if (!e->cq_len && !e->held) {
+            /* the last picture's logged measures too; and a GPU that failed
+             * to open while the cpu front end took every frame fails the run */
+            if ((ret = quality_join(e, err)) < 0 || (ret = gpu_frontend_ready(e->fe, err)) < 0)
+                return ret;
+            if (e->held_rec) {
+                queue_push_raw(e, &e->held_rec_fs);
+                e->held_rec = 0;
+            }
+            if (e->coded > 0 && e->end_code)
+                bs_write_sequence_end(&e->out);
+            e->flushed = 1;
+        }
     }
     bs_flush(&e->out);
     if (bs_error(&e->out))

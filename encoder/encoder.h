@@ -54,8 +54,8 @@ typedef struct MpeStageTimes {
  * display values: the luma of both pictures expanded from studio (16..235)
  * to full range (0..255). */
 typedef struct MpeFrameStats {
-    int display_index;     /* frame number in input order (= coding order: I/P only) */
-    char type;             /* 'I' or 'P' */
+    int display_index;     /* frame number in input order (display order) */
+    char type;             /* 'I', 'P' or 'B' */
     int qscale;            /* qscale_mean rounded (slice headers may vary the quantiser) */
     double qscale_mean;    /* mean quantiser over the picture's macroblocks, in --q units
                               (MPEG-1 steps; MPEG-2 quantiser_scale / 2); under rate control
@@ -80,7 +80,12 @@ typedef struct MpeFrameStats {
 typedef struct MpeOutput {
     const uint8_t *data;   /* stream bytes produced by this call; valid until the next */
     size_t size;
-    int have_picture;      /* a picture was coded: stats and recon are valid */
+    int coded;             /* data holds a coded picture (in coding order) ... */
+    int coded_display_index;  /* ... this one (-1: none) */
+    char coded_type;       /* ... of this type */
+    int have_picture;      /* a picture comes out, in display order: stats and recon are
+                              valid.  Without B pictures it is the one coded; with them an
+                              I or P picture comes out after the B pictures before it */
     MpeFrameStats stats;   /* of that picture, without the measures the quality stage adds
                               later: complete records come from mpe_encoder_pop_stats */
     const MpePicture *recon;  /* the reconstructed picture (padded planes) */
@@ -102,9 +107,13 @@ int mpe_encoder_open(MpeEncoder **enc, const MpeParam *p, const MpeLog *log, Mpe
 int mpe_encoder_open_pool(MpeEncoder **enc, const MpeParam *p, MpePool *pool, const MpeLog *log,
                           MpeError *err);
 /* Take one frame (RGB24 or YUV420 of the configured size) and code the one
- * before it: the front end works one frame ahead, so the first call returns
- * no picture and the flush call (frame == NULL) returns the last one followed
- * by sequence_end_code.  out->have_picture says whether a picture came out. */
+ * before it in coding order: the front end works one frame ahead, so the
+ * first call returns no picture; with B pictures (p->bframes) a B frame waits
+ * for the I or P frame after it, which is coded first, so pictures come out
+ * up to bframes + 2 calls later.  Flush with frame == NULL, again and again
+ * until a call returns no bytes (size 0) and no picture: each returns at most
+ * one picture, the last sequence_end_code.  out->have_picture says whether a
+ * picture came out (display order); out->coded whether data holds one. */
 int mpe_encode_frame(MpeEncoder *enc, const MpeFrame *frame, MpeOutput *out, MpeError *err);
 void mpe_encoder_close(MpeEncoder *enc);
 
@@ -120,13 +129,19 @@ void mpe_encoder_close(MpeEncoder *enc);
 int mpe_encoder_start_chunk(MpeEncoder *enc, int first_frame, int end_code, MpeError *err);
 int mpe_encoder_chunk_frames(const MpeEncoder *enc);
 
-/* Complete per-picture records (every measure --iqa asked for), in coding
+/* Complete per-picture records (every measure --iqa asked for), in display
  * order: call after each mpe_encode_frame until it returns 0.  The logged
  * measures run on their own stage, so a picture's record may come out one
  * call after its stream bytes; after the flush call every record is out. */
 int mpe_encoder_pop_stats(MpeEncoder *enc, MpeFrameStats *fs);
 
-/* The front-end backend in use. */
+/* B pictures between I/P pictures (p->bframes, auto resolved): 0 means
+ * coding order is display order. */
+int mpe_encoder_bframes(const MpeEncoder *enc);
+
+/* The front-end backend in use.  A GPU backend opens on a thread of its
+ * own while the first frames go through the cpu front end: this waits for
+ * that open (and names "cpu" where auto fell back to it). */
 const char *mpe_encoder_backend(const MpeEncoder *enc);
 /* Threads coding slices (p->threads resolved: auto -> cores, capped at the
  * number of slices). */

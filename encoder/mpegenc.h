@@ -5,8 +5,10 @@
  *   MpeInput *in; mpe_input_open(&in, "clip.y4m", p.start_number, &err);
  *   p.width/height (and fps) from mpe_input_info(in);
  *   MpeEncoder *e; mpe_encoder_open(&e, &p, NULL, &err);
- *   loop: mpe_input_read -> mpe_encode_frame (NULL at the end: flush) ->
- *         write out.data/out.size; mpe_encoder_pop_stats for the records;
+ *   loop: mpe_input_read -> mpe_encode_frame (NULL at the end: flush, and
+ *         again until a call returns no bytes and no picture: B pictures
+ *         leave several to code) -> write out.data/out.size;
+ *         mpe_encoder_pop_stats for the records;
  *   mpe_encoder_close(e); mpe_input_close(in);
  *
  * examples/encode.c is that loop as a complete program. */

@@ -32,6 +32,16 @@ static const OptDesc options[] = {
       OPT_INT, OFF(qscale), 1, 31, 0 },
     { { "gop", "N", "pictures per closed GOP; the first of each is an I picture" },
       OPT_INT, OFF(gop), 1, 1024, 0 },
+    { { "bframes", "N", "B pictures between I and P pictures, 0..4 (each GOP ends on a P: GOPs "
+                         "stay closed); auto: 1, but 0 under --bitrate without a quality target "
+                         "(its rate control has no B-picture model yet)" },
+      OPT_AUTO_INT, OFF(bframes), 0, MPE_MAX_BFRAMES, -1 },
+    { { "pb-ratio", "X", "constant quantiser: a B picture's quantiser is X times a P picture's "
+                          "(--q), rounded; above 0, below 4" },
+      OPT_DOUBLE, OFF(pb_ratio), 0, 4, 0 },
+    { { "ip-ratio", "X", "constant quantiser: an I picture's quantiser is --q divided by X, "
+                          "rounded; above 0, below 4" },
+      OPT_DOUBLE, OFF(ip_ratio), 0, 4, 0 },
     { { "chunk-gops", "N", "GOPs per chunk: the encode restarts its rate control at every chunk, "
                            "so chunks can be coded apart (mpegenc-mpi) into the same stream; "
                            "0: one chunk; auto: 2, or one chunk with --bitrate (mpegenc-mpi: 2)" },
@@ -72,7 +82,7 @@ static const OptDesc options[] = {
                         "the C metrics and PNG decoding; auto: all online cores" },
       OPT_AUTO_INT, OFF(threads), 1, 256, 0 },
     { { "read-threads", "N", "PNG frames decoded ahead at once, on the --threads threads "
-                             "(Y4M: one reader); 0: none; auto: min(4, cores)" },
+                             "(Y4M: one reader); 0: none; auto: as many as --threads, within 1 GiB of frames" },
       OPT_AUTO_INT, OFF(read_threads), 0, 64, -1 },
     { { "dsp", "KIND", "primitives: auto (fastest on this CPU) or c (the C references: "
                        "slower, identical stream)" },
@@ -115,6 +125,9 @@ void mpe_param_default(MpeParam *p)
     p->format = MPE_FORMAT_AUTO;
     p->qscale = 4;
     p->gop = 12;
+    p->bframes = -1;   /* auto: mpe_param_bframes */
+    p->pb_ratio = 1.3;
+    p->ip_ratio = 1.0;
     p->chunk_gops = -1;     /* auto */
     p->search_range = -1;   /* auto */
     /* hier: finds motion far outside a +-16 window (all three backends run
@@ -497,6 +510,17 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
             snprintf(buf, size, "%d", *(const int *)(base + o->offset));
         break;
     }
+}
+
+int mpe_param_bframes(const MpeParam *p)
+{
+    double target;
+    if (p->bframes >= 0)
+        return p->bframes;
+    /* measured (make rd and --bitrate/--target-psnr sweeps): one B picture
+     * wins with --q and with quality targets; --bitrate gives a B picture a
+     * P picture's share of the rate and loses 5-10 % with it */
+    return p->bitrate > 0 && !mpe_param_target(p, &target) ? 0 : 1;
 }
 
 int mpe_param_chunk_gops(const MpeParam *p)

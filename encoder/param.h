@@ -36,10 +36,16 @@ enum {
     MPE_IQA_BLIINDS = 1 << 3,  /* bliinds */
 };
 
+#define MPE_MAX_BFRAMES 4
+
 typedef struct MpeParam {
     int format;          /* --format: MpeFormat */
     int qscale;          /* --q: quantiser_scale 1..31 (MPEG-2: quantiser_scale_code, linear) */
     int gop;             /* --gop: pictures per closed GOP, 1..1024 */
+    int bframes;         /* --bframes: B pictures between I/P pictures, 0..MPE_MAX_BFRAMES,
+                            -1 = auto (mpe_param_bframes) */
+    double pb_ratio;     /* --pb-ratio: a B picture's quantiser / a P picture's (--q) */
+    double ip_ratio;     /* --ip-ratio: a P picture's quantiser / an I picture's (--q) */
     int chunk_gops;      /* --chunk-gops: GOPs per chunk, the unit an encode may be split into
                             (mpegenc-mpi); state that crosses GOPs (rate control, f_code)
                             starts afresh at each chunk; 0 = one chunk; -1 = auto:
@@ -90,6 +96,9 @@ void mpe_param_default(MpeParam *p);
 /* The quality target set in p (MPE_IQA_PSNR, _MAD or _BLIINDS) and its
  * value, or 0 when none is. */
 unsigned mpe_param_target(const MpeParam *p, double *value);
+
+/* The B pictures between I/P pictures p asks for, auto resolved. */
+int mpe_param_bframes(const MpeParam *p);
 
 /* --chunk-gops auto: 24 pictures at the default --gop, so a 400-frame clip
  * is 17 chunks, enough to keep 16 ranks busy. */

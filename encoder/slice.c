@@ -15,32 +15,52 @@
 #define INTRA_BIAS 512
 #define ZERO_MV_BIAS 64
 
+/* Prediction directions: forward from pc->ref, backward from pc->ref_bwd
+ * (B pictures); a B macroblock's mode is a set of them (MODE_FWD |
+ * MODE_BWD: interpolated). */
+enum { DIR_FWD = 0, DIR_BWD = 1 };
+enum { MODE_FWD = 1, MODE_BWD = 2, MODE_INTRA = 4 };
+
 typedef struct SliceState {
     int dc_pred[3];       /* intra DC predictors, in DC-level units (reset 128) */
-    int pmv[2];           /* forward motion vector predictor, half-pel */
+    int pmv[2][2];        /* [direction] motion vector predictors, half-pel */
     int prev_addr;        /* macroblock address of the last coded macroblock */
+    int prev_mode;        /* B: MODE_* of the last macroblock (skipped ones inherit it);
+                             0 at the slice start */
     int q;                /* quantiser in force (slice header, or the last quant flag) */
 } SliceState;
 
+static const MpePicture *dir_ref(const MpePictureCtx *pc, int dir)
+{
+    return dir == DIR_FWD ? pc->ref : pc->ref_bwd;
+}
+
+static int dir_f_code(const MpePictureCtx *pc, int dir)
+{
+    return dir == DIR_FWD ? pc->f_code : pc->f_code_bwd;
+}
+
 /* A vector is usable when its prediction reads only inside the padded
  * reference (which is what the decoder has) and it fits the f_code range. */
-static int vector_valid(const MpePictureCtx *pc, int x0, int y0, int vx, int vy)
+static int vector_valid(const MpePictureCtx *pc, int dir, int x0, int y0, int vx, int vy)
 {
-    const int f = 1 << (pc->f_code - 1);
+    const int f = 1 << (dir_f_code(pc, dir) - 1);
     const int px = 2 * x0 + vx, py = 2 * y0 + vy;
+    const MpePicture *ref = dir_ref(pc, dir);
     if (vx < -16 * f || vx > 16 * f - 1 || vy < -16 * f || vy > 16 * f - 1)
         return 0;
     if (px < 0 || py < 0)
         return 0;
-    return (px >> 1) + 16 + (px & 1) <= pc->ref->plane_w[0] &&
-           (py >> 1) + 16 + (py & 1) <= pc->ref->plane_h[0];
+    return (px >> 1) + 16 + (px & 1) <= ref->plane_w[0] &&
+           (py >> 1) + 16 + (py & 1) <= ref->plane_h[0];
 }
 
-/* The 6 prediction blocks (Y 16x16, Cb, Cr 8x8) for vector (vx, vy). */
-static void predict_macroblock(const MpePictureCtx *pc, int mbx, int mby, int vx, int vy,
+/* The 6 prediction blocks (Y 16x16, Cb, Cr 8x8) for vector (vx, vy) from
+ * direction dir's reference. */
+static void predict_macroblock(const MpePictureCtx *pc, int dir, int mbx, int mby, int vx, int vy,
                                uint8_t pred_y[256], uint8_t pred_c[2][64])
 {
-    const MpePicture *ref = pc->ref;
+    const MpePicture *ref = dir_ref(pc, dir);
     /* chroma vector: luma vector / 2, truncated towards zero (§7.6.3.7) */
     const int cvx = vx / 2, cvy = vy / 2;
 
@@ -185,9 +205,9 @@ static void reconstruct_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
 }
 
 /* The difference to the predictor, wrapped into the f_code range (§7.6.3.1). */
-static int wrap_delta(const MpePictureCtx *pc, int v, int pred)
+static int wrap_delta(int f_code, int v, int pred)
 {
-    const int f = 1 << (pc->f_code - 1);
+    const int f = 1 << (f_code - 1);
     int delta = v - pred;
     if (delta < -16 * f)
         delta += 32 * f;
@@ -196,20 +216,23 @@ static int wrap_delta(const MpePictureCtx *pc, int v, int pred)
     return delta;
 }
 
-static void write_vector(const MpePictureCtx *pc, SliceState *st, int vx, int vy, BsWriter *bw)
+static void write_vector(const MpePictureCtx *pc, SliceState *st, int dir, int vx, int vy,
+                         BsWriter *bw)
 {
     const int v[2] = { vx, vy };
+    const int f_code = dir_f_code(pc, dir);
     for (int i = 0; i < 2; i++) {
-        bs_write_motion_delta(bw, wrap_delta(pc, v[i], st->pmv[i]), pc->f_code);
-        st->pmv[i] = v[i];
+        bs_write_motion_delta(bw, wrap_delta(f_code, v[i], st->pmv[dir][i]), f_code);
+        st->pmv[dir][i] = v[i];
     }
 }
 
 /* Bits of a vector against the predictor. */
-static int vector_bits(const MpePictureCtx *pc, const SliceState *st, int vx, int vy)
+static int vector_bits(const MpePictureCtx *pc, const SliceState *st, int dir, int vx, int vy)
 {
-    return bs_motion_delta_bits(wrap_delta(pc, vx, st->pmv[0]), pc->f_code) +
-           bs_motion_delta_bits(wrap_delta(pc, vy, st->pmv[1]), pc->f_code);
+    const int f_code = dir_f_code(pc, dir);
+    return bs_motion_delta_bits(wrap_delta(f_code, vx, st->pmv[dir][0]), f_code) +
+           bs_motion_delta_bits(wrap_delta(f_code, vy, st->pmv[dir][1]), f_code);
 }
 
 /* Rate-constrained choice of the vector, against the RECONSTRUCTED
@@ -221,10 +244,11 @@ static int vector_bits(const MpePictureCtx *pc, const SliceState *st, int vx, in
  * step size).  Without it the search spends most of a P picture's bits on
  * vectors that win by a SAD of a few units; with a coarse quantiser it
  * smooths the field further, which the rate control uses as a step. */
-static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int mbx, int mby,
-                              const GpuMotion *m, int *out_vx, int *out_vy)
+static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int dir, int mbx,
+                              int mby, const GpuMotion *m, int *out_vx, int *out_vy,
+                              uint32_t *out_cost)
 {
-    const MpePicture *ref = pc->ref;
+    const MpePicture *ref = dir_ref(pc, dir);
     const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
     const uint32_t lambda = (uint32_t)pc->qscale;
     uint32_t bsad = UINT32_MAX, bcost = UINT32_MAX;
@@ -236,17 +260,17 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
             vx = 2 * m->dx + i % 3 - 1;
             vy = 2 * m->dy + i / 3 - 1;
         } else {
-            vx = st->pmv[0];
-            vy = st->pmv[1];
+            vx = st->pmv[dir][0];
+            vy = st->pmv[dir][1];
             if (abs(vx - 2 * m->dx) <= 1 && abs(vy - 2 * m->dy) <= 1)
                 continue;   /* among the nine already */
         }
         uint8_t pred[256];
-        if (!vector_valid(pc, 16 * mbx, 16 * mby, vx, vy))
+        if (!vector_valid(pc, dir, 16 * mbx, 16 * mby, vx, vy))
             continue;
         pc->dsp->predict(pred, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy, 16, 16);
         uint32_t sad = pc->sad16(src, pc->orig->stride[0], pred, 16);
-        uint32_t cost = sad + lambda * (uint32_t)vector_bits(pc, st, vx, vy);
+        uint32_t cost = sad + lambda * (uint32_t)vector_bits(pc, st, dir, vx, vy);
         if (cost < bcost || (cost == bcost && gpu_mv_better(sad, vx, vy, bsad, bvx, bvy))) {
             bcost = cost;
             bsad = sad;
@@ -256,6 +280,8 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
     }
     *out_vx = bvx;
     *out_vy = bvy;
+    if (out_cost)
+        *out_cost = bcost;
     return bsad;
 }
 
@@ -271,15 +297,196 @@ static int refresh_due(const MpePictureCtx *pc, int addr)
     return pc->refresh_count[addr] >= limit;
 }
 
+/* The prediction of a B macroblock in mode (MODE_FWD, MODE_BWD or both:
+ * the two averaged, rounding up, §7.6.7.1) with vectors v[dir]. */
+static void predict_b(const MpePictureCtx *pc, int mode, int mbx, int mby, const int v[2][2],
+                      uint8_t pred_y[256], uint8_t pred_c[2][64])
+{
+    if (mode != (MODE_FWD | MODE_BWD)) {
+        const int dir = mode == MODE_FWD ? DIR_FWD : DIR_BWD;
+        predict_macroblock(pc, dir, mbx, mby, v[dir][0], v[dir][1], pred_y, pred_c);
+        return;
+    }
+    uint8_t by[256], bc[2][64];
+    predict_macroblock(pc, DIR_FWD, mbx, mby, v[0][0], v[0][1], pred_y, pred_c);
+    predict_macroblock(pc, DIR_BWD, mbx, mby, v[1][0], v[1][1], by, bc);
+    for (int i = 0; i < 256; i++)
+        pred_y[i] = (uint8_t)((pred_y[i] + by[i] + 1) >> 1);
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 64; i++)
+            pred_c[c][i] = (uint8_t)((pred_c[c][i] + bc[c][i] + 1) >> 1);
+}
+
+/* macroblock_type bits of a B macroblock without coefficients (Table B-4):
+ * interpolated 2, backward 3, forward 4; what the choice of mode pays on
+ * top of its vectors. */
+static int b_mode_bits(int mode)
+{
+    return mode == (MODE_FWD | MODE_BWD) ? 2 : mode == MODE_BWD ? 3 : 4;
+}
+
+/* Luma SAD of mode with vectors v against the source. */
+static uint32_t b_mode_sad(const MpePictureCtx *pc, int mode, int mbx, int mby, const int v[2][2])
+{
+    uint8_t pred_y[256], pred_c[2][64];
+    const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
+    predict_b(pc, mode, mbx, mby, v, pred_y, pred_c);
+    return pc->sad16(src, pc->orig->stride[0], pred_y, 16);
+}
+
+/* Can the previous macroblock's mode with the predictors as vectors (what a
+ * skipped B macroblock means, §7.6.6.4) be used here?  Not after an intra
+ * macroblock nor at a slice's start (prev_mode 0), and only with vectors
+ * that are valid here. */
+static int b_skip_usable(const MpePictureCtx *pc, const SliceState *st, int mbx, int mby)
+{
+    if (!st->prev_mode || (st->prev_mode & MODE_INTRA))
+        return 0;
+    for (int dir = 0; dir < 2; dir++)
+        if ((st->prev_mode & (1 << dir)) &&
+            !vector_valid(pc, dir, 16 * mbx, 16 * mby, st->pmv[dir][0], st->pmv[dir][1]))
+            return 0;
+    return 1;
+}
+
+/* Mode decision of a B macroblock: the best forward and backward vectors
+ * (each as choose_vector picks it), their average, and the previous
+ * macroblock's mode with the predictors as vectors (which may be skipped),
+ * by SAD + lambda * (vector and macroblock_type bits); then intra when its
+ * activity beats that clearly.  Returns the MODE_* chosen, vectors in v. */
+static int choose_b_mode(const MpePictureCtx *pc, const SliceState *st, int mbx, int mby, int addr,
+                         int v[2][2])
+{
+    const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
+    const uint32_t lambda = (uint32_t)pc->qscale;
+    uint32_t cost[2], sad[2];
+    int mode, bsad;
+    uint32_t bcost;
+
+    sad[0] = choose_vector(pc, st, DIR_FWD, mbx, mby, &pc->mv[addr], &v[0][0], &v[0][1], &cost[0]);
+    sad[1] = choose_vector(pc, st, DIR_BWD, mbx, mby, &pc->mv_bwd[addr], &v[1][0], &v[1][1],
+                           &cost[1]);
+    /* choose_vector always finds a valid vector: the front end's full-pel
+     * one lies inside the padded reference */
+    cost[0] += lambda * (uint32_t)b_mode_bits(MODE_FWD);
+    cost[1] += lambda * (uint32_t)b_mode_bits(MODE_BWD);
+    mode = cost[1] < cost[0] ? MODE_BWD : MODE_FWD;
+    bcost = cost[mode == MODE_BWD];
+    bsad = (int)sad[mode == MODE_BWD];
+    {
+        const uint32_t isad = b_mode_sad(pc, MODE_FWD | MODE_BWD, mbx, mby, v);
+        const uint32_t icost = isad + (cost[0] - sad[0]) + (cost[1] - sad[1]) -
+                               lambda * (uint32_t)(b_mode_bits(MODE_FWD) + b_mode_bits(MODE_BWD) -
+                                                   b_mode_bits(MODE_FWD | MODE_BWD));
+        if (icost < bcost) {
+            mode = MODE_FWD | MODE_BWD;
+            bcost = icost;
+            bsad = (int)isad;
+        }
+    }
+    if (b_skip_usable(pc, st, mbx, mby)) {
+        /* the skip sends nothing: its cost is its SAD, with the bias that
+         * makes P pictures prefer the zero vector */
+        int sv[2][2] = { { st->pmv[0][0], st->pmv[0][1] }, { st->pmv[1][0], st->pmv[1][1] } };
+        const uint32_t ssad = b_mode_sad(pc, st->prev_mode, mbx, mby, sv);
+        if (ssad <= bcost + ZERO_MV_BIAS) {
+            mode = st->prev_mode;
+            memcpy(v, sv, sizeof(sv));
+            bsad = (int)ssad;
+        }
+    }
+    if (pc->dsp->intra_activity(src, pc->orig->stride[0]) + INTRA_BIAS < (uint32_t)bsad)
+        return MODE_INTRA;
+    return mode;
+}
+
+/* One B macroblock.  B pictures are no reference, so no refresh rule (their
+ * mismatch goes no further than themselves). */
+static void code_b_mb(const MpePictureCtx *pc, SliceState *st, int addr, int first, int last,
+                      BsWriter *bw, MpeSliceStats *stats)
+{
+    const int mbw = pc->orig->mb_width;
+    const int mbx = addr % mbw, mby = addr / mbw;
+    int v[2][2] = { { 0, 0 }, { 0, 0 } };
+    int mode, cbp = 0;
+    uint8_t pred_y[256], pred_c[2][64];
+    int16_t level[6][64];
+
+    mode = pc->skip_all ? MODE_FWD : choose_b_mode(pc, st, mbx, mby, addr, v);
+    if (mode == MODE_INTRA) {
+        BsVlc t = bs_vlc_mb_type(pc->coding_type, BS_MB_INTRA);
+        bs_write_mb_addr_inc(bw, addr - st->prev_addr);
+        bs_put(bw, t.len, t.code);
+        code_intra_mb(pc, st, mbx, mby, bw);
+        st->prev_addr = addr;
+        memset(st->pmv, 0, sizeof(st->pmv));   /* §7.6.3.4: intra resets the predictors */
+        st->prev_mode = MODE_INTRA;
+        stats->intra++;
+        pc->mb_coding[addr] = MPE_MB_CODED_INTRA;
+        return;
+    }
+    predict_b(pc, mode, mbx, mby, v, pred_y, pred_c);
+    cbp = pc->drop_residual || pc->skip_all ? 0
+                                            : quantise_inter_mb(pc, mbx, mby, pred_y, pred_c, level);
+    pc->mb_coding[addr] = cbp ? MPE_MB_CODED_RESIDUAL : MPE_MB_CODED_PREDICTION;
+    reconstruct_inter_mb(pc, mbx, mby, pred_y, pred_c, level, cbp);
+    reset_dc(st);
+
+    /* Skipped: the previous macroblock's mode and the predictors as vectors,
+     * no coefficients; the predictors stay (§7.6.3.4: only P pictures reset
+     * them on a skip).  Never the first or the last of a slice. */
+    int same = mode == st->prev_mode && addr != first && addr != last && !cbp;
+    for (int dir = 0; dir < 2; dir++)
+        if ((mode & (1 << dir)) && (v[dir][0] != st->pmv[dir][0] || v[dir][1] != st->pmv[dir][1]))
+            same = 0;
+    if (same) {
+        stats->skipped++;
+        return;
+    }
+
+    const int flags = (mode & MODE_FWD ? BS_MB_MOTION_FWD : 0) |
+                      (mode & MODE_BWD ? BS_MB_MOTION_BWD : 0) | (cbp ? BS_MB_PATTERN : 0);
+    BsVlc t = bs_vlc_mb_type(pc->coding_type, flags);
+    bs_write_mb_addr_inc(bw, addr - st->prev_addr);
+    bs_put(bw, t.len, t.code);
+    for (int dir = 0; dir < 2; dir++)   /* forward first (motion_vectors(0)) */
+        if (mode & (1 << dir))
+            write_vector(pc, st, dir, v[dir][0], v[dir][1], bw);
+    if (cbp) {
+        bs_put(bw, bs_vlc_cbp[cbp].len, bs_vlc_cbp[cbp].code);
+        for (int b = 0; b < 6; b++) {
+            if (cbp & (1 << (5 - b))) {
+                int16_t scan[64];
+                to_scan(scan, level[b]);
+                pc->dsp->write_inter_block(bw, scan, pc->mpeg2);
+            }
+        }
+    }
+    st->prev_addr = addr;
+    st->prev_mode = mode;
+    stats->inter++;
+    if (mode == (MODE_FWD | MODE_BWD))
+        stats->interp++;
+    else if (mode == MODE_BWD)
+        stats->bwd++;
+    else
+        stats->fwd++;
+    for (int dir = 0; dir < 2; dir++)
+        if (mode & (1 << dir))
+            stats->mv_abs_sum += 0.5 * sqrt((double)(v[dir][0] * v[dir][0] + v[dir][1] * v[dir][1])) /
+                                 (mode == (MODE_FWD | MODE_BWD) ? 2 : 1);
+}
+
 /* The macroblock's quantiser under adaptive quantisation: the ladder step
  * nearest to qscale times its factor.  A change costs the quant flag's
  * longer macroblock_type and 5 bits of quantiser_scale_code, so the one in
- * force is kept unless the wanted one is more than AQ_KEEP away from it. */
+ * force is kept unless the wanted one is more than AQ_KEEP away from it.
+ * B pictures keep the slice's quantiser (code_b_mb). */
 #define AQ_KEEP 1.12
 
 static int mb_quantiser(const MpePictureCtx *pc, const SliceState *st, int addr)
 {
-    if (!pc->aq || pc->drop_residual || pc->skip_all)
+    if (!pc->aq || pc->drop_residual || pc->skip_all || pc->coding_type == BS_PICTURE_B)
         return pc->qscale;
     const double want = pc->qscale * pc->aq[addr];
     int best = 0;
@@ -310,8 +517,9 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
 
     memset(stats, 0, sizeof(*stats));
     reset_dc(&st);
-    st.pmv[0] = st.pmv[1] = 0;
+    memset(st.pmv, 0, sizeof(st.pmv));
     st.prev_addr = first - 1;
+    st.prev_mode = 0;
     st.q = pc->qscale;
     bs_write_slice_header(bw, pc->mpeg2, pc->tall_picture, row_begin, pc->qscale_code);
 
@@ -330,17 +538,22 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
         uint8_t pred_y[256], pred_c[2][64];
         int16_t level[6][64];
 
+        if (pc->coding_type == BS_PICTURE_B) {
+            code_b_mb(pc, &st, addr, first, last, bw, stats);
+            continue;
+        }
         if (is_p && pc->skip_all) {
             /* the copy of the reference: zero vector, nothing coded */
         } else if (is_p) {
             const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
             uint8_t zero_pred[256];
-            uint32_t bsad = choose_vector(pc, &st, mbx, mby, &pc->mv[addr], &vx, &vy);
+            uint32_t bsad = choose_vector(pc, &st, DIR_FWD, mbx, mby, &pc->mv[addr], &vx, &vy, NULL);
             pc->dsp->predict(zero_pred, 16, pc->ref->plane[0], pc->ref->stride[0], 32 * mbx,
                           32 * mby, 16, 16);
             uint32_t sad0 = pc->sad16(src, pc->orig->stride[0], zero_pred, 16);
             /* the zero vector sends no vector at all (and may skip) */
-            if (sad0 <= bsad + (uint32_t)pc->qscale * (uint32_t)vector_bits(pc, &st, vx, vy) + ZERO_MV_BIAS) {
+            if (sad0 <= bsad + (uint32_t)pc->qscale * (uint32_t)vector_bits(pc, &st, DIR_FWD, vx, vy) +
+                            ZERO_MV_BIAS) {
                 vx = vy = 0;
                 bsad = sad0;
             }
@@ -348,7 +561,7 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
         }
 
         if (!intra) {
-            predict_macroblock(pc, mbx, mby, vx, vy, pred_y, pred_c);
+            predict_macroblock(pc, DIR_FWD, mbx, mby, vx, vy, pred_y, pred_c);
             cbp = pc->drop_residual || pc->skip_all
                       ? 0
                       : quantise_inter_mb(pc, mbx, mby, pred_y, pred_c, level);
@@ -365,7 +578,7 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
             write_mb_quant(pc, &st, mq, bw);
             code_intra_mb(pc, &st, mbx, mby, bw);
             st.prev_addr = addr;
-            st.pmv[0] = st.pmv[1] = 0;   /* §7.6.3.4: intra resets the predictors */
+            memset(st.pmv, 0, sizeof(st.pmv));   /* §7.6.3.4: intra resets the predictors */
             stats->intra++;
             pc->mb_coding[addr] = MPE_MB_CODED_INTRA;
             continue;
@@ -378,7 +591,7 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
         /* A P macroblock with zero vector and nothing to code is skipped,
          * except the first and last of a slice, which must be coded. */
         if (!cbp && !vx && !vy && addr != first && addr != last) {
-            st.pmv[0] = st.pmv[1] = 0;   /* skipped P macroblocks reset the predictors */
+            st.pmv[0][0] = st.pmv[0][1] = 0;   /* skipped P macroblocks reset the predictors */
             stats->skipped++;
             continue;
         }
@@ -400,9 +613,9 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
         if (cbp)
             write_mb_quant(pc, &st, mq, bw);
         if (flags & BS_MB_MOTION_FWD)
-            write_vector(pc, &st, vx, vy, bw);
+            write_vector(pc, &st, DIR_FWD, vx, vy, bw);
         else
-            st.pmv[0] = st.pmv[1] = 0;   /* "no MC" in a P picture resets the predictors */
+            st.pmv[0][0] = st.pmv[0][1] = 0;   /* "no MC" in a P picture resets the predictors */
         if (flags & BS_MB_PATTERN) {
             bs_put(bw, bs_vlc_cbp[cbp].len, bs_vlc_cbp[cbp].code);
             for (int b = 0; b < 6; b++) {

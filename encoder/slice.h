@@ -39,19 +39,23 @@ enum {
  * slices of a picture are coded. */
 typedef struct MpePictureCtx {
     int mpeg2;
-    int coding_type;           /* BS_PICTURE_I or BS_PICTURE_P */
+    int coding_type;           /* BS_PICTURE_I, _P or _B */
     int qscale;                /* quantiser in MPEG-1 units (MPEG-2 quantiser_scale / 2) */
     int qscale_code;           /* quantiser_scale_code for the slice header */
     int drop_residual;         /* P: code no inter residual (prediction only): the rate
                                   control's step beyond the coarsest quantiser */
     int skip_all;              /* P: every macroblock a copy of the reference (skipped
-                                  where the syntax allows): the step beyond that */
-    int f_code;                /* forward f_code (P pictures) */
+                                  where the syntax allows): the step beyond that; B: a
+                                  copy of the previous reference (forward, zero vector) */
+    int f_code;                /* forward f_code (P and B pictures) */
+    int f_code_bwd;            /* backward f_code (B pictures) */
     int tall_picture;          /* MPEG-2 vertical_size > 2800 */
     const MpePicture *orig;    /* the picture being coded */
-    const MpePicture *ref;     /* reconstruction of the previous reference (P) */
+    const MpePicture *ref;     /* reconstruction of the previous reference (P, B) */
+    const MpePicture *ref_bwd; /* reconstruction of the next reference in display order (B) */
     MpePicture *recon;         /* reconstruction written here */
-    const GpuMotion *mv;       /* full-pel vectors from the front end (P) */
+    const GpuMotion *mv;       /* full-pel vectors from the front end against ref (P, B) */
+    const GpuMotion *mv_bwd;   /* ... and against ref_bwd's source (B) */
     const MpeDsp *dsp;
     MpeSad16Fn sad16;          /* 16x16 SAD (dsp/sad.h's table) */
     const MpeQuantizer *quant; /* qscale, matrices and their reciprocals */
@@ -73,6 +77,7 @@ typedef struct MpePictureCtx {
 
 typedef struct MpeSliceStats {
     int intra, inter, skipped;
+    int fwd, bwd, interp;  /* B: the inter (coded) macroblocks by prediction direction */
     int refreshed;       /* of the intra ones: forced by the refresh rule */
     double mv_abs_sum;   /* sum of |mv| in pels over the inter (coded) macroblocks */
 } MpeSliceStats;

@@ -62,10 +62,12 @@ int main(int argc, char **argv)
     }
     /* the measures of a record are found by name in the metric registry */
     const int psnr_y = iqa_value_find("psnr_y_db");
+    MpeOutput o;
+    int ended = 0;
     do {
-        MpeOutput o;
         MpeFrameStats fs;
-        if ((got = mpe_input_read(in, &frame, &err)) < 0 ||
+        /* after the input's end, flush calls until nothing comes out */
+        if ((got = ended ? 0 : mpe_input_read(in, &frame, &err)) < 0 ||
             mpe_encode_frame(enc, got ? &frame : NULL, &o, &err) < 0)
             goto fail;
         if (o.size && fwrite(o.data, 1, o.size, out) != o.size) {
@@ -75,7 +77,8 @@ int main(int argc, char **argv)
         while (mpe_encoder_pop_stats(enc, &fs))
             printf("picture %d %c: %llu bits, PSNR-Y %.2f dB\n", fs.display_index, fs.type,
                    (unsigned long long)fs.bits, fs.value[psnr_y]);
-    } while (got > 0);
+        ended = !got;
+    } while (got > 0 || o.size || o.have_picture);
     status = fclose(out) != 0;
     out = NULL;
     if (status)

@@ -3,6 +3,8 @@
  * packing and the MPE_GPU_FAIL hook (frontend_internal.h). */
 #include "frontend_internal.h"
 
+#include "common/timer.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -206,6 +208,25 @@ typedef struct FrontendSlot {
     int has_mv;      /* searched since its last submit */
 } FrontendSlot;
 
+/* An asynchronous open (gpu_frontend_open_async): the task opens `gpu`
+ * while `boot`, a cpu front end, takes the frames. */
+typedef struct GpuAsync {
+    MpeTask *task;
+    char name[32];
+    GpuConfig cfg;
+    MpeLog log;
+    GpuFrontend *gpu;        /* the task's result */
+    int ret;
+    MpeError err;
+    int joined;              /* the task's result has been taken */
+    int switched;            /* frames go to gpu from now on */
+    int boot_frames;         /* frames that went to boot */
+    int last_slot;           /* the slot submitted last, -1: none yet */
+    GpuFrontend *boot;
+    unsigned char *on_boot;  /* per slot: its frame went to boot */
+    unsigned char *uploaded; /* per slot on boot: its planes are on gpu too */
+} GpuAsync;
+
 struct GpuFrontend {
     const GpuBackend *be;
     int pyramid;
@@ -214,6 +235,7 @@ struct GpuFrontend {
     int slots;
     FrontendSlot *slot;
     GpuFailHook fail;
+    GpuAsync *async;         /* non-NULL: every call goes to async->boot or ->gpu */
 };
 
 static void geometry_init(GpuGeometry *g, int width, int height)
@@ -281,6 +303,14 @@ void gpu_frontend_close(GpuFrontend *fe)
 {
     if (!fe)
         return;
+    if (fe->async) {
+        mpe_task_close(fe->async->task);   /* waits for the open */
+        gpu_frontend_close(fe->async->gpu);
+        gpu_frontend_close(fe->async->boot);
+        free(fe->async->on_boot);
+        free(fe->async->uploaded);
+        free(fe->async);
+    }
     if (fe->ctx)
         fe->be->close(fe->ctx);
     free(fe->slot);
@@ -326,8 +356,170 @@ fail:
     return ret;
 }
 
+/* ---- the asynchronous open ---- */
+
+static void async_open_job(void *arg)
+{
+    GpuAsync *a = arg;
+    const double t0 = mpe_time_ms();
+    a->ret = gpu_frontend_open(&a->gpu, a->name, &a->cfg, &a->log, &a->err);
+    if (a->ret == 0)
+        mpe_log(&a->log, MPE_LOG_INFO, "front end: '%s' opened in %.1f ms beside the first frames",
+                gpu_frontend_name(a->gpu), mpe_time_ms() - t0);
+}
+
+/* 1 when the opened front end is there, 0 while it is still opening (only
+ * without `block`), or the open's error (on every call). */
+static int async_join(GpuAsync *a, int block, MpeError *err)
+{
+    if (!a->joined) {
+        if (!block && mpe_task_busy(a->task))
+            return 0;
+        mpe_task_wait(a->task);
+        a->joined = 1;
+    }
+    if (a->ret < 0) {
+        if (err)
+            *err = a->err;
+        return a->ret;
+    }
+    return 1;
+}
+
+/* The front end that holds the slot's frame. */
+static GpuFrontend *async_holder(const GpuFrontend *fe, int slot)
+{
+    const GpuAsync *a = fe->async;
+    return (a->on_boot[slot] || !a->gpu) && a->boot ? a->boot : a->gpu;
+}
+
+static int async_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeError *err)
+{
+    GpuAsync *a = fe->async;
+    int ret;
+
+    if ((ret = check_slot(fe, slot, err)) < 0)
+        return ret;
+    if (!a->switched) {
+        if ((ret = async_join(a, 0, err)) < 0)
+            return ret;
+        /* the hierarchical search's candidates include the reference's own
+         * vectors, which a picture moved over would not bring: move after
+         * a picture that was not searched */
+        if (ret && a->cfg.pyramid && a->last_slot >= 0 && a->boot->slot[a->last_slot].has_mv)
+            ret = 0;
+        if ((a->switched = ret))
+            mpe_log(&a->log, MPE_LOG_INFO, "front end: '%s' open; the first %d frames went "
+                    "through the cpu front end meanwhile", gpu_frontend_name(a->gpu), a->boot_frames);
+    }
+    a->on_boot[slot] = (unsigned char)!a->switched;
+    a->uploaded[slot] = 0;
+    a->last_slot = slot;
+    if (a->switched) {
+        /* once no slot holds a frame of the cpu front end, nobody reads its
+         * planes any more (the caller reuses a slot only when done with
+         * its frame): its memory goes */
+        int held = 0;
+        for (int i = 0; i < fe->slots; i++)
+            held |= a->on_boot[i];
+        if (!held && a->boot) {
+            gpu_frontend_close(a->boot);
+            a->boot = NULL;
+        }
+        return gpu_frontend_submit(a->gpu, slot, frame, err);
+    }
+    a->boot_frames++;
+    return gpu_frontend_submit(a->boot, slot, frame, err);
+}
+
+static int frontend_search(GpuFrontend *fe, int cur, int ref, int range, int reach, MpeError *err);
+
+static int async_search(GpuFrontend *fe, int cur, int ref, int range, int reach, MpeError *err)
+{
+    GpuAsync *a = fe->async;
+    int ret;
+
+    if ((ret = check_slot(fe, cur, err)) < 0 || (ret = check_slot(fe, ref, err)) < 0)
+        return ret;
+    if (a->on_boot[cur] || !a->gpu)
+        return frontend_search(a->boot, cur, ref, range, reach, err);
+    if (a->on_boot[ref] && !a->uploaded[ref]) {
+        /* the reference went to the cpu front end before the switch: its
+         * planes go up as a YUV frame (padded there as they would be here) */
+        const MpePicture *p = gpu_frontend_host_planes(a->boot, ref);
+        MpeFrame f = { .format = MPE_FRAME_YUV420, .width = fe->geo.width, .height = fe->geo.height };
+        if (!p)
+            return mpe_error(err, -EINVAL, "front end: motion search on a slot with no frame");
+        for (int c = 0; c < 3; c++) {
+            f.data[c] = p->plane[c];
+            f.stride[c] = (int)p->stride[c];
+        }
+        if ((ret = gpu_frontend_submit(a->gpu, ref, &f, err)) < 0)
+            return ret;
+        a->uploaded[ref] = 1;
+    }
+    return frontend_search(a->gpu, cur, ref, range, reach, err);
+}
+
+int gpu_frontend_open_async(GpuFrontend **out, const char *name, const GpuConfig *cfg,
+                            const MpeLog *log, MpeError *err)
+{
+    GpuFrontend *fe;
+    GpuAsync *a;
+    int ret, known = !strcmp(name, "auto"), refuses_hier = 0;
+
+    *out = NULL;
+    for (const GpuBackend *const *b = backend_list; *b && !known; b++)
+        if ((known = !strcmp((*b)->name, name)))
+            refuses_hier = cfg->pyramid && !(*b)->hier;
+    if (!known || refuses_hier || !strcmp(name, "cpu") || getenv("MPE_GPU_FAIL") ||
+        strlen(name) >= sizeof(a->name) || (!strcmp(name, "auto") && !gpu_has_device_node("/dev")))
+        return gpu_frontend_open(out, name, cfg, log, err);
+    /* OpenCL is loaded here, on the caller's thread: an implementation
+     * built on LLVM (PoCL) gives the first thread that loads it a signal
+     * stack of its own, which AddressSanitizer then fails to free when that
+     * thread ends (the opening task's does, at close).  The build, the
+     * slow part, still runs on the task. */
+    if (!strcmp(name, "opencl")) {
+        char why[256];
+        for (const GpuBackend *const *b = backend_list; *b; b++)
+            if (!strcmp((*b)->name, name) && (ret = gpu_backend_probe(*b, 0, why, sizeof(why))) < 0)
+                return mpe_error(err, ret, "backend '%s' cannot run here: %s", name, why);
+    }
+    if (!(fe = calloc(1, sizeof(*fe))) || !(fe->async = a = calloc(1, sizeof(*a))) ||
+        !(a->on_boot = calloc((size_t)cfg->slots, 1)) || !(a->uploaded = calloc((size_t)cfg->slots, 1))) {
+        ret = mpe_error(err, -ENOMEM, "front end: out of memory");
+        goto fail;
+    }
+    fe->slots = cfg->slots;
+    geometry_init(&fe->geo, cfg->width, cfg->height);
+    memset(a->on_boot, 1, (size_t)cfg->slots);
+    a->last_slot = -1;
+    snprintf(a->name, sizeof(a->name), "%s", name);
+    a->cfg = *cfg;
+    if (log)
+        a->log = *log;
+    if ((ret = frontend_open_one(&a->boot, &gpu_backend_cpu, cfg, err)) < 0 ||
+        (ret = mpe_task_open(&a->task, err)) < 0)
+        goto fail;
+    mpe_task_start(a->task, async_open_job, a);
+    *out = fe;
+    return 0;
+fail:
+    gpu_frontend_close(fe);
+    return ret;
+}
+
+int gpu_frontend_ready(GpuFrontend *fe, MpeError *err)
+{
+    const int ret = fe->async ? async_join(fe->async, 1, err) : 0;
+    return ret < 0 ? ret : 0;
+}
+
 const char *gpu_frontend_name(const GpuFrontend *fe)
 {
+    if (fe->async)
+        return async_join(fe->async, 1, NULL) > 0 ? gpu_frontend_name(fe->async->gpu) : fe->async->name;
     return fe->be->name;
 }
 
@@ -337,6 +529,8 @@ int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeErr
     GpuInput in = { NULL, NULL };
     int ret;
 
+    if (fe->async)
+        return async_submit(fe, slot, frame, err);
     if ((ret = check_slot(fe, slot, err)) < 0 || (ret = check_frame(fe, frame, err)) < 0 ||
         (ret = fail_frame(&fe->fail, GPU_FAIL_SUBMIT, slot, err)) < 0 ||
         (ret = fe->be->input(fe->ctx, slot, &in, err)) < 0)
@@ -369,6 +563,8 @@ static int frontend_search(GpuFrontend *fe, int cur, int ref, int range, int rea
 {
     int ret;
 
+    if (fe->async)
+        return async_search(fe, cur, ref, range, reach, err);
     if (reach && (reach < 0 || reach > GPU_MAX_REACH))
         return mpe_error(err, -EINVAL, "front end: search reach %d outside 1..%d", reach,
                          GPU_MAX_REACH);
@@ -404,6 +600,8 @@ int gpu_frontend_wait(GpuFrontend *fe, int slot, MpeError *err)
 {
     int ret;
 
+    if (fe->async)
+        return check_slot(fe, slot, err) < 0 ? -EINVAL : gpu_frontend_wait(async_holder(fe, slot), slot, err);
     if ((ret = check_slot(fe, slot, err)) < 0 ||
         (ret = fail_frame(&fe->fail, GPU_FAIL_DOWNLOAD, slot, err)) < 0)
         return ret;
@@ -415,6 +613,9 @@ int gpu_frontend_wait(GpuFrontend *fe, int slot, MpeError *err)
 int gpu_frontend_download(GpuFrontend *fe, int slot, MpePicture *pic, GpuMotion *mv,
                           MpeError *err)
 {
+    if (fe->async)
+        return check_slot(fe, slot, err) < 0 ? -EINVAL
+                                              : gpu_frontend_download(async_holder(fe, slot), slot, pic, mv, err);
     int ret = gpu_frontend_wait(fe, slot, err);
 
     if (ret < 0)
@@ -431,6 +632,8 @@ int gpu_frontend_download(GpuFrontend *fe, int slot, MpePicture *pic, GpuMotion 
 
 const MpePicture *gpu_frontend_host_planes(GpuFrontend *fe, int slot)
 {
+    if (fe->async)
+        return slot < 0 || slot >= fe->slots ? NULL : gpu_frontend_host_planes(async_holder(fe, slot), slot);
     if (!fe->be->host_planes || slot < 0 || slot >= fe->slots || !fe->slot[slot].submitted)
         return NULL;
     return fe->be->host_planes(fe->ctx, slot);
@@ -438,6 +641,8 @@ const MpePicture *gpu_frontend_host_planes(GpuFrontend *fe, int slot)
 
 int gpu_frontend_timings(GpuFrontend *fe, int slot, GpuTimings *t)
 {
+    if (fe->async)
+        return slot < 0 || slot >= fe->slots ? -EINVAL : gpu_frontend_timings(async_holder(fe, slot), slot, t);
     if (!fe->be->timings)
         return -ENOSYS;
     if (slot < 0 || slot >= fe->slots)

@@ -104,8 +104,31 @@ int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *l
  * the caller's error, never a silent switch of backend mid-stream. */
 int gpu_frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg, const MpeLog *log,
                       MpeError *err);
+/* gpu_frontend_open on a thread of its own, so that a GPU's start-up
+ * (driver, context, kernel build: 0.05 s to over 1 s) overlaps the first
+ * frames instead of preceding them.  Until that open has finished, frames
+ * go to a cpu front end opened here at once (every backend gives the same
+ * planes and vectors, bit for bit); the first submit after it has finished
+ * moves to the new front end, which gets the reference picture of its first
+ * search from the cpu one ("opencl" is probed here first, on the caller's
+ * thread, and a probe failure is returned at once).  Calls are those of any front end; an open that
+ * failed is reported by the first submit after it, and by
+ * gpu_frontend_ready.  With cfg->pyramid the move waits for a submit that
+ * follows a frame that was not searched (an intra picture): the
+ * hierarchical search takes the reference's own vectors as candidates,
+ * which a reference moved between backends would not have.  Opens
+ * synchronously (plain gpu_frontend_open) for "cpu", for "auto" where /dev
+ * has no GPU node, for a named backend without the hierarchical search when
+ * cfg->pyramid asks for it (its error at once), and while MPE_GPU_FAIL is
+ * set (its frame numbers count one backend's submits). */
+int gpu_frontend_open_async(GpuFrontend **fe, const char *name, const GpuConfig *cfg,
+                            const MpeLog *log, MpeError *err);
+/* Waits for an asynchronous open: 0, or the error it failed with (0 at once
+ * for a front end opened otherwise). */
+int gpu_frontend_ready(GpuFrontend *fe, MpeError *err);
 void gpu_frontend_close(GpuFrontend *fe);
-/* The backend it runs on ("cpu", "opencl", "cuda"). */
+/* The backend it runs on ("cpu", "opencl", "cuda"); after an asynchronous
+ * open, the one it opened (waiting for it). */
 const char *gpu_frontend_name(const GpuFrontend *fe);
 
 /* The work on a ring of cfg->slots frame slots.  submit takes RGB24

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* generated from frontend.cl by tools/embed.sh */
 extern const char mpe_frontend_cl_source[];
@@ -229,14 +231,140 @@ static void ocl_close(GpuContext *g)
     free(g);
 }
 
+/* ---- compiled programs cached by device and source (x264's habit) ----
+ *
+ * NVIDIA's OpenCL compiles the source on every run (1.03 s of a run's
+ * start on the H100); the binary it hands back loads in a fraction of that.
+ * The file is $XDG_CACHE_HOME/mpegenc/ocl-<hash>.bin (~/.cache without
+ * XDG_CACHE_HOME), the hash (FNV-1a, 64 bits) taken over the source, the
+ * build options, the device's name and version, and the driver's and the
+ * platform's versions, so a new driver or kernel builds afresh.  A missing,
+ * unreadable or refused file means a build from source, whose binary is then
+ * written under a temporary name and renamed (runs at once never read half
+ * a file); a failure to write is no error.  MPE_OCL_CACHE=0 turns it off. */
+
+#define OCL_BUILD_OPTIONS "-cl-std=CL1.2"
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* The cache file of this device and source; -1 if there is none to use. */
+static int cache_path(const GpuContext *g, char *path, size_t size)
+{
+    const char *off = getenv("MPE_OCL_CACHE"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const cl_device_info dev_info[] = { CL_DEVICE_NAME, CL_DEVICE_VERSION, CL_DRIVER_VERSION };
+    char text[1024], dir[900];
+    cl_platform_id plat;
+    uint64_t h = 0xcbf29ce484222325ULL;
+
+    if ((off && !strcmp(off, "0")) || (!(xdg && *xdg) && !(home && *home)))
+        return -1;
+    h = fnv1a(h, mpe_frontend_cl_source, strlen(mpe_frontend_cl_source));
+    h = fnv1a(h, OCL_BUILD_OPTIONS, sizeof(OCL_BUILD_OPTIONS));
+    for (size_t i = 0; i < sizeof(dev_info) / sizeof(dev_info[0]); i++) {
+        size_t n = 0;
+        if (clGetDeviceInfo(g->dev, dev_info[i], sizeof(text), text, &n) != CL_SUCCESS)
+            return -1;
+        h = fnv1a(h, text, n);
+    }
+    if (clGetDeviceInfo(g->dev, CL_DEVICE_PLATFORM, sizeof(plat), &plat, NULL) == CL_SUCCESS) {
+        size_t n = 0;
+        if (clGetPlatformInfo(plat, CL_PLATFORM_VERSION, sizeof(text), text, &n) == CL_SUCCESS)
+            h = fnv1a(h, text, n);
+    }
+    if (xdg && *xdg)
+        snprintf(dir, sizeof(dir), "%s", xdg);
+    else
+        snprintf(dir, sizeof(dir), "%s/.cache", home);
+    if ((size_t)snprintf(path, size, "%s/mpegenc/ocl-%016llx.bin", dir, (unsigned long long)h) >= size)
+        return -1;
+    return 0;
+}
+
+/* The program from the cache file, built; 0, or -1 (nothing kept). */
+static int cache_load(GpuContext *g, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *bin = NULL;
+    long n;
+    cl_int e, status;
+
+    if (!f)
+        return -1;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && n < (1L << 28) &&
+        fseek(f, 0, SEEK_SET) == 0 && (bin = malloc((size_t)n)) &&
+        fread(bin, 1, (size_t)n, f) == (size_t)n) {
+        const size_t len = (size_t)n;
+        const unsigned char *b = bin;
+        g->prog = clCreateProgramWithBinary(g->ctx, 1, &g->dev, &len, &b, &status, &e);
+        if (e == CL_SUCCESS && status == CL_SUCCESS &&
+            clBuildProgram(g->prog, 1, &g->dev, OCL_BUILD_OPTIONS, NULL, NULL) == CL_SUCCESS) {
+            free(bin);
+            fclose(f);
+            return 0;
+        }
+        if (g->prog)
+            clReleaseProgram(g->prog);
+        g->prog = NULL;
+    }
+    free(bin);
+    fclose(f);
+    return -1;
+}
+
+/* The built program's binary into the cache file, quietly best-effort. */
+static void cache_store(GpuContext *g, const char *path)
+{
+    char dir[1024], tmp[1100];
+    size_t n = 0;
+    unsigned char *bin;
+    FILE *f;
+
+    if (clGetProgramInfo(g->prog, CL_PROGRAM_BINARY_SIZES, sizeof(n), &n, NULL) != CL_SUCCESS || !n ||
+        !(bin = malloc(n)))
+        return;
+    if (clGetProgramInfo(g->prog, CL_PROGRAM_BINARIES, sizeof(bin), &bin, NULL) == CL_SUCCESS) {
+        /* the directory and its parent (~/.cache may not exist yet) */
+        snprintf(dir, sizeof(dir), "%s", path);
+        *strrchr(dir, '/') = '\0';
+        char *up = strrchr(dir, '/');
+        if (up) {
+            *up = '\0';
+            mkdir(dir, 0755);
+            *up = '/';
+        }
+        mkdir(dir, 0755);
+        snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
+        if ((f = fopen(tmp, "wb"))) {
+            const int ok = fwrite(bin, 1, n, f) == n;
+            if (fclose(f) == 0 && ok && rename(tmp, path) == 0)
+                tmp[0] = '\0';
+            if (tmp[0])
+                remove(tmp);
+        }
+    }
+    free(bin);
+}
+
 static int ocl_build(GpuContext *g, MpeError *err)
 {
     const char *src = mpe_frontend_cl_source;
-    cl_int e;
+    char path[1024];
+    const int cached = cache_path(g, path, sizeof(path)) == 0;
+    cl_int e = CL_SUCCESS;
 
+    if (cached && cache_load(g, path) == 0)
+        goto kernels;
     g->prog = clCreateProgramWithSource(g->ctx, 1, &src, NULL, &e);
     CL_TRY(e, "clCreateProgramWithSource");
-    e = clBuildProgram(g->prog, 1, &g->dev, "-cl-std=CL1.2", NULL, NULL);
+    e = clBuildProgram(g->prog, 1, &g->dev, OCL_BUILD_OPTIONS, NULL, NULL);
+    if (e == CL_SUCCESS && cached)
+        cache_store(g, path);
     if (e != CL_SUCCESS) {
         char log[2048] = "";
         clGetProgramBuildInfo(g->prog, g->dev, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, NULL);
@@ -245,6 +373,7 @@ static int ocl_build(GpuContext *g, MpeError *err)
                 *p = ' ';
         return mpe_error(err, -EIO, "OpenCL: kernel build failed (%s): %.300s", cl_error_name(e), log);
     }
+kernels:
     g->k_convert = clCreateKernel(g->prog, "convert_rgb", &e);
     CL_TRY(e, "clCreateKernel(convert_rgb)");
     g->k_search = clCreateKernel(g->prog, "motion_search", &e);

@@ -1280,6 +1280,20 @@ static int ahead_read(MpeInput *in, MpeFrame *frame, MpeError *err)
     return r;
 }
 
+int mpe_input_auto_threads(const MpeInput *in, int pool_threads)
+{
+    /* the frames read ahead are this many RGB or YUV frames of the input's size */
+    const size_t budget = (size_t)1 << 30;
+    const size_t frame = (size_t)in->info.width * in->info.height *
+                         (in->info.format == MPE_FRAME_RGB24 ? 3 : 2);
+    size_t cap;
+
+    if (in->kind == SRC_Y4M)
+        return 1;
+    cap = frame ? budget / (2 * frame) : 64;
+    return (int)MPE_MAX(1, MPE_MIN(MPE_MIN((size_t)MPE_MAX(pool_threads, 1), cap), (size_t)64));
+}
+
 int mpe_input_start_ahead_pool(MpeInput *in, int threads, MpePool *pool, MpeError *err)
 {
     Ahead *a;

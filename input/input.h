@@ -91,6 +91,13 @@ int mpe_input_read(MpeInput *in, MpeFrame *frame, MpeError *err);
  * frames the caller reads into should come from mpe_frame_alloc (then they
  * are swapped with the reader's buffers instead of copied). */
 int mpe_input_start_ahead(MpeInput *in, int threads, MpeError *err);
+/* The `threads` for mpe_input_start_ahead_pool when the user gave none:
+ * a Y4M source 1 (one reader, no decoding); PNG frames as many as the pool
+ * has threads (pool_threads), since decoding (tens of ms of CPU per 2048²
+ * frame) is the heaviest stage and shares the pool with everything else,
+ * whose scheduler balances them; at most as many as keep the 2 * threads
+ * frames read ahead within 1 GiB, and 64. */
+int mpe_input_auto_threads(const MpeInput *in, int pool_threads);
 /* The same with the decoding on the caller's pool (common/threads.h), at
  * most `threads` frames at once, beside the caller's other work on it; one
  * reader thread of the input's own hands out the frames (and reads Y4M).

@@ -73,15 +73,27 @@ class RateOf(str):
 CONFIGS = [
     ("ffmpeg-bf0", "ffmpeg", ["-bf", "0"], QSCALE),
     ("ffmpeg-rd", "ffmpeg", ["-bf", "2", "-trellis", "1", "-mbd", "rd"], QSCALE),
+    ("ffmpeg-bf2", "ffmpeg", ["-bf", "2"], QSCALE),
     ("mpegenc", "mpegenc", [], QSCALE),
     ("mpegenc-notrellis", "mpegenc", ["--trellis", "0"], QSCALE),
     ("mpegenc-s32", "mpegenc", ["--search", "32"], QSCALE),
     ("mpegenc-full", "mpegenc", ["--me", "full"], QSCALE),
+    ("mpegenc-b0", "mpegenc", ["--bframes", "0"], QSCALE),
+    ("mpegenc-b2", "mpegenc", ["--bframes", "2"], QSCALE),
+    ("mpegenc-b3", "mpegenc", ["--bframes", "3"], QSCALE),
+    ("mpegenc-b2-pb1", "mpegenc", ["--bframes", "2", "--pb-ratio", "1"], QSCALE),
+    ("mpegenc-b2-pb1.6", "mpegenc", ["--bframes", "2", "--pb-ratio", "1.6"], QSCALE),
+    ("mpegenc-ip1.2", "mpegenc", ["--ip-ratio", "1.2"], QSCALE),
+    ("mpegenc-ip1.4", "mpegenc", ["--ip-ratio", "1.4"], QSCALE),
+    ("mpegenc-ip1.7", "mpegenc", ["--ip-ratio", "1.7"], QSCALE),
+    ("mpegenc-full-b0", "mpegenc", ["--me", "full", "--bframes", "0"], QSCALE),
+    ("mpegenc-full-b2", "mpegenc", ["--me", "full", "--bframes", "2"], QSCALE),
     ("mpegenc-aq", "mpegenc", ["--aq-strength", "1"], QSCALE),
     ("mpegenc-aq05", "mpegenc", ["--aq-strength", "0.5"], QSCALE),
     # rate control: --bitrate at the rate each point of the named
-    # configuration reached (its "q" is the rate in kbit/s)
-    ("mpegenc-bitrate", "mpegenc", [], RateOf("mpegenc")),
+    # configuration reached (its "q" is the rate in kbit/s); without B
+    # pictures on both sides (--bframes auto takes none under --bitrate)
+    ("mpegenc-bitrate", "mpegenc", ["--bframes", "0"], RateOf("mpegenc-b0")),
     ("y262", "y262", [], QSCALE),
     ("y262-noaq", "y262", ["-noaq"], QSCALE),
     ("x262", "x262", [], X264_QP),

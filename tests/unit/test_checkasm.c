@@ -269,6 +269,33 @@ static void fill_plane(TestRng *r, uint8_t *p, int n, int kind)
                                                              : (uint8_t)(128 + rnd(r, -2, 2));
 }
 
+/* Rectangles of every width 1..80 and a few up to 4095, at every
+ * alignment, random and extreme (0 against 255) samples. */
+static void check_sse_entry(TestCtx *t, const Checkasm *ca, MpeSseFn fn, MpeSseFn ref)
+{
+    static uint8_t a[4096 * 4], b[4096 * 4];
+    TestRng r = { 13 };
+    for (int n = 0; n < 4000 && !t->case_failed; n++) {
+        const int w = n < 2000 ? 1 + n % 80 : n % 4 == 0 ? 4095 : rnd(&r, 1, 4095);
+        const int h = rnd(&r, 1, 3), off = rnd(&r, 0, 31);
+        const ptrdiff_t stride = 4096 - off;
+        for (size_t i = 0; i < sizeof(a); i++) {
+            a[i] = n % 3 == 0 ? 255 : (uint8_t)test_rand(&r);
+            b[i] = n % 3 == 0 ? 0 : (uint8_t)test_rand(&r);
+        }
+        const uint64_t want = ref(a + off, stride, b + 1, stride + 1, w, h);
+        const uint64_t got = fn(a + off, stride, b + 1, stride + 1, w, h);
+        CHECK(t, want == got, "sse %dx%d: %llu vs %llu", w, h, (unsigned long long)want,
+              (unsigned long long)got);
+    }
+    if (ca->bench) {
+        double c_ns, v_ns;
+        TIME_NS(c_ns, 2000, sink32 = (uint32_t)ref(a, 2048, b, 2048, 2048, 1));
+        TIME_NS(v_ns, 2000, sink32 = (uint32_t)fn(a, 2048, b, 2048, 2048, 1));
+        report_speed(ca, "sse (2048-sample row)", c_ns, v_ns);
+    }
+}
+
 static void check_pred_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const MpeDsp *c)
 {
     static uint8_t ref[PW * PH], src[PW * PH], da[DW * 24], db[DW * 24];
@@ -276,6 +303,8 @@ static void check_pred_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const 
     TestRng r = { 9 };
     double c_ns, v_ns;
 
+    if (fresh(ca, (AnyFn)d->sse, (AnyFn)c->sse))
+        check_sse_entry(t, ca, d->sse, c->sse);
     if (fresh(ca, (AnyFn)d->predict, (AnyFn)c->predict)) {
         for (int n = 0; n < 20000 && !t->case_failed; n++) {
             int bw = n & 1 ? 16 : 8, bh = n & 2 ? 16 : 8;
@@ -656,7 +685,8 @@ static void t_mask_zero_is_c(TestCtx *t)
                  d.quant_inter == mpe_quant_inter_ref && d.predict == mpe_predict_c &&
                  d.intra_activity == mpe_intra_activity_c && d.get_pixels == mpe_get_pixels_c &&
                  d.diff_pixels == mpe_diff_pixels_c && d.put_pixels == mpe_put_pixels_c &&
-                 d.add_pixels == mpe_add_pixels_c && d.write_intra_block == bs_write_intra_block &&
+                 d.add_pixels == mpe_add_pixels_c && d.sse == mpe_sse_c &&
+                 d.write_intra_block == bs_write_intra_block &&
                  d.write_inter_block == bs_write_inter_block,
           "block DSP with flags 0 holds a non-C entry");
     CHECK(t, !memcmp(&d, &c, sizeof(d)), "mpe_dsp_init(0) differs from mpe_dsp_init_c");

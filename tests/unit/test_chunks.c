@@ -69,11 +69,13 @@ static int code_frames(MpeEncoder *enc, MpeFrame *f, int first, int n, int last,
     MpeFrameStats fs;
     if (mpe_encoder_start_chunk(enc, first, last, err) < 0)
         return -1;
-    for (int i = 0; i <= n; i++) {
+    /* the flush until nothing comes out (B pictures: several calls) */
+    for (int i = 0, more = 1; more; i++) {
         if (i < n)
             make_frame(f, first + i);
         if (mpe_encode_frame(enc, i < n ? f : NULL, &o, err) < 0 || append(out, &o) < 0)
             return -1;
+        more = i < n || o.size || o.have_picture;
         while (mpe_encoder_pop_stats(enc, &fs))
             ;
     }

@@ -4,9 +4,12 @@
  * at odd sizes, with sentinel-filled outputs, for R = 7, 16, 64; and on the
  * 2048x2048 solar frames when ../shared/solar (or SOLAR_DIR) is present.
  * A backend that cannot run here (no device, no driver) is SKIPPED. */
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "input/input.h"
 #include "gpu/frontend.h"
@@ -413,10 +416,176 @@ static void test_bad_device(TestCtx *t)
     gpu_frontend_close(ctx);
 }
 
+/* gpu_frontend_open_async: the first frames go to the cpu front end while
+ * the backend opens, later ones to the backend once gpu_frontend_ready says
+ * it is there; planes and vectors as a cpu front end's.  Full search: frame
+ * 0 on the cpu front end, frames 1-5 on the backend (frame 1 searched
+ * against frame 0, which moves over).  Hierarchical search (whose
+ * candidates include the reference's own vectors): frames 0 (intra) and 1
+ * on the cpu front end before ready, 2 still there (its reference 1 has
+ * vectors), 3 (intra, not searched) too, 4 and 5 on the backend.  A bad
+ * device fails at ready() (or at a submit after the failure), not open. */
+static void test_async_open(TestCtx *t)
+{
+    const int w = 208, h = 144, slots = 3, nframes = 6;
+    TestRng rng = { 0xA5A5 };
+    GpuFrontend *ctx[2] = { NULL, NULL };
+    MpeError err = { "" };
+    MpeFrame f[2];
+    Run out[2];
+
+    if (mpe_frame_alloc(&f[0], MPE_FRAME_RGB24, w, h) < 0 ||
+        mpe_frame_alloc(&f[1], MPE_FRAME_RGB24, w, h) < 0 || run_alloc(&out[0], w, h, 0x11) < 0 ||
+        run_alloc(&out[1], w, h, 0x22) < 0) {
+        CHECK(t, 0, "out of memory");
+        return;
+    }
+    random_pair(&f[0], &f[1], &rng, 256);
+    for (int hier = 0; hier < 2; hier++) {
+        GpuConfig cfg = { .width = w, .height = h, .slots = slots, .device = -1, .pyramid = hier };
+        const int ready_after = hier ? 1 : 0;
+        int ok = 1, early = 1;   /* early: frame 0 went to the cpu front end */
+        ctx[0] = ctx[1] = NULL;
+        CHECK(t, gpu_frontend_open(&ctx[0], "cpu", &cfg, NULL, &err) == 0, "cpu open: %s", err.msg);
+        CHECK(t, gpu_frontend_open_async(&ctx[1], backend_under_test, &cfg, NULL, &err) == 0,
+              "async open (hier %d): %s", hier, err.msg);
+        for (int n = 0; ok && n < nframes && ctx[0] && ctx[1]; n++) {
+            const int intra = n == 0 || (hier && n == 3), slot = n % slots;
+            for (int k = 0; k < 2 && ok; k++)
+                if (gpu_frontend_submit(ctx[k], slot, &f[n & 1], &err) < 0 ||
+                    (!intra && !hier &&
+                     gpu_frontend_search(ctx[k], slot, (n - 1) % slots, 16, &err) < 0) ||
+                    (!intra && hier &&
+                     gpu_frontend_search_hier(ctx[k], slot, (n - 1) % slots, 4, 127, &err) < 0) ||
+                    gpu_frontend_download(ctx[k], slot, &out[k].pic[0], intra ? NULL : out[k].mv,
+                                          &err) < 0) {
+                    CHECK(t, 0, "hier %d frame %d on %s: %s", hier, n, k ? "async" : "cpu", err.msg);
+                    ok = 0;
+                }
+            if (!ok)
+                break;
+            /* planes on the host: the frame is on the cpu front end (the
+             * backend has none of its own) */
+            const int on_cpu = gpu_frontend_host_planes(ctx[1], slot) != NULL;
+            if (n == 0)
+                early = on_cpu;
+            if (early)
+                CHECK(t, on_cpu == (n <= ready_after || (hier && n <= 3)),
+                      "hier %d frame %d %s the cpu front end", hier, n, on_cpu ? "on" : "not on");
+            if (n == ready_after)
+                CHECK(t, gpu_frontend_ready(ctx[1], &err) == 0, "ready: %s", err.msg);
+            for (int c = 0; c < 3 && ok; c++)
+                for (int y = 0; y < out[0].pic[0].plane_h[c] && ok; y++)
+                    if (memcmp(out[0].pic[0].plane[c] + y * out[0].pic[0].stride[c],
+                               out[1].pic[0].plane[c] + y * out[1].pic[0].stride[c],
+                               (size_t)out[0].pic[0].plane_w[c])) {
+                        CHECK(t, 0, "hier %d frame %d plane %d row %d differs", hier, n, c, y);
+                        ok = 0;
+                    }
+            const size_t nmb = (size_t)out[0].pic[0].mb_width * out[0].pic[0].mb_height;
+            for (size_t i = 0; !intra && i < nmb && ok; i++)
+                if (memcmp(&out[0].mv[i], &out[1].mv[i], sizeof(out[0].mv[i]))) {
+                    CHECK(t, 0, "hier %d frame %d mb %zu: cpu (%d,%d) %u, async (%d,%d) %u", hier, n, i,
+                          out[0].mv[i].dx, out[0].mv[i].dy, out[0].mv[i].sad, out[1].mv[i].dx,
+                          out[1].mv[i].dy, out[1].mv[i].sad);
+                    ok = 0;
+                }
+        }
+        if (!early)
+            printf("     hier %d: the backend opened before frame 0: the move was not exercised\n", hier);
+        CHECK(t, ctx[1] && !strcmp(gpu_frontend_name(ctx[1]), backend_under_test), "async name '%s'",
+              ctx[1] ? gpu_frontend_name(ctx[1]) : "");
+        gpu_frontend_close(ctx[0]);
+        gpu_frontend_close(ctx[1]);
+    }
+    ctx[1] = NULL;
+    GpuConfig cfg = { .width = w, .height = h, .slots = slots, .device = -1 };
+
+    /* a device that does not exist: the open succeeds (the cpu front end
+     * takes the frames), the first submit after the failure and ready()
+     * report it (the failure may come before frame 0's submit or after) */
+    cfg.device = 63;
+    CHECK(t, gpu_frontend_open_async(&ctx[1], backend_under_test, &cfg, NULL, &err) == 0,
+          "async open of device 63 failed at once: %s", err.msg);
+    if (ctx[1]) {
+        err.msg[0] = '\0';
+        if (gpu_frontend_submit(ctx[1], 0, &f[0], &err) < 0)
+            CHECK(t, strstr(err.msg, "63"), "device 63: submit '%s'", err.msg);
+        err.msg[0] = '\0';
+        CHECK(t, gpu_frontend_ready(ctx[1], &err) < 0 && strstr(err.msg, "63"),
+              "device 63: ready() '%s'", err.msg);
+        gpu_frontend_close(ctx[1]);
+    }
+    mpe_frame_free(&f[0]);
+    mpe_frame_free(&f[1]);
+    run_free(&out[0]);
+    run_free(&out[1]);
+}
+
+static char g_cache_dir[64];
+
+/* The number of ocl-*.bin files in the test's cache directory, and the
+ * path of one (the newest name seen). */
+static int cache_files(char *path, size_t size)
+{
+    char dir[128];
+    int n = 0;
+    snprintf(dir, sizeof(dir), "%s/mpegenc", g_cache_dir);
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        if (!strncmp(de->d_name, "ocl-", 4) && strstr(de->d_name, ".bin") &&
+            !strstr(de->d_name, ".tmp")) {
+            snprintf(path, size, "%s/%s", dir, de->d_name);
+            n++;
+        }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* OpenCL's compiled program cache: a build leaves one file, a second open
+ * loads it (same results), a damaged file is rebuilt over. */
+static void test_program_cache(TestCtx *t)
+{
+    MpeFrame f0, f1;
+    TestRng rng = { 0x5EED };
+    char path[512] = "";
+    struct stat st;
+    if (strcmp(backend_under_test, "opencl")) {
+        test_skip(t, "only OpenCL builds programs at run time");
+        return;
+    }
+    if (mpe_frame_alloc(&f0, MPE_FRAME_RGB24, 96, 64) < 0 || mpe_frame_alloc(&f1, MPE_FRAME_RGB24, 96, 64) < 0) {
+        CHECK(t, 0, "out of memory");
+        return;
+    }
+    random_pair(&f0, &f1, &rng, 256);
+    compare(t, backend_under_test, &f0, &f1, 16, 0, "first build");
+    CHECK(t, cache_files(path, sizeof(path)) == 1, "%d program files after a build", cache_files(path, sizeof(path)));
+    compare(t, backend_under_test, &f0, &f1, 16, 0, "from the cache");
+    CHECK(t, cache_files(path, sizeof(path)) == 1, "%d program files after a load", cache_files(path, sizeof(path)));
+    FILE *f = fopen(path, "wb");
+    CHECK(t, f && fputs("not a program", f) >= 0 && fclose(f) == 0, "cannot damage %s", path);
+    compare(t, backend_under_test, &f0, &f1, 16, 0, "damaged cache file");
+    CHECK(t, stat(path, &st) == 0 && st.st_size > 100, "the damaged file was not rebuilt over (%ld bytes)",
+          (long)st.st_size);
+    mpe_frame_free(&f0);
+    mpe_frame_free(&f1);
+}
+
 int main(void)
 {
     TestCtx t;
     int tested = 0;
+    /* compiled OpenCL programs go to a cache of the test's own, not ~/.cache */
+    snprintf(g_cache_dir, sizeof(g_cache_dir), "/tmp/mpe_test_gpu_fe.XXXXXX");
+    if (!mkdtemp(g_cache_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    setenv("XDG_CACHE_HOME", g_cache_dir, 1);
+    unsetenv("MPE_OCL_CACHE");
     test_init(&t, "gpu_frontend");
     for (const GpuBackend *const *b = gpu_backend_list(); *b; b++) {
         char why[256] = "", name[64];
@@ -433,6 +602,8 @@ int main(void)
             { "hier-pans-vs-cpu", test_pans },
             { "solar-vs-cpu", test_solar_frames },
             { "bad-device-index", test_bad_device },
+            { "async-open-vs-cpu", test_async_open },
+            { "program-cache", test_program_cache },
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
             snprintf(name, sizeof(name), "%s/%s", backend_under_test, cases[i].name);
@@ -450,5 +621,9 @@ int main(void)
         test_skip(&t, "no GPU backend compiled in (OpenCL headers/loader missing at build time)");
         t.skipped++;
     }
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_cache_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", g_cache_dir);
     return test_finish(&t);
 }

@@ -1730,6 +1730,41 @@ static void ahead_api(TestCtx *t)
     mpe_input_close(in);
 }
 
+/* --read-threads auto: the pool's threads for PNG, within 1 GiB of frames
+ * read ahead (2 per thread) and 64; one reader for Y4M */
+static void ahead_auto_threads(TestCtx *t)
+{
+    MpeInput *in = NULL;
+    MpeError err;
+    Y4mData d = y4m_make("YUV4MPEG2 W64 H32 F25:1\n", 64, 32, 2, "FRAME\n");
+    CHECK(t, write_file(tpath("auto.y4m"), d.buf, d.len) == 0, "write y4m");
+    free(d.buf);
+    write_flat_png(tpath("auto_small.png"), 64, 32, 1);
+    write_flat_png(tpath("auto_big.png"), 2048, 2048, 1);
+    if (mpe_input_open(&in, tpath("auto_small.png"), 0, &err) == 0) {
+        CHECK(t, mpe_input_auto_threads(in, 16) == 16, "16-thread pool: %d", mpe_input_auto_threads(in, 16));
+        CHECK(t, mpe_input_auto_threads(in, 0) == 1, "empty pool: %d", mpe_input_auto_threads(in, 0));
+        CHECK(t, mpe_input_auto_threads(in, 256) == 64, "256-thread pool: %d", mpe_input_auto_threads(in, 256));
+        mpe_input_close(in);
+    } else {
+        CHECK(t, 0, "open small png: %s", err.msg);
+    }
+    /* 2048x2048 RGB: 1 GiB / (2 * 12 MiB) = 42 threads */
+    if (mpe_input_open(&in, tpath("auto_big.png"), 0, &err) == 0) {
+        CHECK(t, mpe_input_auto_threads(in, 16) == 16, "16-thread pool: %d", mpe_input_auto_threads(in, 16));
+        CHECK(t, mpe_input_auto_threads(in, 256) == 42, "256-thread pool: %d", mpe_input_auto_threads(in, 256));
+        mpe_input_close(in);
+    } else {
+        CHECK(t, 0, "open big png: %s", err.msg);
+    }
+    if (mpe_input_open(&in, tpath("auto.y4m"), 0, &err) == 0) {
+        CHECK(t, mpe_input_auto_threads(in, 16) == 1, "y4m: %d", mpe_input_auto_threads(in, 16));
+        mpe_input_close(in);
+    } else {
+        CHECK(t, 0, "open y4m: %s", err.msg);
+    }
+}
+
 int main(void)
 {
     TestCtx t;
@@ -1808,6 +1843,7 @@ int main(void)
     test_run(&t, "ahead_gap", ahead_gap);
     test_run(&t, "ahead_error_in_order", ahead_error_in_order);
     test_run(&t, "ahead_api", ahead_api);
+    test_run(&t, "ahead_auto_threads", ahead_auto_threads);
 
     /* the readers' own cases again, reading ahead on 3 threads */
     {

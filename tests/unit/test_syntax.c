@@ -240,6 +240,42 @@ static void test_slice_header_tall(TestCtx *t)
     bs_writer_free(&bw);
 }
 
+/* A B picture's header (13818-2 §6.2.3, 11172-2 §2.4.2.5): both
+ * directions' full_pel flags and f_codes in MPEG-1; in MPEG-2 the header's
+ * f_codes are 7 and the picture coding extension carries each direction's
+ * (15 would mark one unused). */
+static void test_b_picture_header(TestCtx *t)
+{
+    for (int mpeg2 = 0; mpeg2 <= 1; mpeg2++) {
+        BsPictureHeader ph = { .mpeg2 = mpeg2, .temporal_reference = 1021,
+                               .coding_type = BS_PICTURE_B, .f_code_fwd = 3, .f_code_bwd = 5,
+                               .vbv_delay = 0x1234 };
+        BsWriter bw;
+        BsReader br;
+        bs_writer_init(&bw, 0);
+        bs_write_picture_header(&bw, &ph);
+        bs_flush(&bw);
+        bs_reader_init(&br, bw.buf, bw.pos);
+        CHECK(t, bs_get(&br, 32) == 0x100, "picture_start_code");
+        CHECK(t, bs_get(&br, 10) == 1021, "temporal_reference");
+        CHECK(t, bs_get(&br, 3) == 3, "picture_coding_type B");
+        CHECK(t, bs_get(&br, 16) == 0x1234, "vbv_delay");
+        CHECK(t, bs_get(&br, 1) == 0, "full_pel_forward_vector");
+        CHECK(t, bs_get(&br, 3) == (mpeg2 ? 7u : 3u), "forward_f_code (mpeg2 %d)", mpeg2);
+        CHECK(t, bs_get(&br, 1) == 0, "full_pel_backward_vector");
+        CHECK(t, bs_get(&br, 3) == (mpeg2 ? 7u : 5u), "backward_f_code (mpeg2 %d)", mpeg2);
+        CHECK(t, bs_get(&br, 1) == 0, "extra_bit_picture");
+        if (mpeg2) {
+            br.bitpos = (br.bitpos + 7) & ~(size_t)7;
+            CHECK(t, bs_get(&br, 32) == 0x1B5, "extension_start_code");
+            CHECK(t, bs_get(&br, 4) == 8, "picture coding extension id");
+            CHECK(t, bs_get(&br, 8) == 0x33, "forward f_codes");
+            CHECK(t, bs_get(&br, 8) == 0x55, "backward f_codes");
+        }
+        bs_writer_free(&bw);
+    }
+}
+
 static void test_address_increment_escapes(TestCtx *t)
 {
     for (int inc = 1; inc <= 200; inc++) {
@@ -280,5 +316,6 @@ int main(void)
     test_run(&t, "sequence-header-fields", test_sequence_header_fields);
     test_run(&t, "slice-header-tall-and-mpeg1-last", test_slice_header_tall);
     test_run(&t, "address-increment-escapes", test_address_increment_escapes);
+    test_run(&t, "b-picture-header", test_b_picture_header);
     return test_finish(&t);
 }
