@@ -1064,6 +1064,10 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, MpeError *err)
     const int slot = slot_of(e, n);
     int ret;
 
+    /* a B frame before this one is searched against it once it is in: both
+     * must stay on the front end that has the B frame */
+    if (n > 0 && e->slot_type[slot_of(e, n - 1)] == 'B')
+        gpu_frontend_defer_move(e->fe);
     if ((ret = gpu_frontend_submit(e->fe, slot, frame, err)) < 0)
         return ret;
     e->slot_type[slot] = gop_type(e, n);

@@ -222,6 +222,7 @@ typedef struct GpuAsync {
     int switched;            /* frames go to gpu from now on */
     int boot_frames;         /* frames that went to boot */
     int last_slot;           /* the slot submitted last, -1: none yet */
+    int defer;               /* gpu_frontend_defer_move: not at the next submit */
     GpuFrontend *boot;
     unsigned char *on_boot;  /* per slot: its frame went to boot */
     unsigned char *uploaded; /* per slot on boot: its planes are on gpu too */
@@ -408,10 +409,13 @@ static int async_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeErr
          * a picture that was not searched */
         if (ret && a->cfg.pyramid && a->last_slot >= 0 && a->boot->slot[a->last_slot].has_mv)
             ret = 0;
+        if (ret && a->defer)
+            ret = 0;
         if ((a->switched = ret))
             mpe_log(&a->log, MPE_LOG_INFO, "front end: '%s' open; the first %d frames went "
                     "through the cpu front end meanwhile", gpu_frontend_name(a->gpu), a->boot_frames);
     }
+    a->defer = 0;
     a->on_boot[slot] = (unsigned char)!a->switched;
     a->uploaded[slot] = 0;
     a->last_slot = slot;
@@ -508,6 +512,12 @@ int gpu_frontend_open_async(GpuFrontend **out, const char *name, const GpuConfig
 fail:
     gpu_frontend_close(fe);
     return ret;
+}
+
+void gpu_frontend_defer_move(GpuFrontend *fe)
+{
+    if (fe->async)
+        fe->async->defer = 1;
 }
 
 int gpu_frontend_ready(GpuFrontend *fe, MpeError *err)

@@ -123,6 +123,12 @@ int gpu_frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg, 
  * set (its frame numbers count one backend's submits). */
 int gpu_frontend_open_async(GpuFrontend **fe, const char *name, const GpuConfig *cfg,
                             const MpeLog *log, MpeError *err);
+/* The caller's word that a frame submitted before the next submit will
+ * still be searched against the next one (a B frame waiting for its
+ * anchor): an asynchronous open must not move to the opened backend at
+ * that submit, since the waiting frame's planes stay on the cpu front end.
+ * No effect on a front end opened otherwise. */
+void gpu_frontend_defer_move(GpuFrontend *fe);
 /* Waits for an asynchronous open: 0, or the error it failed with (0 at once
  * for a front end opened otherwise). */
 int gpu_frontend_ready(GpuFrontend *fe, MpeError *err);
