@@ -134,6 +134,7 @@ struct MpeEncoder {
                                      bank's entry holds the coding a mix kept */
     uint8_t *refresh_count;       /* per macroblock: P codings with coefficients since its
                                      last intra coding, in the stream (slice.h) */
+    double *aq;                   /* per macroblock: --aq-strength's quantiser factor */
     MpeRc *rc;
     uint8_t *b_row_q;             /* constant quantiser with B pictures: theirs, per slice */
     uint8_t *i_row_q;             /* constant quantiser, --ip-ratio: the I pictures' */
@@ -426,6 +427,7 @@ void mpe_encoder_close(MpeEncoder *e)
         free(e->mb_coding[b]);
     }
     free(e->refresh_count);
+    free(e->aq);
     free(e->b_row_q);
     free(e->i_row_q);
     free(e->row_bits);
@@ -455,7 +457,8 @@ static int plan_slices(MpeEncoder *e)
     e->row_sse = calloc((size_t)e->n_slices, sizeof(uint64_t));
     e->refresh_count = calloc(n_mb, 1);
     e->row_mean_err = calloc((size_t)e->n_slices, sizeof(double));
-    if (!e->row_bits || !e->row_sse || !e->refresh_count || !e->row_mean_err)
+    e->aq = calloc(n_mb, sizeof(double));
+    if (!e->row_bits || !e->row_sse || !e->refresh_count || !e->row_mean_err || !e->aq)
         return -ENOMEM;
     for (int row = 0; row < mbh; n++) {
         int end = row + 1;
@@ -521,6 +524,7 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         .qscale = p->qscale,
         .ladder = e->ladder,
         .n_ladder = e->n_ladder,
+        .n_drop = e->drop_q ? 2 : 0,
         .n_rows = e->n_slices,
         .gop = p->gop,
         .fps = fps,
@@ -1296,6 +1300,35 @@ static int start_chunk_state(MpeEncoder *e, MpeError *err)
     return 0;
 }
 
+/* Variance adaptive quantisation (x264's --aq-mode 1, centred on the
+ * picture): a macroblock's quantiser is the row's times 2^(S/6 (log2 of
+ * its luma AC energy - the picture's mean of those)), so flat areas, where
+ * coding noise shows, get finer steps and busy ones coarser.  Integer sums
+ * of the source only: the same on every backend and thread count. */
+static void plan_aq(MpeEncoder *e, const MpePicture *orig)
+{
+    const int mbw = orig->mb_width, mbh = orig->mb_height;
+    const int n = mbw * mbh;
+    double mean = 0;
+    for (int i = 0; i < n; i++) {
+        const uint8_t *y = orig->plane[0] + (ptrdiff_t)16 * (i / mbw) * orig->stride[0] + 16 * (i % mbw);
+        uint32_t sum = 0;
+        uint64_t sq = 0;
+        for (int r = 0; r < 16; r++)
+            for (int c = 0; c < 16; c++) {
+                const uint32_t v = y[(ptrdiff_t)r * orig->stride[0] + c];
+                sum += v;
+                sq += v * v;
+            }
+        const uint64_t energy = sq - (uint64_t)sum * sum / 256;   /* 256 x variance */
+        e->aq[i] = log2((double)(energy > 1 ? energy : 1));
+        mean += e->aq[i];
+    }
+    mean /= n;
+    for (int i = 0; i < n; i++)
+        e->aq[i] = exp2(e->p.aq_strength / 6.0 * (e->aq[i] - mean));
+}
+
 /* Code frame number e->frame_index, fetched already: the rate control's
  * trials, then the chosen bank's slices into the stream. */
 static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **recon_out,
@@ -1341,7 +1374,14 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         .sad16 = e->sad.sad16,
         .refresh_count = e->refresh_count,
         .trellis_c = e->p.trellis ? e->p.trellis_lambda : 0,
+        .aq = e->p.aq_strength > 0 ? e->aq : NULL,
+        .ladder = e->ladder,
+        .n_ladder = e->n_ladder - (e->drop_q ? 2 : 0),
+        .quants = e->quant,
+        .q_code = e->q_code,
     };
+    if (e->p.aq_strength > 0)
+        plan_aq(e, orig);
     for (;;) {
         MpeRcStep step;
         MpeRcResult res = { .row_bits = e->row_bits, .row_sse = e->row_sse,

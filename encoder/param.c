@@ -59,6 +59,10 @@ static const OptDesc options[] = {
     { { "trellis", "N", "1: choose each block's levels for the fewest bits at their distortion "
                         "(trellis quantisation over the real VLC costs); 0: nearest levels" },
       OPT_INT, OFF(trellis), 0, 1, 0 },
+    { { "aq-strength", "S", "adaptive quantisation: each macroblock's quantiser times "
+                            "2^(S/6 (log2 of its luma variance - the picture's mean of those)), "
+                            "coded with the macroblock quant flag; 0: off" },
+      OPT_DOUBLE, OFF(aq_strength), -1, 4, 0 },
     { { "lambda", "C", "rate-distortion choices (the trellis) trade one bit for lambda = C / 1000 * q^2 "
                        "of squared DCT error" },
       OPT_INT, OFF(trellis_lambda), 1, 100000, 0 },
@@ -539,6 +543,8 @@ int mpe_param_check(const MpeParam *p, MpeError *err)
                          p->bitrate);
     if (p->vbv_size > 0 && !(p->bitrate > 0))
         return mpe_error(err, -EINVAL, "--vbv-size needs --bitrate");
+    if (!(p->aq_strength >= 0))
+        return mpe_error(err, -EINVAL, "--aq-strength %g is below 0 (0: off)", p->aq_strength);
     return 0;
 }
 

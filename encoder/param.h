@@ -56,6 +56,8 @@ typedef struct MpeParam {
     int merange;         /* --merange: hier's reach, 4..255, 0 = auto (the level's) */
     int trellis;         /* --trellis: 1 = trellis quantisation (dsp/trellis.h), 0 = plain */
     int trellis_lambda;  /* --lambda: C in lambda = c / 1000 * qscale^2 */
+    double aq_strength;  /* --aq-strength: variance adaptive quantisation, 0 = off; the parser
+                            takes -1 < S < 4, mpe_param_check refuses S < 0 */
     int fps_num;         /* --fps: frame rate; 0/0 = the input's, else 25 */
     int fps_den;
     int start_number;    /* --start: first number of a printf-pattern sequence */

@@ -3,7 +3,9 @@
  * One search serves both targets.  A trial is "ok" when it meets the goal:
  * quality mode, the metric is at least as good as the target; bit-rate
  * mode, the picture fits its bit budget.  Quality mode wants the largest ok
- * quantiser (fewest bits), bit-rate mode the smallest (best quality).  The
+ * quantiser (fewest bits), bit-rate mode the smallest (best quality).  (A
+ * bit rate plans its quantiser instead, see plan_q, and searches only
+ * where the VBV cannot hold the plan.)  The
  * search predicts a quantiser from a model y = g(value) linear in ln(q)
  * (PSNR: dB; MAD: ln MAD; BLIINDS-II: score; bits: ln bits), with the slope
  * taken from this picture's trials when there are two, else from earlier
@@ -48,6 +50,13 @@ typedef struct Trial {
     double *row_mean_err;
 } Trial;
 
+/* --bitrate's model of a picture's bits (see plan_q) */
+typedef struct AbrModel {
+    double c[2], a[2];   /* bits = c q^-a, I and P */
+    int have[2];
+    int n[2];            /* pictures of the type coded */
+} AbrModel;
+
 struct MpeRc {
     MpeRcConfig cfg;
     double samples;        /* luma samples per picture */
@@ -67,7 +76,17 @@ struct MpeRc {
     int pictures;          /* pictures ended since mpe_rc_new */
     double end_fullness;   /* the chunk contract's fullness after its last picture (cfg) */
 
-    /* bit-rate allocation (Test Model 5's picture-level part) */
+    /* --bitrate: the planned quantiser (see plan_q) */
+    AbrModel abr;          /* bits of I and P pictures as a function of q */
+    double abr_err;        /* bits written beyond the plan's shares of the rate so far */
+    double share;          /* the current picture's share (see plan_q) */
+    double plan, plan0;    /* the current picture's planned quantiser, and its first plan */
+    int planning;          /* its first codings, while it may be planned again */
+    int spare_bank;        /* a coding that fits, kept while a finer one is tried */
+    int gop_pos;           /* pictures since the GOP's I */
+    double aq[2], ab[2];   /* ln q and ln bits of the picture's last two codings */
+
+    /* a quality target's cap (Test Model 5's picture-level allocation) */
     double complexity[2];  /* X = bits * mean q, I and P */
     double gop_left;       /* bits left for the current GOP */
     int left_i, left_p;    /* pictures of each type left in it */
@@ -263,7 +282,8 @@ int mpe_rc_new(MpeRc **out, const MpeRcConfig *cfg, uint64_t luma_samples, MpeEr
          * constant rate: start 90 % full, at most 0.7 s of data */
         rc->fullness = rc->cbr ? fmin(0.9 * rc->vbv_top, 0.7 * rc->fill_rate) : rc->vbv_size;
     }
-    if (cfg->mode == MPE_RC_BITRATE || rc->capped) {
+    rc->abr.a[0] = rc->abr.a[1] = 1.0;   /* bits ~ 1/q until a picture says otherwise */
+    if (rc->capped) {
         /* Test Model 5's initial complexities */
         rc->complexity[0] = 160.0 * cfg->bitrate / 115.0;
         rc->complexity[1] = 60.0 * cfg->bitrate / 115.0;
@@ -288,6 +308,68 @@ void mpe_rc_stream_rates(const MpeRc *rc, uint32_t *bit_rate_400, uint32_t *vbv_
 double mpe_rc_vbv_fullness(const MpeRc *rc)
 {
     return rc->vbv ? rc->fullness : -1.0;
+}
+
+/* --bitrate: one quantiser for the whole stream, I pictures a fixed ratio
+ * finer, planned from what pictures cost, never from a bit budget per
+ * picture or per GOP.  Bits of a picture at quantiser q are modelled as
+ * C q^-a per picture type: C (its complexity) blurred over the earlier
+ * pictures of the type, a learnt from the first picture of the type,
+ * coded at two quantisers (a mostly flat picture's bits hardly move with q).  The base
+ * quantiser is the one at which an average GOP of such pictures comes to
+ * the rate, less what has been spent beyond the plan so far (repaid over
+ * ABR_REPAY seconds; an I picture is planned to take more than a
+ * picture's worth, and that is no overspend).  Bits at equal quality favour a constant quantiser,
+ * and this keeps it as constant as the rate allows: no swing from GOP to
+ * GOP, one I/P ratio everywhere.  The VBV overrides the plan only for a
+ * picture the buffer cannot hold (the search in mpe_rc_next), or one so
+ * small that a constant-rate buffer would overflow (it is coded finer:
+ * those bits would be stuffing), and P pictures leave the buffer what the
+ * next I is expected to take (mpe_rc_start_frame).  The very first
+ * picture has only Test Model 5's P/I ratio to go by; after it, every
+ * plan comes from coded pictures. */
+#define ABR_IP_RATIO 1.4      /* I quantiser = P quantiser / ratio */
+#define ABR_P_OVER_I 0.375    /* P/I complexity before a P picture is seen (TM5's 60/160) */
+#define ABR_BLUR 0.2          /* least weight of the newest picture in its type's complexity */
+#define ABR_REPAY 1.0         /* seconds over which an over- or underspend is repaid */
+
+static double plan_q(const MpeRc *rc, int t, const AbrModel *m, double *share)
+{
+    const double per_pic = rc->cfg.bitrate / rc->cfg.fps;
+    const double gop = rc->cfg.gop > 0 ? rc->cfg.gop : 1;
+    double c[2], a[2];
+    for (int k = 0; k < 2; k++) {
+        const int o = !k;   /* the other type */
+        const double scale = k == 0 ? 1 / ABR_P_OVER_I : ABR_P_OVER_I;
+        c[k] = m->have[k] ? m->c[k] : m->have[o] ? m->c[o] * scale
+               : (k == 0 ? 160.0 : 60.0) * rc->cfg.bitrate / 115.0;   /* Test Model 5's start */
+        a[k] = m->have[k] ? m->a[k] : m->have[o] ? m->a[o] : 1.0;   /* P = I x ratio at every q */
+    }
+    const double repay = fmax(ABR_REPAY * rc->cfg.fps, gop);
+    const double want = fmin(fmax(per_pic - rc->abr_err / repay, per_pic / 3), 3 * per_pic);
+    const double qmin = rc->ladder[0], qmax = rc->ladder[MPE_MAX(rc->nl - 1 - rc->cfg.n_drop, 0)];
+    /* the mean bits of a GOP's pictures fall as the base quantiser rises:
+     * bisect ln q (64 halvings: exact to the last bit of a double).  P
+     * pictures stop at the coarsest quantiser, I pictures may go on to it */
+    double lo = log(qmin / 2), hi = log(qmax * ABR_IP_RATIO * 2);
+    for (int i = 0; i < 64; i++) {
+        const double x = 0.5 * (lo + hi), q = exp(x);
+        const double bits = (c[0] * pow(fmin(q / ABR_IP_RATIO, qmax), -a[0]) +
+                             (gop - 1) * c[1] * pow(fmin(q, qmax), -a[1])) / gop;
+        if (bits > want)
+            lo = x;
+        else
+            hi = x;
+    }
+    const double qb = exp(0.5 * (lo + hi)), q = qb / (t == 0 ? ABR_IP_RATIO : 1.0);
+    if (share) {
+        /* the picture's part of its GOP at the plan, in pictures' worth of
+         * the rate: an I picture is meant to take more than its share */
+        const double bi = c[0] * pow(fmin(qb / ABR_IP_RATIO, qmax), -a[0]);
+        const double bp = c[1] * pow(fmin(qb, qmax), -a[1]);
+        *share = (t == 0 ? bi : bp) * gop / (bi + (gop - 1) * bp);
+    }
+    return fmin(fmax(q, qmin), qmax);
 }
 
 /* Bits for this picture from the GOP's remaining budget, weighted by the
@@ -343,6 +425,15 @@ static void chunk_contract_frame(MpeRc *rc)
 
     if (left > rc->cfg.gop || !(rc->cfg.mode == MPE_RC_BITRATE || rc->capped))
         return;
+    if (rc->cfg.mode == MPE_RC_BITRATE) {
+        /* the picture's part of what the pictures left may take, by the
+         * plan's shares (the rest of the chunk is P pictures) */
+        const double gop = MPE_MAX(rc->cfg.gop, 2);
+        const double p_share = rc->t == 0 ? (gop - rc->share) / (gop - 1) : rc->share;
+        rc->budget = fmin(rc->budget, fmax(chunk_allowance(rc, left), 0) * rc->share /
+                                          (rc->share + (left - 1) * p_share));
+        return;
+    }
     rc->gop_left = fmin(rc->gop_left, fmax(chunk_allowance(rc, left), 0));
     rc->budget = allocate_bits(rc);
 }
@@ -359,7 +450,7 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
     rc->cur = -1;
     rc->emergency = 0;
     rc->guard_rejects = 0;
-    if (rc->cfg.mode == MPE_RC_BITRATE || rc->capped) {
+    if (rc->capped) {
         if (rc->t == 0) {
             /* a new GOP: its budget joins what the last one left over */
             const int gop = rc->cfg.gop;
@@ -368,6 +459,14 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
             rc->left_p = gop - 1;
         }
         rc->budget = allocate_bits(rc);
+    }
+    rc->gop_pos = rc->t == 0 ? 0 : rc->gop_pos + 1;
+    if (rc->cfg.mode == MPE_RC_BITRATE) {
+        /* the picture is coded at its plan; the budget is only what the VBV allows */
+        rc->budget = INFINITY;
+        rc->plan = rc->plan0 = plan_q(rc, rc->t, &rc->abr, &rc->share);
+        rc->planning = 1;
+        rc->spare_bank = -1;
     }
     rc->vbv_max = INFINITY;
     rc->stuff_min = 0;
@@ -391,6 +490,17 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
             rc->budget = fmin(rc->budget, fmax(rc->fullness - 0.1 * rc->vbv_top, 0.5 * rc->fullness));
         if (rc->cbr)
             rc->stuff_min = rc->fullness + rc->fill_rate / rc->cfg.fps - rc->vbv_top;
+        if (rc->cfg.mode == MPE_RC_BITRATE && rc->t == 1 && rc->abr.have[0]) {
+            /* the P pictures up to the next I leave the buffer what that I
+             * is expected to take at its plan (and the tenth to spare):
+             * without it they drain a buffer the I then underflows */
+            const AbrModel *m = &rc->abr;
+            const double k = MPE_MAX(rc->cfg.gop - rc->gop_pos, 1);
+            const double next_i = m->c[0] * pow(plan_q(rc, 0, m, NULL), -m->a[0]);
+            const double fill = fmin(rc->fill_rate / rc->cfg.fps, rc->vbv_size);
+            const double room = rc->fullness + k * fill - next_i - 0.1 * rc->vbv_top;
+            rc->budget = fmin(rc->budget, fmax(room / k, 0.25 * fill));
+        }
     }
     if (chunk_left(rc) == 1)
         /* the chunk's last picture leaves the next chunk its agreed fullness */
@@ -412,6 +522,28 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
 static void fill_uniform(MpeRc *rc, int b, int k)
 {
     memset(rc->bank[b].row_q, rc->ladder[k], (size_t)rc->n);
+    rc->bank[b].q = k;
+}
+
+/* Rows at quantiser q, which may lie between two steps of the ladder: the
+ * two steps around it, spread over the rows in the proportion that makes
+ * their mean q (rounding error diffused down the picture).  The trial's q
+ * is the finer step: a search for a coarser coding starts above it. */
+static void fill_planned(MpeRc *rc, int b, double q)
+{
+    const int top = MPE_MAX(rc->nl - 1 - rc->cfg.n_drop, 0);
+    int k = 0;
+    while (k < top && rc->ladder[k + 1] <= q)
+        k++;
+    const double lo = rc->ladder[k], hi = k < top ? rc->ladder[k + 1] : lo;
+    const double f = hi > lo ? (q - lo) / (hi - lo) : 0;
+    double acc = 0;
+    for (int r = 0; r < rc->n; r++) {
+        const double want = f * (r + 1);
+        const int up = want - acc >= 0.5;
+        acc += up;
+        rc->bank[b].row_q[r] = rc->ladder[k + up];
+    }
     rc->bank[b].q = k;
 }
 
@@ -440,8 +572,6 @@ static int first_q(MpeRc *rc)
     const int t = rc->t;
     if (rc->cfg.mode == MPE_RC_CQ)
         return clamp_q(rc, rc->cfg.qscale);
-    if (rc->cfg.mode == MPE_RC_BITRATE)
-        return clamp_q(rc, rc->complexity[t] / rc->budget);
     int src = rc->have_last[t] ? t : rc->have_last[!t] ? !t : -1;
     if (src < 0)
         return clamp_q(rc, rc->cfg.qscale);
@@ -686,7 +816,10 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
         return;
     }
     if (rc->cur < 0) {   /* first trial */
-        fill_uniform(rc, 0, first_q(rc));
+        if (rc->cfg.mode == MPE_RC_BITRATE)
+            fill_planned(rc, 0, rc->plan);
+        else
+            fill_uniform(rc, 0, first_q(rc));
         rc->cur = 0;
         rc->trials = 1;
         *step = (MpeRcStep){ .action = MPE_RC_CODE, .bank = 0, .row_q = rc->bank[0].row_q,
@@ -700,6 +833,56 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
     if (rc->cfg.mode == MPE_RC_CQ) {
         finish(rc, step, rc->cur);
         return;
+    }
+    if (rc->planning) {
+        const Trial *tr = &rc->bank[rc->cur];
+        const double total = (double)(tr->bits + rc->header_bits);
+        AbrModel *m = &rc->abr;
+        const int t = rc->t;
+        double q = tr->q_mean;
+        /* two codings of the first picture of its type: how its bits move
+         * with q (learnt once: the finer codings that keep a full buffer
+         * from stuffing, learnt from too, made the plan oscillate) */
+        if (!m->have[t] && rc->np >= 2 && fabs(rc->aq[1] - rc->aq[0]) > 0.04) {
+            const double a = fmin(fmax(-(rc->ab[1] - rc->ab[0]) / (rc->aq[1] - rc->aq[0]), 0.1), 3.0);
+            m->a[t] = rc->np > 2 ? 0.5 * (m->a[t] + a) : a;
+        }
+        if (!m->have[t] && rc->trials < 3) {
+            /* the first picture of its type: its own cost, now known, plans it
+             * again.  The very first picture knows nothing of P pictures but
+             * Test Model 5's P/I ratio: it stays within a factor 4 finer and
+             * 2 coarser than its first guess (a first I too coarse costs a
+             * GOP, one too fine only what the P pictures then repay) */
+            AbrModel own = *m;
+            own.c[t] = total * pow(tr->q_mean, own.a[t]);
+            own.have[t] = 1;
+            q = plan_q(rc, t, &own, &rc->share);
+            if (!m->have[!t])
+                q = fmin(fmax(q, 0.25 * rc->plan0), 2 * rc->plan0);
+        } else if (tr->ok && rc->cbr && total < rc->stuff_min && rc->trials < rc->cfg.max_trials) {
+            /* the buffer would overflow: what the picture leaves would be stuffing */
+            const double a = fmax(m->have[t] ? m->a[t] : 1.0, 0.7);
+            q = fmax(tr->q_mean * fmax(pow(total / rc->stuff_min, 1 / a), 0.67), rc->ladder[0]);
+            rc->spare_bank = rc->cur;
+        }
+        if (fabs(log(q / tr->q_mean)) > 0.05) {
+            const int b = (rc->cur + 1) % MPE_RC_BANKS;
+            fill_planned(rc, b, q);
+            rc->ok_bank = rc->fail_bank = -1;
+            rc->cur = b;
+            rc->trials++;
+            *step = (MpeRcStep){ .action = MPE_RC_CODE, .bank = b, .row_q = rc->bank[b].row_q };
+            return;
+        }
+        rc->planning = 0;
+        if (tr->ok || rc->spare_bank >= 0) {
+            /* a finer coding than the stuffing asked for that the VBV cannot hold: the one before */
+            finish(rc, step, tr->ok ? rc->cur : rc->spare_bank);
+            return;
+        }
+        /* the VBV cannot hold the plan: search coarser from it */
+        rc->ok_bank = -1;
+        rc->fail_bank = rc->cur;
     }
     if (rc->phase == PH_MIX_EVAL) {
         judge(rc, &rc->bank[rc->mix_bank]);
@@ -798,6 +981,12 @@ void mpe_rc_report(MpeRc *rc, const MpeRcResult *res)
     if (rc->cfg.mode == MPE_RC_CQ || rc->emergency)
         return;
     judge(rc, tr);
+    if (rc->cfg.mode == MPE_RC_BITRATE) {
+        rc->aq[0] = rc->aq[1];
+        rc->ab[0] = rc->ab[1];
+        rc->aq[1] = log(tr->q_mean);
+        rc->ab[1] = log(fmax((double)(tr->bits + rc->header_bits), 1));
+    }
     rc->run_len = rc->run_len && rc->run_ok == tr->ok ? rc->run_len + 1 : 1;
     rc->run_ok = tr->ok;
     rc->px[0] = rc->px[1];
@@ -847,7 +1036,16 @@ int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
         if (!rc->cbr && rc->fullness > rc->vbv_size)
             rc->fullness = rc->vbv_size;   /* variable rate: input stops while full */
     }
-    if (rc->cfg.mode == MPE_RC_BITRATE || rc->capped) {
+    if (rc->cfg.mode == MPE_RC_BITRATE) {
+        AbrModel *m = &rc->abr;
+        const double x = (double)(bits - *stuffing * 8) * pow(tr->q_mean, m->a[t]);
+        /* the mean of the type's pictures so far, then a decaying one */
+        const double w = fmax(1.0 / ++m->n[t], ABR_BLUR);
+        m->c[t] = (1 - w) * m->c[t] + w * x;
+        m->have[t] = 1;
+        rc->abr_err += (double)bits - rc->share * rc->cfg.bitrate / rc->cfg.fps;
+    }
+    if (rc->capped) {
         rc->complexity[t] = (double)bits * tr->q_mean;
         rc->gop_left -= (double)bits;
         /* a quality target's GOP has spent its share of the cap, at the

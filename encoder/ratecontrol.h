@@ -46,6 +46,8 @@ typedef struct MpeRcConfig {
     int qscale;             /* CQ: the quantiser; else the first guess */
     const uint8_t *ladder;  /* the quantisers rows may use, ascending, in MPEG-1 units */
     int n_ladder;
+    int n_drop;             /* of those, the last n_drop are no quantisers but coarser
+                               steps (no residual, copy): a bit rate plans below them */
     int n_rows;             /* slices per picture */
     int gop;                /* pictures per GOP (the first is I) */
     double fps;             /* stream frame rate */

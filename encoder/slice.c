@@ -27,6 +27,7 @@ typedef struct SliceState {
     int prev_addr;        /* macroblock address of the last coded macroblock */
     int prev_mode;        /* B: MODE_* of the last macroblock (skipped ones inherit it);
                              0 at the slice start */
+    int q;                /* quantiser in force (slice header, or the last quant flag) */
 } SliceState;
 
 static const MpePicture *dir_ref(const MpePictureCtx *pc, int dir)
@@ -476,9 +477,39 @@ static void code_b_mb(const MpePictureCtx *pc, SliceState *st, int addr, int fir
                                  (mode == (MODE_FWD | MODE_BWD) ? 2 : 1);
 }
 
-void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWriter *bw,
+/* The macroblock's quantiser under adaptive quantisation: the ladder step
+ * nearest to qscale times its factor.  A change costs the quant flag's
+ * longer macroblock_type and 5 bits of quantiser_scale_code, so the one in
+ * force is kept unless the wanted one is more than AQ_KEEP away from it.
+ * B pictures keep the slice's quantiser (code_b_mb). */
+#define AQ_KEEP 1.12
+
+static int mb_quantiser(const MpePictureCtx *pc, const SliceState *st, int addr)
+{
+    if (!pc->aq || pc->drop_residual || pc->skip_all || pc->coding_type == BS_PICTURE_B)
+        return pc->qscale;
+    const double want = pc->qscale * pc->aq[addr];
+    int best = 0;
+    for (int k = 1; k < pc->n_ladder; k++)
+        if (fabs(log(want / pc->ladder[k])) < fabs(log(want / pc->ladder[best])))
+            best = k;
+    const int q = pc->ladder[best];
+    return fabs(log((double)q / st->q)) < log(AQ_KEEP) ? st->q : q;
+}
+
+/* macroblock_quant: quantiser_scale_code right after macroblock_type */
+static void write_mb_quant(const MpePictureCtx *pc, SliceState *st, int q, BsWriter *bw)
+{
+    if (q != st->q) {
+        bs_put(bw, 5, pc->q_code[q]);
+        st->q = q;
+    }
+}
+
+void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, BsWriter *bw,
                     MpeSliceStats *stats)
 {
+    const MpePictureCtx *const pc = pc_slice;
     const int mbw = pc->orig->mb_width;
     const int first = row_begin * mbw, last = row_end * mbw - 1;
     const int is_p = pc->coding_type == BS_PICTURE_P;
@@ -489,10 +520,19 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
     memset(st.pmv, 0, sizeof(st.pmv));
     st.prev_addr = first - 1;
     st.prev_mode = 0;
+    st.q = pc->qscale;
     bs_write_slice_header(bw, pc->mpeg2, pc->tall_picture, row_begin, pc->qscale_code);
 
     for (int addr = first; addr <= last; addr++) {
         const int mbx = addr % mbw, mby = addr / mbw;
+        /* the macroblock's own quantiser (adaptive quantisation) */
+        MpePictureCtx mpc = *pc_slice;
+        const int mq = mb_quantiser(pc_slice, &st, addr);
+        const MpePictureCtx *const pc = &mpc;
+        if (mq != mpc.qscale) {
+            mpc.qscale = mq;
+            mpc.quant = &pc_slice->quants[mq];
+        }
         int intra = !is_p;
         int vx = 0, vy = 0, cbp = 0;
         uint8_t pred_y[256], pred_c[2][64];
@@ -532,9 +572,10 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
             }
         }
         if (intra) {
-            BsVlc t = bs_vlc_mb_type(pc->coding_type, BS_MB_INTRA);
+            BsVlc t = bs_vlc_mb_type(pc->coding_type, BS_MB_INTRA | (mq != st.q ? BS_MB_QUANT : 0));
             bs_write_mb_addr_inc(bw, addr - st.prev_addr);
             bs_put(bw, t.len, t.code);
+            write_mb_quant(pc, &st, mq, bw);
             code_intra_mb(pc, &st, mbx, mby, bw);
             st.prev_addr = addr;
             memset(st.pmv, 0, sizeof(st.pmv));   /* §7.6.3.4: intra resets the predictors */
@@ -562,9 +603,15 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
             flags = BS_MB_PATTERN;                      /* no MC, coded */
         else
             flags = BS_MB_MOTION_FWD | BS_MB_PATTERN;   /* MC, coded */
+        /* only a macroblock with coefficients may carry a new quantiser
+         * (and only one with coefficients needed it) */
+        if (cbp && mq != st.q)
+            flags |= BS_MB_QUANT;
         BsVlc t = bs_vlc_mb_type(pc->coding_type, flags);
         bs_write_mb_addr_inc(bw, addr - st.prev_addr);
         bs_put(bw, t.len, t.code);
+        if (cbp)
+            write_mb_quant(pc, &st, mq, bw);
         if (flags & BS_MB_MOTION_FWD)
             write_vector(pc, &st, DIR_FWD, vx, vy, bw);
         else

@@ -64,6 +64,15 @@ typedef struct MpePictureCtx {
     const uint8_t *refresh_count; /* per macroblock: codings with residual since its last
                                      intra coding, before this picture (P) */
     uint8_t *mb_coding;        /* per macroblock: MPE_MB_CODED_*, written for the slice's rows */
+    /* Adaptive quantisation: per macroblock, the factor its quantiser is
+     * qscale times (NULL: none); it is moved to the nearest of ladder[] and
+     * coded with the macroblock quant flag.  quants[] and q_code[] are
+     * indexed by those quantisers (MPEG-1 units). */
+    const double *aq;
+    const uint8_t *ladder;
+    int n_ladder;
+    const MpeQuantizer *quants;
+    const uint8_t *q_code;
 } MpePictureCtx;
 
 typedef struct MpeSliceStats {

@@ -59,6 +59,15 @@ REF = "ffmpeg-bf0"
 QSCALE = [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 31]
 X264_QP = [1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 18, 20, 23, 26, 30, 35, 40, 45, 51]
 
+class RateTarget(int):
+    """A point's --bitrate in kbit/s."""
+
+
+class RateOf(str):
+    """The points of a rate-controlled configuration: --bitrate at the rates
+    of the named configuration's points on the same clip."""
+
+
 # The configurations, one line each: name, encoder kind, extra arguments,
 # quantiser scale.  A new mpegenc tool is one more line here.
 CONFIGS = [
@@ -79,6 +88,12 @@ CONFIGS = [
     ("mpegenc-ip1.7", "mpegenc", ["--ip-ratio", "1.7"], QSCALE),
     ("mpegenc-full-b0", "mpegenc", ["--me", "full", "--bframes", "0"], QSCALE),
     ("mpegenc-full-b2", "mpegenc", ["--me", "full", "--bframes", "2"], QSCALE),
+    ("mpegenc-aq", "mpegenc", ["--aq-strength", "1"], QSCALE),
+    ("mpegenc-aq05", "mpegenc", ["--aq-strength", "0.5"], QSCALE),
+    # rate control: --bitrate at the rate each point of the named
+    # configuration reached (its "q" is the rate in kbit/s); without B
+    # pictures on both sides (--bframes auto takes none under --bitrate)
+    ("mpegenc-bitrate", "mpegenc", ["--bframes", "0"], RateOf("mpegenc-b0")),
     ("y262", "y262", [], QSCALE),
     ("y262-noaq", "y262", ["-noaq"], QSCALE),
     ("x262", "x262", [], X264_QP),
@@ -194,7 +209,8 @@ def clip_names():
 
 def encode_argv(kind, bins, args, q, src, yuv, w, h, gop, out):
     if kind == "mpegenc":
-        return [bins["mpegenc"], "-y", "--quiet", "--gop", str(gop), "--q", str(q)] + args + ["-i", src, "-o", out]
+        rate = ["--bitrate", "%dk" % q] if isinstance(q, RateTarget) else ["--q", str(q)]
+        return [bins["mpegenc"], "-y", "--quiet", "--gop", str(gop)] + rate + args + ["-i", src, "-o", out]
     if kind == "ffmpeg":
         return [bins["ffmpeg"], "-nostdin", "-v", "error", "-y", "-i", src, "-c:v", "mpeg2video",
                 "-g", str(gop), "-flags", "+cgop", "-sc_threshold", "1000000000", "-qmin", "1", "-q:v", str(q)] + args + ["-f", "mpeg2video", out]
@@ -361,11 +377,14 @@ def main(argv):
         bad = [c for c in want if c not in [x[0] for x in CONFIGS]]
         if bad:
             die("unknown configuration %s (configurations: %s)" % (",".join(bad), ",".join(x[0] for x in CONFIGS)))
+        # a rate-controlled configuration takes its rates from its source
+        want += [c[3] for c in CONFIGS if c[0] in want and isinstance(c[3], RateOf)]
         configs = [c for c in CONFIGS if c[0] == REF or c[0] in want]
     if opts["list"]:
         print("clips (%s set, %dx%d, %d frames): %s" % (opts["set"], w, h, n, " ".join(clip_names())))
         for name, kind, args, qs in CONFIGS:
-            print("%-12s %s %s  q from %s" % (name, kind, " ".join(args), " ".join(map(str, qs))))
+            print("%-12s %s %s  %s" % (name, kind, " ".join(args), ("--bitrate at the rates of %s" % qs)
+                                         if isinstance(qs, RateOf) else "q from " + " ".join(map(str, qs))))
         return 0
 
     if not which("ffmpeg"):
@@ -467,7 +486,12 @@ def bench(opts, w, h, n, gop, points, mad_every, names, configs, bins, missing, 
             probe = lambda q: probe_psnr(encode_argv(kind, bins, args, q, path, yuv, w, h, gop, probe_out),
                                          probe_out, path)
             try:
-                qs = choose_qs(qs, points, opts["window"], probe)
+                if isinstance(qs, RateOf):
+                    if not results[clip].get(qs):
+                        raise RuntimeError("no %s points to take the rates of (--configs %s,%s)" % (qs, qs, name))
+                    qs = [RateTarget(round(p["kbps"])) for p in results[clip][qs]]
+                else:
+                    qs = choose_qs(qs, points, opts["window"], probe)
             except RuntimeError as e:
                 print("FAILED %s %s: %s" % (clip, name, e))
                 failed += 1
@@ -504,6 +528,7 @@ def bench(opts, w, h, n, gop, points, mad_every, names, configs, bins, missing, 
     avg = average_table(results, runnable, mad_every, bd_rows)
     for key, label in axes(mad_every):
         avg += [""] + matrix_table(results, runnable, key, label)
+    avg += rate_control_table(results, runnable, mad_every, bd_rows)
     goal = goal_lines(results, mad_every)
     elapsed = time.time() - t0
     tail = ["", "run time %d min %02d s; results in %s" % (elapsed // 60, elapsed % 60, out)]
@@ -606,6 +631,28 @@ def matrix_table(results, runnable, key, label):
         out.append("| %s | %s | %s%s |" % (name, " | ".join(pct(v).replace(" %", "") for v in vs),
                                            pct(mean).replace(" %", ""),
                                            "" if len(ok) == len(vs) or not ok else " (%d clips)" % len(ok)))
+    return out
+
+
+def rate_control_table(results, runnable, mad_every, bd_rows):
+    """Each rate-controlled configuration against the constant-quantiser
+    one whose rates it took (issue 19: --bitrate within 3 % of --q)."""
+    out = []
+    for name, _, _, src in runnable:
+        if not isinstance(src, RateOf):
+            continue
+        clips = [c for c in results if results[c].get(name) and results[c].get(src)]
+        out += ["", "## BD-rate of %s vs %s (%%), by clip" % (name, src), "",
+                "| axis | " + " | ".join(clips) + " | mean |", "|---|" + "---:|" * (len(clips) + 1)]
+        for key, label in axes(mad_every):
+            vs = [bd(results[c], name, src, key) for c in clips]
+            ok = [v for v in vs if v is not None]
+            mean = sum(ok) / len(ok) if ok else None
+            for c, v in zip(clips, vs):
+                bd_rows.append([c, name, src, label, "" if v is None else "%.4f" % v, len(results[c][name])])
+            bd_rows.append(["average", name, src, label, "" if mean is None else "%.4f" % mean, len(ok)])
+            out.append("| %s | %s | %s |" % (label, " | ".join(pct(v).replace(" %", "") for v in vs),
+                                             pct(mean).replace(" %", "")))
     return out
 
 

@@ -98,6 +98,8 @@ static void check_ranges(const MpeParam *p, const char *name, const char *value)
         die("trellis neither 0 nor 1", name, value);
     if (p->trellis_lambda < 1 || p->trellis_lambda > 100000)
         die("lambda outside 1..100000", name, value);
+    if (!(p->aq_strength > -1 && p->aq_strength < 4))
+        die("aq strength outside (-1, 4)", name, value);
     if (!((p->fps_num == 0 && p->fps_den == 0) || (p->fps_num > 0 && p->fps_den > 0)))
         die("fps neither 0/0 nor positive", name, value);
     if (p->start_number < 0)
