@@ -490,7 +490,9 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
     case OPT_BITRATE:
     case OPT_DOUBLE: {
         double v = *(const double *)(base + o->offset);
-        if (v > 0) {
+        /* 0 is "none" where the option's range excludes it (a target
+         * that is off), a number where it is a value (--aq-strength 0) */
+        if (v > 0 || (o->type == OPT_DOUBLE && o->min < 0)) {
             /* the shortest text that reads back as v: plain %g rounds
              * 99.9999999 to "100", which --target-psnr then rejects (found
              * by tests/fuzz/fuzz_param.c) */

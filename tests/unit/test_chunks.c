@@ -40,7 +40,8 @@ static int append(Buf *b, const MpeOutput *o)
     uint8_t *d = realloc(b->data, b->size + o->size + 1);
     if (!d)
         return -1;
-    memcpy(d + b->size, o->data, o->size);
+    if (o->size)   /* the flush's last calls may bring no bytes (and no buffer) */
+        memcpy(d + b->size, o->data, o->size);
     b->data = d;
     b->size += o->size;
     return 0;
