@@ -1090,13 +1090,14 @@ static int fetch_into(MpeEncoder *e, int n, GpuMotion *mv, MpeError *err)
     if ((ret = gpu_frontend_wait(e->fe, slot, err)) < 0)
         return ret;
     t0 = mpe_time_ms();
-    /* planes the backend keeps on the host are read in place: no copy */
+    /* planes the backend keeps on the host are read in place: no copy; a
+     * B frame's second fetch (its backward vectors) takes the vectors only */
     const MpePicture *host = gpu_frontend_host_planes(e->fe, slot);
-    MpePicture *orig = host ? NULL : &e->orig[slot];
+    MpePicture *orig = host || e->slot_fetched[slot] ? NULL : &e->orig[slot];
     if (orig || mv)
         if ((ret = gpu_frontend_download(e->fe, slot, orig, mv, err)) < 0)
             return ret;
-    e->src[slot] = host ? host : orig;
+    e->src[slot] = host ? host : &e->orig[slot];
     t1 = mpe_time_ms();
     e->slot_download_ms[slot] += t1 - t0;
     e->slot_gpu_ms[slot] = 0;

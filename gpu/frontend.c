@@ -259,7 +259,7 @@ static void geometry_init(GpuGeometry *g, int width, int height)
 void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf,
                          const GpuGeometry *geo)
 {
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; pic && c < 3; c++)
         for (int y = 0; y < geo->plane_h[c]; y++)
             memcpy(pic->plane[c] + (size_t)y * pic->stride[c],
                    buf + geo->plane_off[c] + (size_t)y * geo->plane_w[c], (size_t)geo->plane_w[c]);
@@ -634,8 +634,8 @@ int gpu_frontend_download(GpuFrontend *fe, int slot, MpePicture *pic, GpuMotion 
         return mpe_error(err, -EINVAL, "front end: no frame was submitted to slot %d", slot);
     if (mv && !fe->slot[slot].has_mv)
         return mpe_error(err, -EINVAL, "front end: no motion search was run on slot %d", slot);
-    if (!pic && !fe->be->host_planes)
-        return mpe_error(err, -EINVAL, "front end: %s needs a picture to download into",
+    if (!pic && !mv && !fe->be->host_planes)
+        return mpe_error(err, -EINVAL, "front end: %s needs a picture or vectors to download into",
                          fe->be->name);
     return fe->be->download(fe->ctx, slot, pic, mv, err);
 }

@@ -151,7 +151,8 @@ int gpu_frontend_search(GpuFrontend *fe, int cur, int ref, int range, MpeError *
 int gpu_frontend_search_hier(GpuFrontend *fe, int cur, int ref, int range, int reach,
                              MpeError *err);
 int gpu_frontend_wait(GpuFrontend *fe, int slot, MpeError *err);
-/* Planes into pic (allocated for the configured size); vectors into mv
+/* Planes into pic (allocated for the configured size; NULL: vectors only,
+ * e.g. a second search of a slot whose planes were taken); vectors into mv
  * (mb_width*mb_height entries, raster order) if mv is non-NULL, which needs
  * a search on this slot since its last submit. */
 int gpu_frontend_download(GpuFrontend *fe, int slot, MpePicture *pic, GpuMotion *mv,

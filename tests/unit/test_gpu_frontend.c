@@ -58,11 +58,16 @@ static int run_backend(const char *b, const MpeFrame *f0, const MpeFrame *f1, in
         (ret = gpu_frontend_search(ctx, 1, 0, range, err)) < 0 ||
         (ret = gpu_frontend_wait(ctx, 0, err)) < 0 || (ret = gpu_frontend_wait(ctx, 1, err)) < 0 ||
         (ret = gpu_frontend_download(ctx, 0, &out->pic[0], NULL, err)) < 0 ||
-        (ret = gpu_frontend_download(ctx, 1, &out->pic[1], out->mv, err)) < 0) {
+        (ret = gpu_frontend_download(ctx, 1, &out->pic[1], out->mv, err)) < 0 ||
+        /* vectors only (a B frame's second fetch): the same vectors */
+        (ret = gpu_frontend_download(ctx, 1, NULL, out->mv2, err)) < 0) {
         gpu_frontend_close(ctx);
         return ret;
     }
     gpu_frontend_close(ctx);
+    const size_t nmb = (size_t)out->pic[1].mb_width * out->pic[1].mb_height;
+    if (memcmp(out->mv, out->mv2, nmb * sizeof(*out->mv)))
+        return mpe_error(err, -EINVAL, "%s: a vectors-only download differs from the full one", b);
     return 0;
 }
 
