@@ -77,7 +77,10 @@ int mpe_checker_open(MpeChecker **out, const MpeCheckerConfig *cfg, const MpeLog
         const IqaMetric *m = iqa_family_metric(f);
         if (!(cfg->metrics & (1u << f)) || (m->flags & IQA_FROM_SSE))
             continue;
-        if ((ret = iqa_metric_open(&c->metric[c->n], m->family, cfg->backend, &icfg, log, err)) < 0)
+        /* --iqa-backend names where MAD and BLIINDS-II run; a metric with
+         * no row for it at all (PSNR, SSIM: cpu only) runs where it can */
+        const char *backend = iqa_family_has_backend(m->family, cfg->backend) ? cfg->backend : "auto";
+        if ((ret = iqa_metric_open(&c->metric[c->n], m->family, backend, &icfg, log, err)) < 0)
             goto fail;
         m = c->metric[c->n++].metric;
         c->display |= m->flags & IQA_DISPLAY_RANGE;

@@ -165,6 +165,14 @@ static int backend_matches(const IqaMetric *m, const char *backend)
     return !strcmp(backend, "auto") || !strcmp(backend, m->device) || !strcmp(backend, m->name);
 }
 
+int iqa_family_has_backend(const char *family, const char *backend)
+{
+    for (int i = 0; family && backend && i < N_METRICS; i++)
+        if (!strcmp(metric_list[i]->family, family) && backend_matches(metric_list[i], backend))
+            return 1;
+    return 0;
+}
+
 /* The next row from *from on of `family` that answers to `backend` and
  * whose probe succeeds; *from moves past it.  Under "auto" rows that
  * cannot run are logged and skipped; otherwise the first one found is the

@@ -135,6 +135,9 @@ int iqa_family_count(void);
 const char *iqa_family_name(int f);
 /* Index of a family by name, -1 if none. */
 int iqa_family_find(const char *name);
+/* Whether the build has a row of family `family` that answers to backend
+ * ("auto", a device such as "cuda", or a row's name), usable here or not. */
+int iqa_family_has_backend(const char *family, const char *backend);
 /* The family's first row (where its presentation and values are read). */
 const IqaMetric *iqa_family_metric(int f);
 /* Id of the family's first value. */

@@ -104,6 +104,12 @@ check peer-lines-values "$res" [ "$res" = ok ]
 n=$(grep -c '^mpegenc: \(SSIM\|MAD\|BLIINDS\)' "$TMP/err2")
 check peer-lines-only-measured "$(cat "$TMP/err2")" sh -c "[ $n = 0 ] && grep -q '^mpegenc: PSNR Mean Y:' '$TMP/err2'"
 
+# --iqa-backend names where MAD and BLIINDS-II run: PSNR and SSIM, which
+# have no CUDA version, still run (on the cpu) with --iqa-backend cuda
+err=$("$MPEGENC" --quiet -i "$TMP/clip.y4m" --q 6 -o "$TMP/f.m2v" --iqa psnr,ssim --iqa-backend cuda \
+      --log "$TMP/f.csv" 2>&1); rc=$?
+check iqa-backend-cuda-psnr-ssim "rc $rc: $err" sh -c "[ $rc = 0 ] && head -1 '$TMP/f.csv' | grep -q ssim_y"
+
 err=$("$MPEGENC" -i "$TMP/clip.y4m" -o "$TMP/e.m2v" --log "$TMP/e.txt" 2>&1); rc=$?
 error_verdict bad-log-extension 2 "e\.txt: the log is CSV, JSON Lines or libvmaf-style JSON" "$rc" "$err" "$(ls "$TMP" | grep '^e\.' || true)"
 exit 0
