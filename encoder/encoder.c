@@ -38,6 +38,7 @@
 #include "dsp/quant.h"
 #include "dsp/sad.h"
 #include "encoder/ratecontrol.h"
+#include "encoder/scenecut.h"
 #include "encoder/slice.h"
 #include "gpu/frontend.h"
 #include "iqa/iqa.h"
@@ -169,6 +170,9 @@ struct MpeEncoder {
     /* display order vs coding order (B pictures): an I or P picture is coded
      * before the B pictures that precede it in display order */
     int last_anchor;              /* display index of the last I or P frame submitted, -1 */
+    int last_i;                   /* display index of the last I frame submitted, -1: the next
+                                     frame starts a GOP (the first, or a chunk's) */
+    MpeSceneCut scenecut;         /* --scenecut: the front end's, like last_i */
     int code_queue[2 * MAX_SLOTS];/* display indices ready to be coded, in coding order */
     int cq_head, cq_len;
     int held;                     /* an anchor's output waits for the B pictures before it */
@@ -694,6 +698,8 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     e->slots = e->p.bframes ? e->p.bframes + 4 : 3;
     e->n_pics = e->p.bframes ? MPE_RC_BANKS + 3 : MPE_RC_BANKS + 1;
     e->last_anchor = -1;
+    e->last_i = -1;
+    mpe_scenecut_init(&e->scenecut);
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = e->slots, .threads = p->threads,
                       .pool = e->pool, .device = p->device, .pyramid = p->me == MPE_ME_HIER,
                       .cpu_flags = mpe_param_cpu_flags(p), .log = &e->log };
@@ -775,6 +781,7 @@ int mpe_encoder_start_chunk(MpeEncoder *e, int first_frame, int end_code, MpeErr
                          first_frame, e->chunk_len ? e->chunk_len : e->p.gop);
     e->frame_index = e->submitted = first_frame;
     e->last_anchor = first_frame - 1;   /* no B frame waits for an anchor */
+    e->last_i = -1;                     /* the GOP phase starts again */
     e->flushed = 0;
     e->coded = 0;
     e->end_code = end_code;
@@ -1025,17 +1032,28 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
     return 0;
 }
 
-/* The picture type of display index n by the GOP structure: closed GOPs
- * of --gop pictures, the first I; without B pictures the rest P; with N,
- * every (N+1)-th after the I a P and the others B, and the GOP's last
- * picture a P, so that no B picture needs the next GOP (every GOP is
- * closed and can be cut out or coded alone).  The clip's last picture is
- * made a P at the flush (end_pending_b). */
-static char gop_type(const MpeEncoder *e, int n)
+/* The picture type of display index n (frame), by the GOP structure:
+ * closed GOPs of at most --gop pictures, the first I; without B pictures
+ * the rest P; with N, every (N+1)-th after the I a P and the others B, and
+ * the GOP's last picture a P, so that no B picture needs the next GOP
+ * (every GOP is closed and can be cut out or coded alone).  A GOP starts
+ * after --gop pictures, at every chunk start and at a scene cut
+ * (--scenecut), whose decision reads frames n and n-1 only: so the phase,
+ * and every type, is the same whether the encode ran into a chunk or
+ * started at it.  B frames still waiting when an I comes early, or the clip
+ * ends, are closed off with a P (close_pending_b).  Front end only. */
+static char gop_type(MpeEncoder *e, int n, const MpeFrame *frame)
 {
-    const int k = n % e->p.gop;
-    if (k == 0)
+    const double cut = e->p.scenecut > 0 ? mpe_scenecut_score(&e->scenecut, n, frame) : -1;
+    const int k = e->last_i < 0 ? 0 : n - e->last_i;
+    if (e->last_i < 0 || k >= e->p.gop || (e->chunk_len && n % e->chunk_len == 0) ||
+        cut > e->p.scenecut) {
+        if (cut > e->p.scenecut && k > 0 && k < e->p.gop)
+            mpe_log(&e->log, MPE_LOG_DEBUG, "frame %d: scene cut (%.1f %% of the histogram moved)",
+                    n, cut);
+        e->last_i = n;
         return 'I';
+    }
     if (!e->p.bframes || k == e->p.gop - 1 || k % (e->p.bframes + 1) == 0)
         return 'P';
     return 'B';
@@ -1059,7 +1077,7 @@ static int search(MpeEncoder *e, int cur, int ref, MpeError *err)
  * picture search it against the previous anchor's ORIGINAL picture.  On a
  * GPU this runs while the CPU codes the frame before it.  A B frame is
  * searched once the anchor after it is in (search_pending_b). */
-static int submit(MpeEncoder *e, int n, const MpeFrame *frame, MpeError *err)
+static int submit(MpeEncoder *e, int n, const MpeFrame *frame, char type, MpeError *err)
 {
     const int slot = slot_of(e, n);
     int ret;
@@ -1070,7 +1088,7 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, MpeError *err)
         gpu_frontend_defer_move(e->fe);
     if ((ret = gpu_frontend_submit(e->fe, slot, frame, err)) < 0)
         return ret;
-    e->slot_type[slot] = gop_type(e, n);
+    e->slot_type[slot] = type;
     e->slot_fetched[slot] = 0;
     if (e->slot_type[slot] != 'P')
         return 0;
@@ -1133,44 +1151,62 @@ static int search_pending_b(MpeEncoder *e, int anchor, MpeError *err)
     return 0;
 }
 
-/* The front end's whole work for frame n: submit (and search, for a P),
- * and when n is an anchor, the B frames before it. */
-static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, int fetch_now, MpeError *err)
+/* B frames wait for the anchor after them; when none comes (an I picture
+ * starts a GOP early, or the clip ends) the last of them, `last`, becomes a
+ * P and the others B pictures between it and the last anchor. */
+static int close_pending_b(MpeEncoder *e, int last, int fetch_now, MpeError *err)
 {
     int ret;
-    if ((ret = submit(e, n, frame, err)) < 0)
+    if (last <= e->last_anchor)
+        return 0;
+    e->slot_type[slot_of(e, last)] = 'P';
+    if ((ret = search(e, last, e->last_anchor, err)) < 0 ||
+        (fetch_now && (ret = fetch(e, last, err)) < 0))
         return ret;
-    if (e->slot_type[slot_of(e, n)] == 'B')
+    return search_pending_b(e, last, err);
+}
+
+/* The front end's whole work for frame n: submit (and search, for a P),
+ * and when n is a P, the B frames before it; an I closes them off first
+ * (they are coded before it, see enqueue_ready). */
+static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, int fetch_now, MpeError *err)
+{
+    const char type = gop_type(e, n, frame);
+    int ret;
+    if (type == 'I' && (ret = close_pending_b(e, n - 1, fetch_now, err)) < 0)
+        return ret;
+    if ((ret = submit(e, n, frame, type, err)) < 0)
+        return ret;
+    if (type == 'B')
         return 0;
     if (fetch_now && (ret = fetch(e, n, err)) < 0)
         return ret;
-    return search_pending_b(e, n, err);
+    return type == 'P' ? search_pending_b(e, n, err) : 0;
 }
 
 /* Frame n's front-end work is done: what it made ready joins the coding
- * queue.  An anchor is coded first, then the B frames before it. */
+ * queue.  An anchor is coded first, then the B frames before it; an I
+ * after the P that closed off B frames (close_pending_b), after them. */
 static void enqueue_ready(MpeEncoder *e, int n)
 {
     if (e->slot_type[slot_of(e, n)] == 'B')
         return;
+    if (e->slot_type[slot_of(e, n)] == 'I' && e->last_anchor < n - 1)
+        enqueue_ready(e, n - 1);
     e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = n;
     for (int b = e->last_anchor + 1; b < n; b++)
         e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = b;
     e->last_anchor = n;
 }
 
-/* The flush: the clip ends on B frames, which have no anchor after them;
- * the last becomes a P (searched and fetched here), the others B pictures
- * between it and the last anchor. */
+/* The flush: the clip ends on B frames, which have no anchor after them. */
 static int end_pending_b(MpeEncoder *e, MpeError *err)
 {
     const int last = e->submitted - 1;
     int ret;
     if (last <= e->last_anchor)
         return 0;
-    e->slot_type[slot_of(e, last)] = 'P';
-    if ((ret = search(e, last, e->last_anchor, err)) < 0 || (ret = fetch(e, last, err)) < 0 ||
-        (ret = search_pending_b(e, last, err)) < 0)
+    if ((ret = close_pending_b(e, last, 1, err)) < 0)
         return ret;
     enqueue_ready(e, last);
     return 0;

@@ -30,8 +30,12 @@ static const OptDesc options[] = {
       OPT_FORMAT, OFF(format), 0, 0, 0 },
     { { "q", "N", "quantiser scale 1..31 (lower is better quality, more bits)" },
       OPT_INT, OFF(qscale), 1, 31, 0 },
-    { { "gop", "N", "pictures per closed GOP; the first of each is an I picture" },
+    { { "gop", "N", "most pictures per closed GOP; the first of each is an I picture" },
       OPT_INT, OFF(gop), 1, 1024, 0 },
+    { { "scenecut", "T", "scene cuts start a GOP (an I picture): a frame whose histogram of 8x8 "
+                         "luma block means differs from the previous frame's in more than T % "
+                         "of the blocks, 0..100; 0: never" },
+      OPT_INT, OFF(scenecut), 0, 100, 0 },
     { { "bframes", "N", "B pictures between I and P pictures, 0..4 (each GOP ends on a P: GOPs "
                          "stay closed); auto: 1, but 0 under --bitrate without a quality target "
                          "(its rate control has no B-picture model yet)" },
@@ -125,6 +129,7 @@ void mpe_param_default(MpeParam *p)
     p->format = MPE_FORMAT_AUTO;
     p->qscale = 4;
     p->gop = 12;
+    p->scenecut = 40;
     p->bframes = -1;   /* auto: mpe_param_bframes */
     p->pb_ratio = 1.3;
     p->ip_ratio = 1.0;

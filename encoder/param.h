@@ -41,7 +41,10 @@ enum {
 typedef struct MpeParam {
     int format;          /* --format: MpeFormat */
     int qscale;          /* --q: quantiser_scale 1..31 (MPEG-2: quantiser_scale_code, linear) */
-    int gop;             /* --gop: pictures per closed GOP, 1..1024 */
+    int gop;             /* --gop: pictures per closed GOP, 1..1024 (at most: a scene cut
+                            starts one early) */
+    int scenecut;        /* --scenecut: a frame whose luma histogram moved more than this
+                            percentage from the previous frame's starts a GOP; 0: never */
     int bframes;         /* --bframes: B pictures between I/P pictures, 0..MPE_MAX_BFRAMES,
                             -1 = auto (mpe_param_bframes) */
     double pb_ratio;     /* --pb-ratio: a B picture's quantiser / a P picture's (--q) */

@@ -1,0 +1,30 @@
+/* scenecut.h — scene-cut detection on the host, from the input frames only.
+ *
+ * A cut is where a picture's luma histogram (of 8x8 block means, so that
+ * noise averages out and motion does not matter) differs from the previous
+ * frame's by more than a threshold.  The decision for frame n reads frames
+ * n and n-1 and nothing else: the same on every backend and thread count,
+ * and the same whether an encode ran into a chunk or started at it. */
+#ifndef MPE_SCENECUT_H
+#define MPE_SCENECUT_H
+
+#include <stdint.h>
+
+#include "common/picture.h"
+
+#define MPE_SCENECUT_BINS 64
+
+typedef struct MpeSceneCut {
+    uint32_t hist[2][MPE_SCENECUT_BINS];   /* of the last two frames, by frame number parity */
+    int last;            /* frame number whose histogram is in hist[last & 1], -1: none */
+    int blocks;          /* block means per histogram */
+} MpeSceneCut;
+
+void mpe_scenecut_init(MpeSceneCut *sc);
+
+/* Take frame n; returns the histogram difference to frame n-1 in percent of
+ * the blocks that changed bins (0..100), or -1 when frame n-1 was not the
+ * last frame taken. */
+double mpe_scenecut_score(MpeSceneCut *sc, int n, const MpeFrame *f);
+
+#endif
