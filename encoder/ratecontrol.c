@@ -452,9 +452,11 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
     rc->guard_rejects = 0;
     if (rc->capped) {
         if (rc->t == 0) {
-            /* a new GOP: its budget joins what the last one left over */
+            /* a new GOP: its budget joins what the last one left over, less
+             * the share of the pictures a scene cut took from it (they
+             * will not come) */
             const int gop = rc->cfg.gop;
-            rc->gop_left += rc->cfg.bitrate * gop / rc->cfg.fps;
+            rc->gop_left += rc->cfg.bitrate * (gop - MPE_MAX(rc->left_p, 0)) / rc->cfg.fps;
             rc->left_i = 1;
             rc->left_p = gop - 1;
         }
