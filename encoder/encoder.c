@@ -1041,16 +1041,15 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
  * (--scenecut), whose decision reads frames n and n-1 only: so the phase,
  * and every type, is the same whether the encode ran into a chunk or
  * started at it.  B frames still waiting when an I comes early, or the clip
- * ends, are closed off with a P (close_pending_b).  Front end only. */
+ * ends, are closed off with a P (close_pending_b).  Front end only (it
+ * may run on the front end's thread: no logging here; --log shows the
+ * types). */
 static char gop_type(MpeEncoder *e, int n, const MpeFrame *frame)
 {
     const double cut = e->p.scenecut > 0 ? mpe_scenecut_score(&e->scenecut, n, frame) : -1;
     const int k = e->last_i < 0 ? 0 : n - e->last_i;
     if (e->last_i < 0 || k >= e->p.gop || (e->chunk_len && n % e->chunk_len == 0) ||
         cut > e->p.scenecut) {
-        if (cut > e->p.scenecut && k > 0 && k < e->p.gop)
-            mpe_log(&e->log, MPE_LOG_DEBUG, "frame %d: scene cut (%.1f %% of the histogram moved)",
-                    n, cut);
         e->last_i = n;
         return 'I';
     }
