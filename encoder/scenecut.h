@@ -1,8 +1,11 @@
 /* scenecut.h — scene-cut detection on the host, from the input frames only.
  *
  * A cut is where a picture's luma histogram (of 8x8 block means, so that
- * noise averages out and motion does not matter) differs from the previous
- * frame's by more than a threshold.  The decision for frame n reads frames
+ * noise averages out and motion does not matter; in units of the frame's
+ * own standard deviation around its mean, so that fades and brightness
+ * changes do not count) differs from the previous frame's by more than a
+ * threshold, or where the mean level jumps by more than
+ * MPE_SCENECUT_MEAN_JUMP.  The decision for frame n reads frames
  * n and n-1 and nothing else: the same on every backend and thread count,
  * and the same whether an encode ran into a chunk or started at it. */
 #ifndef MPE_SCENECUT_H
@@ -13,11 +16,14 @@
 #include "common/picture.h"
 
 #define MPE_SCENECUT_BINS 64
+/* a mean-level change (0..255) in one frame that counts as a cut */
+#define MPE_SCENECUT_MEAN_JUMP 48.0
 
 typedef struct MpeSceneCut {
     uint32_t hist[2][MPE_SCENECUT_BINS];   /* of the last two frames, by frame number parity */
     int last;            /* frame number whose histogram is in hist[last & 1], -1: none */
     int blocks;          /* block means per histogram */
+    double mean[2];      /* mean block level of the last two frames, by parity */
 } MpeSceneCut;
 
 void mpe_scenecut_init(MpeSceneCut *sc);
