@@ -101,3 +101,17 @@ void mpe_picture_from_yuv(MpePicture *pic, const MpeFrame *src)
         pad_plane(pic->plane[c], pic->stride[c], w, h, pic->plane_w[c], pic->plane_h[c]);
     }
 }
+
+uint64_t mpe_plane_sse(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w, int h)
+{
+    uint64_t sse = 0;
+    for (int y = 0; y < h; y++, a += as, b += bs) {
+        uint32_t row = 0;   /* 4095 * 255^2 fits in 32 bits */
+        for (int x = 0; x < w; x++) {
+            int d = a[x] - b[x];
+            row += (uint32_t)(d * d);
+        }
+        sse += row;
+    }
+    return sse;
+}

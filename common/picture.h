@@ -8,6 +8,7 @@
 #ifndef MPE_PICTURE_H
 #define MPE_PICTURE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum MpeFrameFormat {
@@ -41,5 +42,10 @@ void mpe_picture_free(MpePicture *pic);
 /* Copy a YUV 4:2:0 frame into the picture and fill the padding by edge
  * replication. */
 void mpe_picture_from_yuv(MpePicture *pic, const MpeFrame *src);
+
+/* Sum of squared differences of two w x h 8-bit planes (w <= 4095): the
+ * C version of PSNR's sums (iqa/) and of the DSP table's sse (dsp/, which
+ * has faster ones checked against it). */
+uint64_t mpe_plane_sse(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w, int h);
 
 #endif

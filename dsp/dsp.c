@@ -17,7 +17,7 @@ void mpe_dsp_init_c(MpeDsp *dsp)
     dsp->diff_pixels = mpe_diff_pixels_c;
     dsp->put_pixels = mpe_put_pixels_c;
     dsp->add_pixels = mpe_add_pixels_c;
-    dsp->sse = mpe_sse_c;
+    dsp->sse = mpe_plane_sse;
     dsp->write_intra_block = bs_write_intra_block;
     dsp->write_inter_block = bs_write_inter_block;
 }

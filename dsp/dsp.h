@@ -5,7 +5,7 @@
  *   fdct, idct         mpe_[fi]dct_c          _fast_c          -       _avx2
  *   quant_intra/inter  mpe_quant_*_ref        _fast            -       _avx2
  *   predict, intra_activity, get/diff/put/add_pixels   _c      -       _sse2   -
- *   sse                mpe_sse_c              -                -       _avx2
+ *   sse                mpe_plane_sse          -                -       _avx2
  *   write_intra/inter_block  bs_write_*_block _fast            -       -
  * Every variant gives output identical to its reference
  * (tests/unit/test_checkasm.c checks every entry under every subset of the

@@ -87,20 +87,6 @@ void mpe_add_pixels_c(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, ptrd
             dst[y * dstride + x] = clip_u8(pred[y * pstride + x] + blk[y * 8 + x]);
 }
 
-uint64_t mpe_sse_c(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w, int h)
-{
-    uint64_t sse = 0;
-    for (int y = 0; y < h; y++, a += as, b += bs) {
-        uint32_t row = 0;   /* 4095 * 255^2 fits in 32 bits */
-        for (int x = 0; x < w; x++) {
-            int d = a[x] - b[x];
-            row += (uint32_t)(d * d);
-        }
-        sse += row;
-    }
-    return sse;
-}
-
 #ifdef MPE_ARCH_X86
 
 #define SSE2 __attribute__((target("sse2")))

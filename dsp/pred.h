@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/picture.h"
+
 /* Prediction of a bw x bh block (bw 8 or 16) whose top-left sample sits at
  * half-pel position (px, py) >= 0 of the reference plane (13818-2 §7.6.4):
  * averages of 2 or 4 neighbours rounded up, (a+b+1)>>1 and (a+b+c+d+2)>>2.
@@ -54,7 +56,6 @@ void mpe_add_pixels_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, p
  * the slices' distortion, measured as they finish. */
 typedef uint64_t (*MpeSseFn)(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w,
                              int h);
-uint64_t mpe_sse_c(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w, int h);
 uint64_t mpe_sse_avx2(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w, int h);
 
 #endif

@@ -7,9 +7,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Sum of squared differences of two w x h 8-bit planes. */
-uint64_t iqa_sse_plane(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w,
-                       int h);
 
 /* PSNR in dB for 8-bit samples from a mean squared error; identical images
  * (mse 0) report 100 dB rather than infinity, so averages stay finite. */

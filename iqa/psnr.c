@@ -6,21 +6,7 @@
 #include <stdlib.h>
 
 #include "metric.h"
-
-uint64_t iqa_sse_plane(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w,
-                       int h)
-{
-    uint64_t sse = 0;
-    for (int y = 0; y < h; y++, a += as, b += bs) {
-        uint32_t row = 0;   /* 4095 * 255^2 fits in 32 bits */
-        for (int x = 0; x < w; x++) {
-            int d = a[x] - b[x];
-            row += (uint32_t)(d * d);
-        }
-        sse += row;
-    }
-    return sse;
-}
+#include "common/picture.h"
 
 double iqa_psnr_from_mse(double mse)
 {
@@ -75,7 +61,7 @@ static int psnr_score(void *ctx, const IqaPicture *pic, double *values, MpeError
             return mpe_error(err, -EINVAL, "psnr: plane %d is %dx%d, the reference's %dx%d", c,
                              pic->width[c], pic->height[c], ref->width[c], ref->height[c]);
         double n = (double)pic->width[c] * pic->height[c];
-        uint64_t sse = iqa_sse_plane(pic->plane[c], pic->stride[c], ref->plane[c], ref->stride[c],
+        uint64_t sse = mpe_plane_sse(pic->plane[c], pic->stride[c], ref->plane[c], ref->stride[c],
                                      pic->width[c], pic->height[c]);
         values[c] = iqa_psnr_from_mse(n > 0 ? (double)sse / n : 0.0);
     }

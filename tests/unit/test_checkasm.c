@@ -685,7 +685,7 @@ static void t_mask_zero_is_c(TestCtx *t)
                  d.quant_inter == mpe_quant_inter_ref && d.predict == mpe_predict_c &&
                  d.intra_activity == mpe_intra_activity_c && d.get_pixels == mpe_get_pixels_c &&
                  d.diff_pixels == mpe_diff_pixels_c && d.put_pixels == mpe_put_pixels_c &&
-                 d.add_pixels == mpe_add_pixels_c && d.sse == mpe_sse_c &&
+                 d.add_pixels == mpe_add_pixels_c && d.sse == mpe_plane_sse &&
                  d.write_intra_block == bs_write_intra_block &&
                  d.write_inter_block == bs_write_inter_block,
           "block DSP with flags 0 holds a non-C entry");
