@@ -98,6 +98,19 @@ static void to_scan(int16_t scan[64], const int16_t level[64])
         scan[i] = level[mpe_zigzag[i]];
 }
 
+/* coded_block_pattern, then the blocks it names (non-intra VLCs) */
+static void write_coded_blocks(const MpePictureCtx *pc, int cbp, int16_t level[6][64], BsWriter *bw)
+{
+    bs_put(bw, bs_vlc_cbp[cbp].len, bs_vlc_cbp[cbp].code);
+    for (int b = 0; b < 6; b++) {
+        if (cbp & (1 << (5 - b))) {
+            int16_t scan[64];
+            to_scan(scan, level[b]);
+            pc->dsp->write_inter_block(bw, scan, pc->mpeg2);
+        }
+    }
+}
+
 static void reset_dc(SliceState *st)
 {
     st->dc_pred[0] = st->dc_pred[1] = st->dc_pred[2] = 128;
@@ -452,16 +465,8 @@ static void code_b_mb(const MpePictureCtx *pc, SliceState *st, int addr, int fir
     for (int dir = 0; dir < 2; dir++)   /* forward first (motion_vectors(0)) */
         if (mode & (1 << dir))
             write_vector(pc, st, dir, v[dir][0], v[dir][1], bw);
-    if (cbp) {
-        bs_put(bw, bs_vlc_cbp[cbp].len, bs_vlc_cbp[cbp].code);
-        for (int b = 0; b < 6; b++) {
-            if (cbp & (1 << (5 - b))) {
-                int16_t scan[64];
-                to_scan(scan, level[b]);
-                pc->dsp->write_inter_block(bw, scan, pc->mpeg2);
-            }
-        }
-    }
+    if (cbp)
+        write_coded_blocks(pc, cbp, level, bw);
     st->prev_addr = addr;
     st->prev_mode = mode;
     stats->inter++;
@@ -616,16 +621,8 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
             write_vector(pc, &st, DIR_FWD, vx, vy, bw);
         else
             st.pmv[0][0] = st.pmv[0][1] = 0;   /* "no MC" in a P picture resets the predictors */
-        if (flags & BS_MB_PATTERN) {
-            bs_put(bw, bs_vlc_cbp[cbp].len, bs_vlc_cbp[cbp].code);
-            for (int b = 0; b < 6; b++) {
-                if (cbp & (1 << (5 - b))) {
-                    int16_t scan[64];
-                    to_scan(scan, level[b]);
-                    pc->dsp->write_inter_block(bw, scan, pc->mpeg2);
-                }
-            }
-        }
+        if (flags & BS_MB_PATTERN)
+            write_coded_blocks(pc, cbp, level, bw);
         st.prev_addr = addr;
         stats->inter++;
         stats->mv_abs_sum += 0.5 * sqrt((double)(vx * vx + vy * vy));   /* half-pels */
