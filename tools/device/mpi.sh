@@ -53,18 +53,7 @@ FRAMES=${FRAMES:-400}
 RANKS=${RANKS:-1 2 4 8 16}
 E="$D/bin/mpegenc"
 M="$D/bin/mpegenc-mpi"
-export LD_LIBRARY_PATH="$PWD/$D/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if ! command -v mpirun >/dev/null && [ -x "$D/mpi/usr/bin/mpirun" ]; then
-    export OPAL_PREFIX="$PWD/$D/mpi/usr"
-    export PATH="$OPAL_PREFIX/bin:$PATH"
-    export LD_LIBRARY_PATH="$PWD/$D/mpi/lib:$OPAL_PREFIX/lib/x86_64-linux-gnu/openmpi/lib:$LD_LIBRARY_PATH"
-fi
-command -v mpirun >/dev/null || { echo "no mpirun: stage one with tools/device/mpi.sh --stage $D"; exit 1; }
-# one node, shared memory; no binding, so --threads spreads over the cores
-MPIRUN=(mpirun --oversubscribe --allow-run-as-root --bind-to none --mca btl self,vader
-        -x LD_LIBRARY_PATH -x PATH ${OPAL_PREFIX:+-x OPAL_PREFIX})
-FF=$(command -v ffmpeg || echo "$D/bin/ffmpeg-static")
-[ -x "$FF" ] || FF=
+. "$(dirname "$0")/mpi_env.sh"
 
 echo "== machine"
 echo "cores $(nproc), $(lscpu | sed -n 's/^Model name: *//p')"
@@ -72,18 +61,9 @@ nvidia-smi -L 2>/dev/null
 mpirun --version 2>&1 | head -n 1
 git log -1 --oneline 2>/dev/null
 
-Y4M="$O/pingpong.y4m"
-mkdir -p "$O/pp"
-n=0
-for _ in $(seq $(((FRAMES + 7) / 8))); do
-    for f in 0 1 2 3 3 2 1 0; do ln -sf "$PWD/$D/solar/solar_$f.png" "$O/pp/f_$n.png"; n=$((n + 1)); done
-done
-if [ -n "$FF" ]; then
-    "$FF" -v error -y -i "$O/pp/f_%d.png" -frames:v "$FRAMES" -pix_fmt yuv420p -f yuv4mpegpipe "$Y4M"
-else
-    # no ffmpeg: mpegenc's --q 1 reconstruction (the same size, nearly the same pictures)
-    "$E" --quiet -y --q 1 --frames "$FRAMES" -i "$O/pp/f_%d.png" -o "$O/q1.m2v" --recon "$Y4M"
-fi || { echo "could not make the clip"; exit 1; }
+# the clip (2.5 GB at 400 frames) stays out of $OUT, whose files come back
+Y4M="${TMPDIR:-/tmp}/mpi_pingpong.y4m"
+pingpong_clip "$Y4M" "$FRAMES"
 echo "clip: $Y4M, $(($(stat -c %s "$Y4M") / 1000000)) MB"
 
 # wall SECONDS of a command, best of 2
@@ -139,4 +119,4 @@ for np in $RANKS; do
 done
 echo "== --stats of 16 cpu ranks"
 "${MPIRUN[@]}" -np 16 "$M" --backend cpu --threads 1 "${COMMON[@]}" -o "$O/r16.m2v" --stats 2>&1 | tail -n 20
-rm -rf "$O"/*.m2v "$O/pp"
+rm -rf "$O"/*.m2v

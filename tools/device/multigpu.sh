@@ -21,16 +21,7 @@ LONG=${LONG:-2000}
 Q=${Q:-5}
 E="$D/bin/mpegenc"
 M="$D/bin/mpegenc-mpi"
-export LD_LIBRARY_PATH="$PWD/$D/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if ! command -v mpirun >/dev/null && [ -x "$D/mpi/usr/bin/mpirun" ]; then
-    export OPAL_PREFIX="$PWD/$D/mpi/usr"
-    export PATH="$OPAL_PREFIX/bin:$PATH"
-    export LD_LIBRARY_PATH="$PWD/$D/mpi/lib:$OPAL_PREFIX/lib/x86_64-linux-gnu/openmpi/lib:$LD_LIBRARY_PATH"
-fi
-command -v mpirun >/dev/null || { echo "no mpirun: stage one with tools/device/mpi.sh --stage $D"; exit 1; }
-MPIRUN=(mpirun --oversubscribe --allow-run-as-root --bind-to none --mca btl self,vader
-        -x LD_LIBRARY_PATH -x PATH ${OPAL_PREFIX:+-x OPAL_PREFIX})
-FF=$(command -v ffmpeg || echo "$D/bin/ffmpeg-static")
+. "$(dirname "$0")/mpi_env.sh"
 CORES=$(nproc)
 NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
 
@@ -40,14 +31,9 @@ nvidia-smi -L
 git log -1 --oneline 2>/dev/null
 [ "$NGPU" -ge 1 ] || { echo "no GPU"; exit 1; }
 
-mkdir -p "$T/pp"
+mkdir -p "$T"
 Y4M="$T/clip.y4m"
-n=0
-for _ in $(seq $(((FRAMES + 7) / 8))); do
-    for f in 0 1 2 3 3 2 1 0; do ln -sf "$PWD/$D/solar/solar_$f.png" "$T/pp/f_$n.png"; n=$((n + 1)); done
-done
-[ -s "$Y4M" ] || "$FF" -v error -y -i "$T/pp/f_%d.png" -frames:v "$FRAMES" -pix_fmt yuv420p \
-    -f yuv4mpegpipe "$Y4M" || { echo "could not make the clip"; exit 1; }
+pingpong_clip "$Y4M" "$FRAMES"
 echo "clip: $FRAMES frames, $(($(stat -c %s "$Y4M") / 1000000)) MB"
 
 # wall seconds of one run
