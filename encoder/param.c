@@ -12,7 +12,7 @@
 /* OPT_AUTO_INT: an integer in min..max or "auto", stored as auto_value. */
 typedef enum {
     OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING, OPT_AUTO_INT, OPT_DSP, OPT_IQA,
-    OPT_BITRATE, OPT_DOUBLE, OPT_IQA_BACKEND, OPT_CPU_MASK, OPT_ME,
+    OPT_BITRATE, OPT_DOUBLE, OPT_IQA_BACKEND, OPT_CPU_MASK, OPT_ME, OPT_AQ_MODE,
 } OptType;
 
 typedef struct OptDesc {
@@ -67,6 +67,10 @@ static const OptDesc options[] = {
                             "2^(S/6 (log2 of its luma variance - the picture's mean of those)), "
                             "coded with the macroblock quant flag; 0: off" },
       OPT_DOUBLE, OFF(aq_strength), -1, 4, 0 },
+    { { "aq-mode", "MODE", "what --aq-strength adapts to: variance (the luma's) or mad (MAD's "
+                           "contrast masking of the source: coarser where its detection stage "
+                           "says distortion is masked, finer where it shows)" },
+      OPT_AQ_MODE, OFF(aq_mode), 0, 0, 0 },
     { { "lambda", "C", "rate-distortion choices (the trellis) trade one bit for lambda = C / 1000 * q^2 "
                        "of squared DCT error" },
       OPT_INT, OFF(trellis_lambda), 1, 100000, 0 },
@@ -372,6 +376,15 @@ int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *
         else
             return mpe_error(err, MPE_PARAM_BAD_VALUE, "--me: '%s' is not one of hier, full", value);
         return 0;
+    case OPT_AQ_MODE:
+        if (!strcasecmp(value, "variance"))
+            p->aq_mode = MPE_AQ_VARIANCE;
+        else if (!strcasecmp(value, "mad"))
+            p->aq_mode = MPE_AQ_MAD;
+        else
+            return mpe_error(err, MPE_PARAM_BAD_VALUE, "--aq-mode: '%s' is not one of variance, mad",
+                             value);
+        return 0;
     case OPT_DSP:
         if (!strcasecmp(value, "auto"))
             p->dsp = MPE_DSP_AUTO;
@@ -473,6 +486,9 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
         break;
     case OPT_ME:
         snprintf(buf, size, "%s", p->me == MPE_ME_FULL ? "full" : "hier");
+        break;
+    case OPT_AQ_MODE:
+        snprintf(buf, size, "%s", p->aq_mode == MPE_AQ_MAD ? "mad" : "variance");
         break;
     case OPT_DSP:
         snprintf(buf, size, "%s", p->dsp == MPE_DSP_C ? "c" : "auto");
