@@ -90,9 +90,9 @@ CONFIGS = [
     ("mpegenc-full-b2", "mpegenc", ["--me", "full", "--bframes", "2"], QSCALE),
     ("mpegenc-aq", "mpegenc", ["--aq-strength", "1"], QSCALE),
     ("mpegenc-aq05", "mpegenc", ["--aq-strength", "0.5"], QSCALE),
+    ("mpegenc-madaq025", "mpegenc", ["--aq-mode", "mad", "--aq-strength", "0.25"], QSCALE),
     ("mpegenc-madaq05", "mpegenc", ["--aq-mode", "mad", "--aq-strength", "0.5"], QSCALE),
     ("mpegenc-madaq1", "mpegenc", ["--aq-mode", "mad", "--aq-strength", "1"], QSCALE),
-    ("mpegenc-madaq2", "mpegenc", ["--aq-mode", "mad", "--aq-strength", "2"], QSCALE),
     # rate control: --bitrate at the rate each point of the named
     # configuration reached (its "q" is the rate in kbit/s); without B
     # pictures on both sides (--bframes auto takes none under --bitrate)
