@@ -108,8 +108,8 @@ static double gray_threshold(double mu, double sd)
     const double t = mad_mask_threshold(mu, sd);
     if (!isfinite(t))
         return t;
-    const double ln_v = (log(mu) - log(k)) / g;
-    return t - log(g) - log(mu) + ln_v;
+    const double ln_mu = log(mu);
+    return t - log(g) - ln_mu + (ln_mu - log(k)) / g;
 }
 
 /* log2 of each macroblock's mean threshold over the blocks of MAD's grid

@@ -116,5 +116,6 @@ double mad_mask_threshold(double mu, double sd)
     const double g_thresh = 0.5, c_thresh = -5.0; /* SPEC §3.4's G and Ci_thrsh = Cd_thrsh */
     if (!(mu >= g_thresh))
         return INFINITY;
-    return fmax(log(sd), log(mu) + c_thresh);
+    /* one log: ln max(sd, mu e^-5) = max(ln sd, ln mu - 5) */
+    return log(fmax(sd, mu * exp(c_thresh)));
 }
