@@ -33,6 +33,7 @@
 #include "bitstream/mpeg12.h"
 #include "common/threads.h"
 #include "common/timer.h"
+#include "encoder/bdecide.h"
 #include "encoder/checker.h"
 #include "dsp/dsp.h"
 #include "dsp/quant.h"
@@ -162,6 +163,13 @@ struct MpeEncoder {
     GpuMotion *mv[MAX_SLOTS];     /* vectors of the frame in each slot (B: forward) */
     GpuMotion *mv_bwd[MAX_SLOTS]; /* B: backward vectors of the frame in each slot */
     char slot_type[MAX_SLOTS];    /* 'I', 'P' or 'B' of the frame in each slot */
+    int fwd_ref[MAX_SLOTS];       /* display index the slot's forward vectors (mv) were
+                                     searched against, -1: none yet */
+    /* --b-adapt 1 (bdecide.h): frames after the last anchor wait as B
+     * pictures until the run of them ends; costs of the run so far */
+    int b_adapt;
+    uint64_t run_cost[MPE_MAX_BFRAMES + 2];
+    uint32_t *intra_cost[MAX_SLOTS]; /* per macroblock, of the frame in each slot */
     BsWriter out;
     int submitted;                /* frames handed to the front end (display order) */
     int frame_index;              /* display index of the picture being coded */
@@ -419,6 +427,7 @@ void mpe_encoder_close(MpeEncoder *e)
     for (int i = 0; i < MAX_SLOTS; i++) {
         free(e->mv[i]);
         free(e->mv_bwd[i]);
+        free(e->intra_cost[i]);
     }
     bs_writer_free(&e->out);
     bs_writer_free(&e->hdr);
@@ -649,6 +658,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
         return mpe_error(err, -ENOMEM, "out of memory");
     e->p = *p;
     e->p.bframes = mpe_param_bframes(p);
+    e->b_adapt = e->p.bframes > 0 && mpe_param_b_adapt(p);
     e->end_code = 1;
     if (log)
         e->log = *log;
@@ -727,7 +737,9 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     for (int i = 0; i < e->slots; i++)
         if (!(e->mv[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height, sizeof(*e->mv[i]))) ||
             (e->p.bframes && !(e->mv_bwd[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height,
-                                                   sizeof(*e->mv_bwd[i])))))
+                                                   sizeof(*e->mv_bwd[i])))) ||
+            (e->b_adapt && !(e->intra_cost[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height,
+                                                       sizeof(*e->intra_cost[i])))))
             goto nomem;
 
     /* more threads than slices would only wait */
@@ -1034,8 +1046,9 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
 
 /* The picture type of display index n (frame), by the GOP structure:
  * closed GOPs of at most --gop pictures, the first I; without B pictures
- * the rest P; with N, every (N+1)-th after the I a P and the others B, and
- * the GOP's last picture a P, so that no B picture needs the next GOP
+ * the rest P; with N, every (N+1)-th after the I a P and the others B
+ * (--b-adapt 0; with --b-adapt 1 every one a B until adapt_run ends the
+ * run, at most N long), and the GOP's last picture a P, so that no B picture needs the next GOP
  * (every GOP is closed and can be cut out or coded alone).  A GOP starts
  * after --gop pictures, at every chunk start and at a scene cut
  * (--scenecut), whose decision reads frames n and n-1 only: so the phase,
@@ -1053,9 +1066,9 @@ static char gop_type(MpeEncoder *e, int n, const MpeFrame *frame)
         e->last_i = n;
         return 'I';
     }
-    if (!e->p.bframes || k == e->p.gop - 1 || k % (e->p.bframes + 1) == 0)
+    if (!e->p.bframes || k == e->p.gop - 1 || (!e->b_adapt && k % (e->p.bframes + 1) == 0))
         return 'P';
-    return 'B';
+    return 'B';   /* --b-adapt 1: until adapt_run ends the run */
 }
 
 static int slot_of(const MpeEncoder *e, int n)
@@ -1089,8 +1102,10 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, char type, MpeErr
         return ret;
     e->slot_type[slot] = type;
     e->slot_fetched[slot] = 0;
+    e->fwd_ref[slot] = -1;
     if (e->slot_type[slot] != 'P')
         return 0;
+    e->fwd_ref[slot] = e->last_anchor;
     return search(e, n, e->last_anchor, err);
 }
 
@@ -1140,9 +1155,13 @@ static int search_pending_b(MpeEncoder *e, int anchor, MpeError *err)
     int ret;
     for (int b = e->last_anchor + 1; b < anchor; b++) {
         const int slot = slot_of(e, b);
-        e->slot_download_ms[slot] = 0;
-        if ((ret = search(e, b, e->last_anchor, err)) < 0 ||
-            (ret = fetch_into(e, b, e->mv[slot], err)) < 0 ||
+        /* --b-adapt 1 searched it forward already (adapt_run) */
+        const int fwd_done = e->fwd_ref[slot] == e->last_anchor;
+        if (!fwd_done)
+            e->slot_download_ms[slot] = 0;
+        e->fwd_ref[slot] = e->last_anchor;
+        if ((!fwd_done && ((ret = search(e, b, e->last_anchor, err)) < 0 ||
+                           (ret = fetch_into(e, b, e->mv[slot], err)) < 0)) ||
             (ret = search(e, b, anchor, err)) < 0 ||
             (ret = fetch_into(e, b, e->mv_bwd[slot], err)) < 0)
             return ret;
@@ -1159,10 +1178,65 @@ static int close_pending_b(MpeEncoder *e, int last, int fetch_now, MpeError *err
     if (last <= e->last_anchor)
         return 0;
     e->slot_type[slot_of(e, last)] = 'P';
-    if ((ret = search(e, last, e->last_anchor, err)) < 0 ||
-        (fetch_now && (ret = fetch(e, last, err)) < 0))
-        return ret;
+    /* --b-adapt 1 searched and fetched it forward already (adapt_run) */
+    if (e->fwd_ref[slot_of(e, last)] != e->last_anchor) {
+        e->fwd_ref[slot_of(e, last)] = e->last_anchor;
+        if ((ret = search(e, last, e->last_anchor, err)) < 0 ||
+            (fetch_now && (ret = fetch(e, last, err)) < 0))
+            return ret;
+    }
     return search_pending_b(e, last, err);
+}
+
+/* --b-adapt 1: frame n's forward search against `anchor` (the last I or P
+ * picture), fetched at once, and its cost as a P picture there
+ * (bdecide.h). */
+static int run_cost_of(MpeEncoder *e, int n, int anchor, uint64_t *cost, MpeError *err)
+{
+    const int slot = slot_of(e, n);
+    const int n_mb = e->orig[0].mb_width * e->orig[0].mb_height;
+    const int first = !e->slot_fetched[slot];
+    int ret;
+
+    if (first)
+        e->slot_download_ms[slot] = 0;
+    e->fwd_ref[slot] = anchor;
+    if ((ret = search(e, n, anchor, err)) < 0 || (ret = fetch_into(e, n, e->mv[slot], err)) < 0)
+        return ret;
+    if (first)
+        mpe_bdecide_intra_costs(e->intra_cost[slot], e->src[slot]);
+    *cost = mpe_bdecide_cost(e->mv[slot], e->intra_cost[slot], n_mb);
+    return 0;
+}
+
+/* --b-adapt 1: frame n came in as a B picture after the last anchor a.
+ * Where one more B picture makes the run dearer (mpe_bdecide_stop), the
+ * frame before n becomes the P that ends the run, and n starts the next
+ * one (or is a P after it, when it must be an anchor: the GOP's last
+ * picture); where the run is --bframes long, or n must be an anchor, n is
+ * its P. */
+static int adapt_run(MpeEncoder *e, int n, int anchor, MpeError *err)
+{
+    const int a = e->last_anchor, m = n - a;
+    int ret;
+
+    if ((ret = run_cost_of(e, n, a, &e->run_cost[m], err)) < 0)
+        return ret;
+    if (m >= 2 && mpe_bdecide_stop(e->run_cost, m, MPE_BDECIDE_TOLERANCE)) {
+        e->slot_type[slot_of(e, n - 1)] = 'P';
+        if ((ret = search_pending_b(e, n - 1, err)) < 0)
+            return ret;
+        if ((ret = run_cost_of(e, n, n - 1, &e->run_cost[1], err)) < 0)
+            return ret;
+        if (anchor)
+            e->slot_type[slot_of(e, n)] = 'P';
+        return 0;
+    }
+    if (m == e->p.bframes + 1 || anchor) {
+        e->slot_type[slot_of(e, n)] = 'P';
+        return search_pending_b(e, n, err);
+    }
+    return 0;
 }
 
 /* The front end's whole work for frame n: submit (and search, for a P),
@@ -1174,8 +1248,13 @@ static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, int fetch
     int ret;
     if (type == 'I' && (ret = close_pending_b(e, n - 1, fetch_now, err)) < 0)
         return ret;
-    if ((ret = submit(e, n, frame, type, err)) < 0)
+    /* --b-adapt 1: the GOP's last picture, a P, may end the run of B
+     * frames before it early too */
+    const int adapt = e->b_adapt && (type == 'B' || (type == 'P' && n - e->last_anchor >= 2));
+    if ((ret = submit(e, n, frame, adapt ? 'B' : type, err)) < 0)
         return ret;
+    if (adapt)
+        return adapt_run(e, n, type == 'P', err);
     if (type == 'B')
         return 0;
     if (fetch_now && (ret = fetch(e, n, err)) < 0)
@@ -1184,18 +1263,19 @@ static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, int fetch
 }
 
 /* Frame n's front-end work is done: what it made ready joins the coding
- * queue.  An anchor is coded first, then the B frames before it; an I
- * after the P that closed off B frames (close_pending_b), after them. */
+ * queue.  Each anchor up to n (the P that closed off B frames before an I,
+ * close_pending_b, or ended a run, adapt_run; then n itself) is coded
+ * first, then the B frames before it. */
 static void enqueue_ready(MpeEncoder *e, int n)
 {
-    if (e->slot_type[slot_of(e, n)] == 'B')
-        return;
-    if (e->slot_type[slot_of(e, n)] == 'I' && e->last_anchor < n - 1)
-        enqueue_ready(e, n - 1);
-    e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = n;
-    for (int b = e->last_anchor + 1; b < n; b++)
-        e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = b;
-    e->last_anchor = n;
+    for (int d = e->last_anchor + 1; d <= n; d++) {
+        if (e->slot_type[slot_of(e, d)] == 'B')
+            continue;
+        e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = d;
+        for (int b = e->last_anchor + 1; b < d; b++)
+            e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = b;
+        e->last_anchor = d;
+    }
 }
 
 /* The flush: the clip ends on B frames, which have no anchor after them. */

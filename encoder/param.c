@@ -40,6 +40,9 @@ static const OptDesc options[] = {
                          "stay closed); auto: 1, but 0 under --bitrate without a quality target "
                          "(its rate control has no B-picture model yet)" },
       OPT_AUTO_INT, OFF(bframes), 0, MPE_MAX_BFRAMES, -1 },
+    { { "b-adapt", "N", "1: each run of B pictures as long as the front end's motion-search and "
+                        "intra costs say it pays, 0..--bframes; 0: always --bframes; auto: 1" },
+      OPT_AUTO_INT, OFF(b_adapt), 0, 1, -1 },
     { { "pb-ratio", "X", "constant quantiser: a B picture's quantiser is X times a P picture's "
                           "(--q), rounded; above 0, below 4" },
       OPT_DOUBLE, OFF(pb_ratio), 0, 4, 0 },
@@ -131,6 +134,7 @@ void mpe_param_default(MpeParam *p)
     p->gop = 12;
     p->scenecut = 40;
     p->bframes = -1;   /* auto: mpe_param_bframes */
+    p->b_adapt = -1;   /* auto: mpe_param_b_adapt */
     p->pb_ratio = 1.3;
     p->ip_ratio = 1.0;
     p->chunk_gops = -1;     /* auto */
@@ -527,7 +531,14 @@ int mpe_param_bframes(const MpeParam *p)
     /* measured (make rd and --bitrate/--target-psnr sweeps): one B picture
      * wins with --q and with quality targets; --bitrate gives a B picture a
      * P picture's share of the rate and loses 5-10 % with it */
-    return p->bitrate > 0 && !mpe_param_target(p, &target) ? 0 : 1;
+    if (p->bitrate > 0 && !mpe_param_target(p, &target))
+        return 0;
+    return mpe_param_b_adapt(p) ? MPE_BADAPT_MAX_AUTO : 1;
+}
+
+int mpe_param_b_adapt(const MpeParam *p)
+{
+    return p->b_adapt >= 0 ? p->b_adapt : 1;
 }
 
 int mpe_param_chunk_gops(const MpeParam *p)

@@ -37,6 +37,8 @@ enum {
 };
 
 #define MPE_MAX_BFRAMES 4
+/* --bframes auto with --b-adapt 1: runs of up to this many B pictures */
+#define MPE_BADAPT_MAX_AUTO 3
 
 typedef struct MpeParam {
     int format;          /* --format: MpeFormat */
@@ -47,6 +49,9 @@ typedef struct MpeParam {
                             percentage from the previous frame's starts a GOP; 0: never */
     int bframes;         /* --bframes: B pictures between I/P pictures, 0..MPE_MAX_BFRAMES,
                             -1 = auto (mpe_param_bframes) */
+    int b_adapt;         /* --b-adapt: 1 = each run of B pictures as long as the front end's
+                            costs say (encoder/bdecide.h), up to bframes; 0 = always bframes;
+                            -1 = auto (mpe_param_b_adapt) */
     double pb_ratio;     /* --pb-ratio: a B picture's quantiser / a P picture's (--q) */
     double ip_ratio;     /* --ip-ratio: a P picture's quantiser / an I picture's (--q) */
     int chunk_gops;      /* --chunk-gops: GOPs per chunk, the unit an encode may be split into
@@ -102,6 +107,7 @@ unsigned mpe_param_target(const MpeParam *p, double *value);
 
 /* The B pictures between I/P pictures p asks for, auto resolved. */
 int mpe_param_bframes(const MpeParam *p);
+int mpe_param_b_adapt(const MpeParam *p);
 
 /* --chunk-gops auto: 24 pictures at the default --gop, so a 400-frame clip
  * is 17 chunks, enough to keep 16 ranks busy. */

@@ -81,6 +81,10 @@ CONFIGS = [
     ("mpegenc-b0", "mpegenc", ["--bframes", "0"], QSCALE),
     ("mpegenc-b2", "mpegenc", ["--bframes", "2"], QSCALE),
     ("mpegenc-b3", "mpegenc", ["--bframes", "3"], QSCALE),
+    ("mpegenc-b4", "mpegenc", ["--bframes", "4"], QSCALE),
+    # fixed runs of B pictures (--b-adapt 0): 1 was the default before b-adapt
+    ("mpegenc-fixed-b1", "mpegenc", ["--b-adapt", "0", "--bframes", "1"], QSCALE),
+    ("mpegenc-fixed-b3", "mpegenc", ["--b-adapt", "0", "--bframes", "3"], QSCALE),
     ("mpegenc-b2-pb1", "mpegenc", ["--bframes", "2", "--pb-ratio", "1"], QSCALE),
     ("mpegenc-b2-pb1.6", "mpegenc", ["--bframes", "2", "--pb-ratio", "1.6"], QSCALE),
     ("mpegenc-ip1.2", "mpegenc", ["--ip-ratio", "1.2"], QSCALE),
