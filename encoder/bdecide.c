@@ -1,27 +1,21 @@
 /* bdecide.c — adaptive B-picture placement: see bdecide.h. */
 #include "bdecide.h"
 
-void mpe_bdecide_intra_costs(uint32_t *intra, const MpePicture *pic)
+#include <string.h>
+
+void mpe_bdecide_intra_costs(uint32_t *intra, const MpePicture *pic, MpeSad16Fn sad16)
 {
+    /* rows read with stride 0: a block of zeros, a block of the mean */
+    static const uint8_t zero[16];
+    uint8_t flat[16];
     const ptrdiff_t stride = pic->stride[0];
+
     for (int mby = 0; mby < pic->mb_height; mby++) {
         for (int mbx = 0; mbx < pic->mb_width; mbx++) {
-            uint32_t cost = 0;
-            for (int b = 0; b < 4; b++) {
-                const uint8_t *p = pic->plane[0] + (ptrdiff_t)(16 * mby + 8 * (b >> 1)) * stride +
-                                   16 * mbx + 8 * (b & 1);
-                uint32_t sum = 0;
-                for (int y = 0; y < 8; y++)
-                    for (int x = 0; x < 8; x++)
-                        sum += p[y * stride + x];
-                const int mean = (int)(sum >> 6);
-                for (int y = 0; y < 8; y++)
-                    for (int x = 0; x < 8; x++) {
-                        const int d = p[y * stride + x] - mean;
-                        cost += (uint32_t)(d < 0 ? -d : d);
-                    }
-            }
-            intra[mby * pic->mb_width + mbx] = cost;
+            const uint8_t *p = pic->plane[0] + (ptrdiff_t)16 * mby * stride + 16 * mbx;
+            const uint32_t sum = sad16(p, stride, zero, 0);
+            memset(flat, (int)((sum + 128) >> 8), sizeof(flat));
+            intra[mby * pic->mb_width + mbx] = sad16(p, stride, flat, 0);
         }
     }
 }

@@ -7,7 +7,7 @@
  * search a B picture there needs and the search a P picture there needs.
  * Its cost c[d] (d = its distance from a) is the sum over macroblocks of
  * the smaller of the search's SAD and an intra cost (the sum of absolute
- * deviations from each 8x8 luma block's mean).
+ * deviations from the macroblock's mean luma).
  *
  * What a run of B pictures costs is its anchor's longer prediction: the B
  * pictures predict from both sides, and content that comes into view has
@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "common/picture.h"
+#include "dsp/sad.h"
 #include "gpu/frontend.h"
 
 /* percent by which c[d] / d may exceed c[d-1] / (d-1) (make rd: 5 and 10
@@ -36,9 +37,10 @@
 #define MPE_BDECIDE_TOLERANCE 5
 
 /* Intra cost of each macroblock of pic (mb_width * mb_height, raster
- * order): the sum over its four 8x8 luma blocks of |sample - block mean|
- * (the mean rounded down), over the padded planes. */
-void mpe_bdecide_intra_costs(uint32_t *intra, const MpePicture *pic);
+ * order): the sum of |luma sample - the macroblock's mean luma (rounded)|,
+ * over the padded plane; two SADs of sad16 (dsp/sad.h, any variant: they
+ * are exact) per macroblock. */
+void mpe_bdecide_intra_costs(uint32_t *intra, const MpePicture *pic, MpeSad16Fn sad16);
 
 /* The P cost of a picture: sum over macroblocks of min(mv[i].sad, intra[i]). */
 uint64_t mpe_bdecide_cost(const GpuMotion *mv, const uint32_t *intra, int n_mb);

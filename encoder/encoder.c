@@ -1204,7 +1204,7 @@ static int run_cost_of(MpeEncoder *e, int n, int anchor, uint64_t *cost, MpeErro
     if ((ret = search(e, n, anchor, err)) < 0 || (ret = fetch_into(e, n, e->mv[slot], err)) < 0)
         return ret;
     if (first)
-        mpe_bdecide_intra_costs(e->intra_cost[slot], e->src[slot]);
+        mpe_bdecide_intra_costs(e->intra_cost[slot], e->src[slot], e->sad.sad16);
     *cost = mpe_bdecide_cost(e->mv[slot], e->intra_cost[slot], n_mb);
     return 0;
 }

@@ -36,9 +36,10 @@ static const OptDesc options[] = {
                          "luma block means differs from the previous frame's in more than T % "
                          "of the blocks, 0..100; 0: never" },
       OPT_INT, OFF(scenecut), 0, 100, 0 },
-    { { "bframes", "N", "B pictures between I and P pictures, 0..4 (each GOP ends on a P: GOPs "
-                         "stay closed); auto: 1, but 0 under --bitrate without a quality target "
-                         "(its rate control has no B-picture model yet)" },
+    { { "bframes", "N", "B pictures between I and P pictures, 0..4, at most N in a row with "
+                         "--b-adapt 1 (each GOP ends on a P: GOPs stay closed); auto: 3 (1 with "
+                         "--b-adapt 0), but 0 under --bitrate without a quality target (its rate "
+                         "control has no B-picture model yet)" },
       OPT_AUTO_INT, OFF(bframes), 0, MPE_MAX_BFRAMES, -1 },
     { { "b-adapt", "N", "1: each run of B pictures as long as the front end's motion-search and "
                         "intra costs say it pays, 0..--bframes; 0: always --bframes; auto: 1" },
@@ -528,8 +529,9 @@ int mpe_param_bframes(const MpeParam *p)
     double target;
     if (p->bframes >= 0)
         return p->bframes;
-    /* measured (make rd and --bitrate/--target-psnr sweeps): one B picture
-     * wins with --q and with quality targets; --bitrate gives a B picture a
+    /* measured (make rd and --bitrate/--target-psnr sweeps): B pictures
+     * win with --q and with quality targets (runs of up to 3 placed by
+     * --b-adapt 1; one in a fixed pattern); --bitrate gives a B picture a
      * P picture's share of the rate and loses 5-10 % with it */
     if (p->bitrate > 0 && !mpe_param_target(p, &target))
         return 0;
