@@ -13,7 +13,7 @@
     --points N         quantiser points per curve (default 4)
     --window LO:HI     PSNR-Y range in dB the points should span (default
                        38:47); each curve's quantisers are searched for it
-    --mad-every N      MAD on every Nth decoded frame (default 4; 0: no MAD
+    --mad-every N      MAD on every Nth decoded frame (default 3; 0: no MAD
                        axis)
     --gop N            GOP length of every encoder (default 12; y262's
                        -nump/-numb are set from it)
@@ -331,7 +331,7 @@ def pct(v):
 
 def main(argv):
     opts = {"set": os.environ.get("RD_SET") or "small", "size": None, "frames": None, "clips": None,
-            "configs": None, "points": 4, "window": "38:47", "mad_every": 4, "gop": 12, "out": None, "list": False}
+            "configs": None, "points": 4, "window": "38:47", "mad_every": 3, "gop": 12, "out": None, "list": False}
     i = 0
     while i < len(argv):
         a = argv[i]
