@@ -37,11 +37,10 @@ static const OptDesc options[] = {
                          "of the blocks, 0..100; 0: never" },
       OPT_INT, OFF(scenecut), 0, 100, 0 },
     { { "bframes", "N", "B pictures between I and P pictures, 0..4 (each GOP ends on a P: GOPs "
-                         "stay closed); auto: 1, but 0 under --bitrate without a quality target "
-                         "(its rate control has no B-picture model yet)" },
+                         "stay closed); auto: 1" },
       OPT_AUTO_INT, OFF(bframes), 0, MPE_MAX_BFRAMES, -1 },
-    { { "pb-ratio", "X", "constant quantiser: a B picture's quantiser is X times a P picture's "
-                          "(--q), rounded; above 0, below 4" },
+    { { "pb-ratio", "X", "a B picture's quantiser is X times a P picture's (--q: rounded; "
+                          "--bitrate: the plan's ratio); above 0, below 4" },
       OPT_DOUBLE, OFF(pb_ratio), 0, 4, 0 },
     { { "ip-ratio", "X", "constant quantiser: an I picture's quantiser is --q divided by X, "
                           "rounded; above 0, below 4" },
@@ -521,13 +520,9 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
 
 int mpe_param_bframes(const MpeParam *p)
 {
-    double target;
-    if (p->bframes >= 0)
-        return p->bframes;
-    /* measured (make rd and --bitrate/--target-psnr sweeps): one B picture
-     * wins with --q and with quality targets; --bitrate gives a B picture a
-     * P picture's share of the rate and loses 5-10 % with it */
-    return p->bitrate > 0 && !mpe_param_target(p, &target) ? 0 : 1;
+    /* measured (make rd, and --bitrate at --q's rates): one B picture wins
+     * in every rate-control mode */
+    return p->bframes >= 0 ? p->bframes : 1;
 }
 
 int mpe_param_chunk_gops(const MpeParam *p)
