@@ -557,6 +557,8 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         .n_drop = e->drop_q ? 2 : 0,
         .n_rows = e->n_slices,
         .gop = p->gop,
+        .bframes = p->bframes,
+        .pb_ratio = p->pb_ratio,
         .fps = fps,
         .bitrate = p->bitrate,
         .maxrate = p->maxrate,

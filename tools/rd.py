@@ -95,9 +95,10 @@ CONFIGS = [
     ("mpegenc-aq", "mpegenc", ["--aq-strength", "1"], QSCALE),
     ("mpegenc-aq05", "mpegenc", ["--aq-strength", "0.5"], QSCALE),
     # rate control: --bitrate at the rate each point of the named
-    # configuration reached (its "q" is the rate in kbit/s); without B
-    # pictures on both sides (--bframes auto takes none under --bitrate)
-    ("mpegenc-bitrate", "mpegenc", ["--bframes", "0"], RateOf("mpegenc-b0")),
+    # configuration reached (its "q" is the rate in kbit/s); the defaults
+    # on both sides, and without B pictures on both sides
+    ("mpegenc-bitrate", "mpegenc", [], RateOf("mpegenc")),
+    ("mpegenc-bitrate-b0", "mpegenc", ["--bframes", "0"], RateOf("mpegenc-b0")),
     ("y262", "y262", [], QSCALE),
     ("y262-noaq", "y262", ["-noaq"], QSCALE),
     ("x262", "x262", [], X264_QP),
