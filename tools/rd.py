@@ -416,7 +416,10 @@ def main(argv):
     if mad_every > 0 and not iqa:
         print("MAD axis SKIPPED: no mpegenc-iqa beside %s (make mpegenc-iqa)" % mpegenc)
         mad_every = 0
-    solar = which(os.environ.get("RD_SOLAR"), os.path.join(SHARED, "solar", "solar_0.png"))
+    # a picture, not a program: readable is enough (the shared frames are 0444)
+    solar = next((os.path.abspath(c) for c in (os.environ.get("RD_SOLAR"),
+                                               os.path.join(SHARED, "solar", "solar_0.png"))
+                  if c and os.path.isfile(c) and os.access(c, os.R_OK)), None)
     tmp = tempfile.mkdtemp(prefix="rd.")
     try:
         if not solar and os.path.exists(os.path.join(ROOT, "samples", "solar", "solar_0.png")):
@@ -454,7 +457,9 @@ def bench(opts, w, h, n, gop, points, mad_every, names, configs, bins, missing, 
             "set %s: %dx%d, %d frames, GOP %d (closed), %d points per curve chosen for PSNR-Y %g-%g dB, "
             "BD-rates vs %s; MAD %s" %
             (opts["set"], w, h, n, gop, points, opts["window"][0], opts["window"][1], REF,
-             ("on every %dth frame" % mad_every) if mad_every else "not measured (--mad-every 0)")]
+             ("on every %dth frame" % mad_every) if mad_every else "not measured (--mad-every 0)"),
+            "pans over %s" % ("samples/solar/solar_0.png upscaled to 2048x2048"
+                              if solar and os.path.basename(solar) == "solar2048.png" else solar or "(no solar frame)")]
     notes = []
     runnable = []
     for c in configs:
