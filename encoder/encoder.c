@@ -45,16 +45,21 @@
 #include "iqa/iqa.h"
 
 /* Source pictures kept, in a ring of e->slots, as many as the front end's
- * slots (where the backend keeps the planes on the host, cpu, the coder
- * reads picture n in its slot).  Without B pictures 3: n (being coded), n-1
- * (its quality stage may still run) and n+1 (the front end takes it
- * meanwhile).  With N B pictures between anchors, picture d is coded as
- * late as N + 2 calls after its frame came in, and its quality stage runs
- * during the next one: N + 4 (the schedule in code_queue's comment). */
+ * slots (where the backend keeps the planes on the host -- cpu, and cuda
+ * for YUV input -- the coder reads picture n in its slot).  Without B
+ * pictures 3: n (being coded), n-1 (its quality stage may still run) and
+ * n+1 (the front end takes it meanwhile).  With N B pictures between
+ * anchors, picture d is coded as late as N + 2 calls after its frame came
+ * in, and its quality stage runs during the next one: N + 4 (the schedule
+ * in code_queue's comment).  Since the quality lanes copy what they score
+ * (mpe_checker_hold), the quality stage no longer reads the slot nor the
+ * last B picture's reconstruction: one slot and one picture fewer would
+ * do; not changed yet. */
 #define MAX_SLOTS (MPE_MAX_BFRAMES + 4)
 /* reconstructions: the reference, and one per rate-control bank; with B
  * pictures also the previous reference (the B pictures' forward one) and
- * the last B picture (its quality stage reads it while the next is coded) */
+ * the last B picture (see MAX_SLOTS: no longer needed by the quality
+ * stage) */
 #define N_PICS (MPE_RC_BANKS + 3)
 #define STATS_QUEUE 16
 /* Pictures whose logged measures may be in flight at once (quality lanes,
