@@ -29,7 +29,7 @@ typedef struct OptDesc {
 
 static const char *const scan_names[] = { "zigzag", "alternate", NULL };
 static const char *const qscale_type_names[] = { "linear", "nonlinear", NULL };
-static const char *const cqm_names[] = { "mpeg", "flat", NULL };
+static const char *const cqm_names[] = { "mpeg", "flat", "ramp", NULL };
 
 #define OFF(f) offsetof(MpeParam, f)
 
@@ -73,7 +73,8 @@ static const OptDesc options[] = {
       OPT_INT, OFF(trellis), 0, 1, 0, NULL },
     { { "intra-vlc", "N|auto", "MPEG-2 intra_vlc_format: 0 codes intra blocks with Table B.14 (as "
                           "MPEG-1), 1 with Table B.15; auto: each picture the table that would "
-                          "have coded the last one of its kind (I, or P/B) in fewer bits" },
+                          "have coded the last one of its kind (I, or P/B) in fewer bits (the "
+                          "first: B.14)" },
       OPT_AUTO_INT, OFF(intra_vlc), 0, 1, -1, NULL },
     { { "scan", "KIND", "MPEG-2 coefficient order: zigzag or alternate (Figure 7-3)" },
       OPT_KEYWORD, OFF(alt_scan), 0, 0, 0, scan_names },
@@ -83,9 +84,11 @@ static const OptDesc options[] = {
                                "(Table 7-6, up to 112); auto: nonlinear under a rate or quality "
                                "target, else linear" },
       OPT_KEYWORD, OFF(qscale_type), 0, 0, 0, qscale_type_names },
-    { { "cqm", "M", "quantiser matrices: mpeg (the standards' defaults), flat (16), or a file "
-                    "(x264's cqm format: INTRA8X8_LUMA = and INTER8X8_LUMA = , 64 values each in "
-                    "raster order; the intra DC entry 8)" },
+    { { "cqm", "M", "quantiser matrices: mpeg (the standards' defaults), flat (16), ramp (intra "
+                    "16..24 rising with frequency, non-intra 16), or a file (x264's cqm format: "
+                    "INTRA8X8_LUMA = and INTER8X8_LUMA = , 64 values each in raster order; the "
+                    "intra DC entry 8); auto: ramp for MPEG-2, mpeg for MPEG-1 and under "
+                    "--target-mad or --target-bliinds" },
       OPT_CQM, OFF(cqm), 0, 0, 0, cqm_names },
     { { "aq-strength", "S", "adaptive quantisation: each macroblock's quantiser times "
                             "2^(S/6 (log2 of its luma variance - the picture's mean of those)), "
@@ -165,7 +168,7 @@ void mpe_param_default(MpeParam *p)
     p->merange = 0;         /* auto */
     p->trellis = 1;
     p->trellis_lambda = 640;
-    p->intra_vlc = 0;       /* measured: B.15 loses on the pans (make rd) */
+    p->intra_vlc = -1;      /* auto; measured (make rd): 1 loses 3-11 % on the pans, auto wins */
     p->alt_scan = -1;
     p->dc_precision = -1;
     p->qscale_type = -1;
@@ -583,7 +586,7 @@ int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *
         if (o->type == OPT_CQM)
             return read_cqm_file(p, value, err);
         return mpe_error(err, MPE_PARAM_BAD_VALUE, "--%s: '%s' is not one of auto, %s, %s",
-                         o->info.name, value, o->keywords[0], o->keywords[1]);
+                         o->info.name, value, o->keywords[0], o->keywords[1]);   /* two-word lists */
     }
     case OPT_STRING: {
         size_t len = strlen(value);
@@ -725,6 +728,21 @@ unsigned mpe_param_cpu_flags(const MpeParam *p)
     return p->dsp == MPE_DSP_C ? 0 : mpe_cpu_flags() & p->cpu_mask;
 }
 
+/* --cqm ramp (the MPEG-2 default, measured with make rd: see README): an
+ * intra matrix rising gently from 16 to 24 with u + v, 16 + round(8 (u + v)
+ * / 14), far flatter than the standard's 16..83, which spends bits where
+ * PSNR and SSIM gain most; the non-intra matrix stays the default 16. */
+static const uint8_t ramp_intra[64] = {
+     8, 17, 17, 18, 18, 19, 19, 20,
+    17, 17, 18, 18, 19, 19, 20, 21,
+    17, 18, 18, 19, 19, 20, 21, 21,
+    18, 18, 19, 19, 20, 21, 21, 22,
+    18, 19, 19, 20, 21, 21, 22, 22,
+    19, 19, 20, 21, 21, 22, 22, 23,
+    19, 20, 21, 21, 22, 22, 23, 23,
+    20, 21, 21, 22, 22, 23, 23, 24,
+};
+
 /* 16 everywhere but the intra DC entry, which MPEG fixes at 8 */
 static const uint8_t flat_intra[64] = {
      8, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
@@ -739,7 +757,12 @@ void mpe_param_mpeg2_switches(const MpeParam *p, int mpeg2, MpeCodingSwitches *s
     sw->alt_scan = p->alt_scan >= 0 ? p->alt_scan : 0;
     sw->dc_precision = p->dc_precision >= 0 ? p->dc_precision : 8;
     sw->qscale_type = p->qscale_type;
-    sw->cqm = p->cqm >= 0 ? p->cqm : MPE_CQM_MPEG;
+    /* auto: ramp won PSNR-Y and SSIM on make rd but lost on MAD (README),
+     * so a perceptual target keeps the standard's matrices */
+    double target;
+    const unsigned metric = mpe_param_target(p, &target);
+    const int perceptual = metric == MPE_IQA_MAD || metric == MPE_IQA_BLIINDS;
+    sw->cqm = p->cqm >= 0 ? p->cqm : mpeg2 && !perceptual ? MPE_CQM_RAMP : MPE_CQM_MPEG;
     if (!mpeg2) {
         sw->intra_vlc = sw->alt_scan = 0;
         sw->dc_precision = 8;
@@ -750,7 +773,7 @@ void mpe_param_mpeg2_switches(const MpeParam *p, int mpeg2, MpeCodingSwitches *s
 void mpe_param_cqm_matrices(const MpeParam *p, int cqm, const uint8_t **intra,
                             const uint8_t **inter)
 {
-    *intra = cqm == MPE_CQM_FILE ? p->cqm_intra : cqm == MPE_CQM_FLAT ? flat_intra : NULL;
-    *inter = cqm == MPE_CQM_FILE ? p->cqm_inter : cqm == MPE_CQM_FLAT ? mpe_default_inter_matrix
-                                                                        : NULL;
+    *intra = cqm == MPE_CQM_FILE ? p->cqm_intra : cqm == MPE_CQM_FLAT ? flat_intra
+           : cqm == MPE_CQM_RAMP ? ramp_intra : NULL;
+    *inter = cqm == MPE_CQM_FILE ? p->cqm_inter : NULL;
 }

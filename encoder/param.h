@@ -40,10 +40,12 @@ enum {
 
 /* --cqm: the quantiser matrices. */
 typedef enum MpeCqm {
-    MPE_CQM_AUTO = -1,     /* mpeg in MPEG-1, the measured default in MPEG-2 */
+    MPE_CQM_AUTO = -1,     /* ramp in MPEG-2 (measured: make rd), mpeg in MPEG-1 and under a
+                              MAD or BLIINDS-II target */
     MPE_CQM_MPEG = 0,      /* the standards' defaults (not sent) */
     MPE_CQM_FLAT = 1,      /* 16 everywhere (intra DC entry 8) */
-    MPE_CQM_FILE = 2,      /* read from a file (cqm_intra, cqm_inter) */
+    MPE_CQM_RAMP = 2,      /* intra 16..24 rising with frequency, non-intra 16 */
+    MPE_CQM_FILE = 3,      /* read from a file (cqm_intra, cqm_inter) */
 } MpeCqm;
 
 /* The MPEG-2 switches resolved for a format. */

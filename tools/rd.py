@@ -101,6 +101,7 @@ CONFIGS = [
     ("mpegenc-nonlin", "mpegenc", ["--qscale-type", "nonlinear"], QSCALE),
     ("mpegenc-cqm-mpeg", "mpegenc", ["--cqm", "mpeg"], QSCALE),
     ("mpegenc-cqm-flat", "mpegenc", ["--cqm", "flat"], QSCALE),
+    ("mpegenc-cqm-ramp", "mpegenc", ["--cqm", "ramp"], QSCALE),
     # rate control: --bitrate at the rate each point of the named
     # configuration reached (its "q" is the rate in kbit/s); without B
     # pictures on both sides (--bframes auto takes none under --bitrate)

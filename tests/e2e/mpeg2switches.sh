@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end: MPEG-2's own coding switches (--intra-vlc, --scan,
 # --dc-precision, --qscale-type, --cqm), one at a time and together:
+#  - the defaults: --cqm ramp (loaded in the sequence header; the standard's
+#    matrices under --target-mad), B.14 first, zigzag, 8-bit DC, linear under
+#    --q and non-linear under a target;
 #  - the stream signals what was asked (picture coding extension's
 #    intra_dc_precision, q_scale_type, intra_vlc_format, alternate_scan; the
 #    sequence header's load_*_quantiser_matrix and the matrices themselves);
@@ -77,6 +80,10 @@ tilt_inter=$(python3 -c "
 z = '$zigzag'.split(); m = [16 + (i // 8 + i % 8) // 2 for i in range(64)]
 print(','.join(str(m[int(k)]) for k in z))")
 flat_intra="8$(printf ',16%.0s' $(seq 63))"
+# --cqm ramp: 16 + round(8 (u + v) / 14), intra DC entry 8
+ramp_intra=$(python3 -c "
+z = '$zigzag'.split(); m = [8] + [16 + round((i // 8 + i % 8) * 8 / 14) for i in range(1, 64)]
+print(','.join(str(m[int(k)]) for k in z))")
 
 # stream NAME WANT-SIGNALLED ARGS...: encode, check what the stream signals,
 # both decoders, recon == decode, threads and backends
@@ -108,6 +115,10 @@ OPENCL=0
 "$MPEGENC" --quiet -i "$TMP/clip.y4m" -o "$TMP/ocl-probe.m2v" --backend opencl 2>/dev/null && OPENCL=1
 [ "$OPENCL" = 1 ] || skip opencl "no OpenCL device"
 
+stream default "dc=8 qst=0 ivlc=0 alt=0 intra=$ramp_intra inter=-"
+stream default-target "dc=8 qst=1 ivlc=0 alt=0 intra=$ramp_intra inter=-" --target-psnr 40
+stream default-target-mad "dc=8 qst=1 ivlc=0 alt=0 intra=- inter=-" --target-mad 30
+stream cqm-ramp "dc=8 qst=0 ivlc=0 alt=0 intra=$ramp_intra inter=-" --cqm ramp --intra-vlc 0
 stream intra-vlc-1 "dc=8 qst=0 ivlc=1 alt=0 intra=- inter=-" --intra-vlc 1 --cqm mpeg --dc-precision 8
 stream intra-vlc-0 "dc=8 qst=0 ivlc=0 alt=0 intra=- inter=-" --intra-vlc 0 --cqm mpeg --dc-precision 8
 stream scan-alternate "dc=8 qst=0 ivlc=0 alt=1 intra=- inter=-" --scan alternate --intra-vlc 0 \
