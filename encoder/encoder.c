@@ -135,6 +135,11 @@ struct MpeEncoder {
     MpeDsp dsp;
     MpeQuantizer quant[MAX_Q + 3];   /* for each quantiser 1..MAX_Q (MPEG-1 units) */
     int nonlinear;                /* MPEG-2 pictures use q_scale_type 1 (Table 7-6) */
+    MpeCodingSwitches sw;         /* --intra-vlc, --scan, --dc-precision, --cqm resolved */
+    uint8_t intra_matrix[64], inter_matrix[64];   /* raster order, as the quantisers use them */
+    uint8_t intra_zz[64], inter_zz[64];           /* the same in zigzag order, for the header */
+    int intra_vlc;                /* this picture's intra_vlc_format */
+    int intra_vlc_next[2];        /* --intra-vlc auto: the next I [0] and P/B [1] picture's */
     uint8_t ladder[31 + 2];       /* quantisers the rate control may give a row: up to 31, two extra steps */
     int n_ladder;
     int drop_q;                   /* the ladder's last steps: coarsest quantiser without inter
@@ -517,7 +522,7 @@ static void plan_quantisers(MpeEncoder *e)
     const MpeParam *p = &e->p;
     double target;
     const int rate_control = p->bitrate > 0 || mpe_param_target(p, &target);
-    e->nonlinear = e->mpeg2 && rate_control;
+    e->nonlinear = e->mpeg2 && (e->sw.qscale_type >= 0 ? e->sw.qscale_type : rate_control);
     e->n_ladder = 0;
     e->drop_q = 0;
     if (!e->nonlinear) {
@@ -544,6 +549,34 @@ static void plan_quantisers(MpeEncoder *e)
         e->ladder[e->n_ladder++] = (uint8_t)e->drop_q;
         e->ladder[e->n_ladder++] = (uint8_t)(e->drop_q + 1);
     }
+}
+
+/* The quantiser of the ladder nearest to q on a log scale (the rate
+ * control's rule for --q): with the non-linear scale, --q 13 is 14. */
+static int ladder_nearest(const MpeEncoder *e, double q)
+{
+    const int n = e->n_ladder - (e->drop_q ? 2 : 0);
+    int best = 0;
+    for (int k = 1; k < n; k++)
+        if (fabs(log(q / e->ladder[k])) < fabs(log(q / e->ladder[best])))
+            best = k;
+    return e->ladder[best];
+}
+
+/* --cqm: the matrices the quantisers use, and those the sequence header
+ * loads (only where they differ from the defaults a decoder assumes). */
+static void choose_matrices(MpeEncoder *e)
+{
+    const uint8_t *intra, *inter;
+    mpe_param_cqm_matrices(&e->p, e->sw.cqm, &intra, &inter);
+    memcpy(e->intra_matrix, intra ? intra : mpe_default_intra_matrix, 64);
+    memcpy(e->inter_matrix, inter ? inter : mpe_default_inter_matrix, 64);
+    for (int i = 0; i < 64; i++) {
+        e->intra_zz[i] = e->intra_matrix[mpe_zigzag[i]];
+        e->inter_zz[i] = e->inter_matrix[mpe_zigzag[i]];
+    }
+    e->seq.intra_matrix = memcmp(e->intra_matrix, mpe_default_intra_matrix, 64) ? e->intra_zz : NULL;
+    e->seq.inter_matrix = memcmp(e->inter_matrix, mpe_default_inter_matrix, 64) ? e->inter_zz : NULL;
 }
 
 /* Rate control, and the bit rate and VBV size the sequence header signals. */
@@ -605,8 +638,8 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         /* B pictures are no reference: what they lose in quality stays in
          * them, so they take a coarser quantiser (x262's pbratio); an I
          * picture is what its whole GOP predicts from (x264's ipratio) */
-        const long qb = MPE_MIN(MPE_MAX(lround(p->qscale * p->pb_ratio), 1), 31);
-        const long qi = MPE_MIN(MPE_MAX(lround(p->qscale / p->ip_ratio), 1), 31);
+        const long qb = ladder_nearest(e, p->qscale * p->pb_ratio);
+        const long qi = ladder_nearest(e, p->qscale / p->ip_ratio);
         if ((p->bframes && !(e->b_row_q = malloc((size_t)e->n_slices))) ||
             (qi != p->qscale && !(e->i_row_q = malloc((size_t)e->n_slices))))
             return mpe_error(err, -ENOMEM, "out of memory");
@@ -716,9 +749,11 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     }
     mpe_dsp_init(&e->dsp, mpe_param_cpu_flags(p));
     mpe_sad_dsp_init(&e->sad, mpe_param_cpu_flags(p));
+    mpe_param_mpeg2_switches(p, e->mpeg2, &e->sw);
+    choose_matrices(e);
     /* every quantiser a slice may use, so rows can differ */
     for (int q = 1; q <= MAX_Q + 2; q++)
-        mpe_quantizer_init(&e->quant[q], q, mpe_default_intra_matrix, mpe_default_inter_matrix,
+        mpe_quantizer_init(&e->quant[q], q, e->intra_matrix, e->inter_matrix,
                            e->mpeg2 ? 2047 : 255);
     plan_quantisers(e);
 
@@ -1409,6 +1444,9 @@ static uint64_t write_headers(MpeEncoder *e, BsWriter *bw, char type, int vbv_de
         .f_code_bwd = e->f_code_bwd,
         .vbv_delay = vbv_delay,
         .q_scale_type = e->nonlinear,
+        .intra_dc_precision = e->sw.dc_precision - 8,
+        .intra_vlc_format = e->intra_vlc,
+        .alternate_scan = e->sw.alt_scan,
     };
     bs_write_picture_header(bw, &ph);
     bs_align(bw);   /* the first slice start code is aligned */
@@ -1472,6 +1510,7 @@ static int start_chunk_state(MpeEncoder *e, MpeError *err)
     e->rc_cfg.chunk_index = chunk;
     if ((ret = mpe_rc_new(&rc, &e->rc_cfg, (uint64_t)e->p.width * e->p.height, err)) < 0)
         return ret;
+    e->intra_vlc_next[0] = e->intra_vlc_next[1] = 0;
     mpe_rc_free(e->rc);
     e->rc = rc;
     e->rc_chunk = chunk;
@@ -1530,6 +1569,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         e->f_code_bwd = f_code_for_vectors(e->mv_bwd[slot], orig->mb_width * orig->mb_height);
     if (intra)
         e->gop_start = e->frame_index;
+    e->intra_vlc = e->sw.intra_vlc >= 0 ? e->sw.intra_vlc : e->intra_vlc_next[!intra];
     bs_writer_reset(&e->hdr);
     const uint64_t start_code_bits = write_headers(e, &e->hdr, type, 0xFFFF);
     const int vbv_delay = mpe_rc_start_frame(e->rc, type, bs_bit_count(&e->hdr), start_code_bits);
@@ -1554,6 +1594,10 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         .sad16 = e->sad.sad16,
         .refresh_count = e->refresh_count,
         .trellis_c = e->p.trellis ? e->p.trellis_lambda : 0,
+        .scan = e->sw.alt_scan ? mpe_alternate_scan : mpe_zigzag,
+        .intra_vlc_table = e->intra_vlc ? BS_DCT_TABLE_ONE : BS_DCT_TABLE_ZERO,
+        .count_intra_tables = e->sw.intra_vlc < 0,
+        .dc_precision = e->sw.dc_precision - 8,
         .aq = e->p.aq_strength > 0 ? e->aq : NULL,
         .ladder = e->ladder,
         .n_ladder = e->n_ladder - (e->drop_q ? 2 : 0),
@@ -1587,8 +1631,11 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     /* the chosen bank's slices, in order, from the codings that hold them */
     double qsum = 0, mv_sum = 0;
     int refreshed = 0;
+    int64_t table_bits[2] = { 0, 0 };
     for (int i = 0; i < e->n_slices; i++) {
         const SliceJob *s = &e->slices[e->origin[bank][i]][i];
+        table_bits[0] += s->ss.intra_table_bits[0];
+        table_bits[1] += s->ss.intra_table_bits[1];
         if (!is_b)   /* B pictures are no reference: their mismatch goes nowhere */
             update_refresh_count(e, e->origin[bank][i], s);
         refreshed += s->ss.refreshed;
@@ -1602,6 +1649,10 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         for (int c = 0; c < 3; c++)
             fs->sse[c] += s->sse[c];
     }
+    /* --intra-vlc auto: the next picture of this kind takes the table that
+     * would have coded this one's intra blocks in fewer bits */
+    if (table_bits[0] != table_bits[1])
+        e->intra_vlc_next[!intra] = table_bits[1] < table_bits[0];
     const uint64_t pic_bits = bs_bit_count(&e->out) - start_bits;
     uint64_t stuffing;
     const int rc_said = mpe_rc_end_frame(e->rc, pic_bits, &trials, &stuffing);

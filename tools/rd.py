@@ -94,6 +94,18 @@ CONFIGS = [
     ("mpegenc-full-b2", "mpegenc", ["--me", "full", "--bframes", "2"], QSCALE),
     ("mpegenc-aq", "mpegenc", ["--aq-strength", "1"], QSCALE),
     ("mpegenc-aq05", "mpegenc", ["--aq-strength", "0.5"], QSCALE),
+    # MPEG-2's own switches (issue 19 item 6), one at a time
+    ("mpegenc-ivlc0", "mpegenc", ["--intra-vlc", "0"], QSCALE),
+    ("mpegenc-ivlc1", "mpegenc", ["--intra-vlc", "1"], QSCALE),
+    ("mpegenc-ivlcauto", "mpegenc", ["--intra-vlc", "auto"], QSCALE),
+    ("mpegenc-alt", "mpegenc", ["--scan", "alternate"], QSCALE),
+    ("mpegenc-dc8", "mpegenc", ["--dc-precision", "8"], QSCALE),
+    ("mpegenc-dc9", "mpegenc", ["--dc-precision", "9"], QSCALE),
+    ("mpegenc-dc10", "mpegenc", ["--dc-precision", "10"], QSCALE),
+    ("mpegenc-nonlin", "mpegenc", ["--qscale-type", "nonlinear"], QSCALE),
+    ("mpegenc-cqm-mpeg", "mpegenc", ["--cqm", "mpeg"], QSCALE),
+    ("mpegenc-cqm-flat", "mpegenc", ["--cqm", "flat"], QSCALE),
+    ("mpegenc-cqm-ramp", "mpegenc", ["--cqm", "ramp"], QSCALE),
     # rate control: --bitrate at the rate each point of the named
     # configuration reached (its "q" is the rate in kbit/s); the defaults
     # on both sides, and without B pictures on both sides
