@@ -34,6 +34,7 @@
 #include "common/threads.h"
 #include "common/timer.h"
 #include "encoder/aq.h"
+#include "encoder/bdecide.h"
 #include "encoder/checker.h"
 #include "dsp/dsp.h"
 #include "dsp/quant.h"
@@ -45,18 +46,32 @@
 #include "iqa/iqa.h"
 
 /* Source pictures kept, in a ring of e->slots, as many as the front end's
- * slots (where the backend keeps the planes on the host, cpu, the coder
- * reads picture n in its slot).  Without B pictures 3: n (being coded), n-1
- * (its quality stage may still run) and n+1 (the front end takes it
- * meanwhile).  With N B pictures between anchors, picture d is coded as
- * late as N + 2 calls after its frame came in, and its quality stage runs
- * during the next one: N + 4 (the schedule in code_queue's comment). */
+ * slots (where the backend keeps the planes on the host -- cpu, and cuda
+ * for YUV input -- the coder reads picture n in its slot).  Without B
+ * pictures 3: n (being coded), n-1 (its quality stage may still run) and
+ * n+1 (the front end takes it meanwhile).  With N B pictures between
+ * anchors, picture d is coded as late as N + 2 calls after its frame came
+ * in, and its quality stage runs during the next one: N + 4 (the schedule
+ * in code_queue's comment).  Since the quality lanes copy what they score
+ * (mpe_checker_hold), the quality stage no longer reads the slot nor the
+ * last B picture's reconstruction: one slot and one picture fewer would
+ * do; not changed yet. */
 #define MAX_SLOTS (MPE_MAX_BFRAMES + 4)
 /* reconstructions: the reference, and one per rate-control bank; with B
  * pictures also the previous reference (the B pictures' forward one) and
- * the last B picture (its quality stage reads it while the next is coded) */
+ * the last B picture (see MAX_SLOTS: no longer needed by the quality
+ * stage) */
 #define N_PICS (MPE_RC_BANKS + 3)
-#define STATS_QUEUE 8
+#define STATS_QUEUE 16
+/* Pictures whose logged measures may be in flight at once (quality lanes,
+ * each with its own checker, copy of the pictures and thread): with a
+ * metric on the device, enough that the device's time per picture hides
+ * behind several pictures' coding; with C metrics alone, which share the
+ * coder's cores, two (one scored while the next is coded, and one more so
+ * that a slow picture does not stall the coder). */
+#define QA_LANES_DEVICE 4
+#define QA_LANES_CPU 2
+#define QA_LANES MPE_MAX(QA_LANES_DEVICE, QA_LANES_CPU)
 /* MPEG-2's non-linear quantiser_scale reaches 112, twice the linear 62:
  * 56 in MPEG-1 units */
 #define MAX_Q 56
@@ -81,15 +96,21 @@ typedef struct SliceJob {
     int q;                      /* quantiser_scale_code it was coded with */
 } SliceJob;
 
-/* The quality stage of one picture on its own thread: the measures that are
- * only logged, while the next picture is coded. */
+/* The quality stage of one picture on its lane's thread: the measures that
+ * are only logged, scored from the lane checker's own copy of the pictures
+ * while the next pictures are coded. */
 typedef struct QualityJob {
     MpeChecker *checker;
-    const MpePicture *src, *recon;
     MpeFrameStats fs;
     int ret;
     MpeError err;
 } QualityJob;
+
+typedef struct QualityLane {
+    MpeChecker *checker;          /* lane 0's is check_log */
+    MpeTask *task;
+    QualityJob job;
+} QualityLane;
 
 /* The front end's work for one frame when it runs on the task thread. */
 typedef struct FrontendJob {
@@ -115,6 +136,11 @@ struct MpeEncoder {
     MpeDsp dsp;
     MpeQuantizer quant[MAX_Q + 3];   /* for each quantiser 1..MAX_Q (MPEG-1 units) */
     int nonlinear;                /* MPEG-2 pictures use q_scale_type 1 (Table 7-6) */
+    MpeCodingSwitches sw;         /* --intra-vlc, --scan, --dc-precision, --cqm resolved */
+    uint8_t intra_matrix[64], inter_matrix[64];   /* raster order, as the quantisers use them */
+    uint8_t intra_zz[64], inter_zz[64];           /* the same in zigzag order, for the header */
+    int intra_vlc;                /* this picture's intra_vlc_format */
+    int intra_vlc_next[2];        /* --intra-vlc auto: the next I [0] and P/B [1] picture's */
     uint8_t ladder[31 + 2];       /* quantisers the rate control may give a row: up to 31, two extra steps */
     int n_ladder;
     int drop_q;                   /* the ladder's last steps: coarsest quantiser without inter
@@ -153,17 +179,23 @@ struct MpeEncoder {
     int target_value;             /* registry value id of a checker-scored target metric */
     BsWriter hdr;                 /* headers written once to count their bits */
     MpeChecker *check_rc;         /* the rate control's target metric, on this thread */
-    MpeChecker *check_log;        /* measures only logged, on the quality task */
+    MpeChecker *check_log;        /* measures only logged, on the quality lanes */
     MpeFrameStats bank_fs[MPE_RC_BANKS];   /* check_rc's scores of each bank */
     int bank_scored[MPE_RC_BANKS];
-    MpeTask *qa_task;
-    QualityJob qa_job;
-    int qa_running;
+    QualityLane qa[QA_LANES];     /* n_lanes of them open; in flight: qa_busy from qa_head on */
+    int n_lanes, qa_head, qa_busy;
     MpeFrameStats queue[STATS_QUEUE];   /* finished records, oldest first */
     int queue_head, queue_len;
     GpuMotion *mv[MAX_SLOTS];     /* vectors of the frame in each slot (B: forward) */
     GpuMotion *mv_bwd[MAX_SLOTS]; /* B: backward vectors of the frame in each slot */
     char slot_type[MAX_SLOTS];    /* 'I', 'P' or 'B' of the frame in each slot */
+    int fwd_ref[MAX_SLOTS];       /* display index the slot's forward vectors (mv) were
+                                     searched against, -1: none yet */
+    /* --b-adapt 1 (bdecide.h): frames after the last anchor wait as B
+     * pictures until the run of them ends; costs of the run so far */
+    int b_adapt;
+    uint64_t run_cost[MPE_MAX_BFRAMES + 2];
+    uint32_t *intra_cost[MAX_SLOTS]; /* per macroblock, of the frame in each slot */
     BsWriter out;
     int submitted;                /* frames handed to the front end (display order) */
     int frame_index;              /* display index of the picture being coded */
@@ -408,9 +440,12 @@ void mpe_encoder_close(MpeEncoder *e)
         return;
     /* the task first: it may still be running the front end */
     mpe_task_close(e->fe_task);
-    mpe_task_close(e->qa_task);
+    for (int i = 0; i < e->n_lanes; i++)
+        mpe_task_close(e->qa[i].task);
     gpu_frontend_close(e->fe);
     mpe_checker_close(e->check_rc);
+    for (int i = 1; i < e->n_lanes; i++)
+        mpe_checker_close(e->qa[i].checker);
     mpe_checker_close(e->check_log);
     mpe_pool_close(e->own_pool);   /* after everything that runs on it */
     mpe_rc_free(e->rc);
@@ -421,6 +456,7 @@ void mpe_encoder_close(MpeEncoder *e)
     for (int i = 0; i < MAX_SLOTS; i++) {
         free(e->mv[i]);
         free(e->mv_bwd[i]);
+        free(e->intra_cost[i]);
     }
     bs_writer_free(&e->out);
     bs_writer_free(&e->hdr);
@@ -489,7 +525,7 @@ static void plan_quantisers(MpeEncoder *e)
     const MpeParam *p = &e->p;
     double target;
     const int rate_control = p->bitrate > 0 || mpe_param_target(p, &target);
-    e->nonlinear = e->mpeg2 && rate_control;
+    e->nonlinear = e->mpeg2 && (e->sw.qscale_type >= 0 ? e->sw.qscale_type : rate_control);
     e->n_ladder = 0;
     e->drop_q = 0;
     if (!e->nonlinear) {
@@ -518,6 +554,34 @@ static void plan_quantisers(MpeEncoder *e)
     }
 }
 
+/* The quantiser of the ladder nearest to q on a log scale (the rate
+ * control's rule for --q): with the non-linear scale, --q 13 is 14. */
+static int ladder_nearest(const MpeEncoder *e, double q)
+{
+    const int n = e->n_ladder - (e->drop_q ? 2 : 0);
+    int best = 0;
+    for (int k = 1; k < n; k++)
+        if (fabs(log(q / e->ladder[k])) < fabs(log(q / e->ladder[best])))
+            best = k;
+    return e->ladder[best];
+}
+
+/* --cqm: the matrices the quantisers use, and those the sequence header
+ * loads (only where they differ from the defaults a decoder assumes). */
+static void choose_matrices(MpeEncoder *e)
+{
+    const uint8_t *intra, *inter;
+    mpe_param_cqm_matrices(&e->p, e->sw.cqm, &intra, &inter);
+    memcpy(e->intra_matrix, intra ? intra : mpe_default_intra_matrix, 64);
+    memcpy(e->inter_matrix, inter ? inter : mpe_default_inter_matrix, 64);
+    for (int i = 0; i < 64; i++) {
+        e->intra_zz[i] = e->intra_matrix[mpe_zigzag[i]];
+        e->inter_zz[i] = e->inter_matrix[mpe_zigzag[i]];
+    }
+    e->seq.intra_matrix = memcmp(e->intra_matrix, mpe_default_intra_matrix, 64) ? e->intra_zz : NULL;
+    e->seq.inter_matrix = memcmp(e->inter_matrix, mpe_default_inter_matrix, 64) ? e->inter_zz : NULL;
+}
+
 /* Rate control, and the bit rate and VBV size the sequence header signals. */
 static int open_rate_control(MpeEncoder *e, MpeError *err)
 {
@@ -534,6 +598,8 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         .n_drop = e->drop_q ? 2 : 0,
         .n_rows = e->n_slices,
         .gop = p->gop,
+        .bframes = p->bframes,
+        .pb_ratio = p->pb_ratio,
         .fps = fps,
         .bitrate = p->bitrate,
         .maxrate = p->maxrate,
@@ -575,8 +641,8 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         /* B pictures are no reference: what they lose in quality stays in
          * them, so they take a coarser quantiser (x262's pbratio); an I
          * picture is what its whole GOP predicts from (x264's ipratio) */
-        const long qb = MPE_MIN(MPE_MAX(lround(p->qscale * p->pb_ratio), 1), 31);
-        const long qi = MPE_MIN(MPE_MAX(lround(p->qscale / p->ip_ratio), 1), 31);
+        const long qb = ladder_nearest(e, p->qscale * p->pb_ratio);
+        const long qi = ladder_nearest(e, p->qscale / p->ip_ratio);
         if ((p->bframes && !(e->b_row_q = malloc((size_t)e->n_slices))) ||
             (qi != p->qscale && !(e->i_row_q = malloc((size_t)e->n_slices))))
             return mpe_error(err, -ENOMEM, "out of memory");
@@ -617,8 +683,27 @@ static int open_checkers(MpeEncoder *e, MpeError *err)
     if (rc_metrics && (ret = mpe_checker_open(&e->check_rc, &cc, &e->log, err)) < 0)
         return ret;
     cc.metrics = e->p.iqa & ~(rc_metrics | MPE_IQA_PSNR);
-    if (cc.metrics && (ret = mpe_checker_open(&e->check_log, &cc, &e->log, err)) < 0)
+    cc.hold = 1;
+    if (!cc.metrics)
+        return 0;
+    if ((ret = mpe_checker_open(&e->check_log, &cc, &e->log, err)) < 0)
         return ret;
+    /* the quality lanes: lane 0 on check_log, the others on twins of it
+     * (the same rows); a twin that cannot open (device memory) leaves
+     * fewer lanes, and the encode goes on with less overlap */
+    const int want = mpe_checker_on_device(e->check_log) ? QA_LANES_DEVICE : QA_LANES_CPU;
+    e->qa[0].checker = e->check_log;
+    cc.like = e->check_log;
+    for (e->n_lanes = 1; e->n_lanes < want; e->n_lanes++) {
+        MpeError lane_err;
+        if (mpe_checker_open(&e->qa[e->n_lanes].checker, &cc, &e->log, &lane_err) < 0) {
+            mpe_log(&e->log, MPE_LOG_INFO, "quality stage: %d pictures in flight (no more: %s)",
+                    e->n_lanes, lane_err.msg);
+            break;
+        }
+    }
+    mpe_log(&e->log, MPE_LOG_INFO, "quality stage: up to %d pictures scored while later ones "
+            "are coded", e->n_lanes);
     return 0;
 }
 
@@ -652,6 +737,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
         return mpe_error(err, -ENOMEM, "out of memory");
     e->p = *p;
     e->p.bframes = mpe_param_bframes(p);
+    e->b_adapt = e->p.bframes > 0 && mpe_param_b_adapt(p);
     e->end_code = 1;
     if (log)
         e->log = *log;
@@ -666,9 +752,11 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     }
     mpe_dsp_init(&e->dsp, mpe_param_cpu_flags(p));
     mpe_sad_dsp_init(&e->sad, mpe_param_cpu_flags(p));
+    mpe_param_mpeg2_switches(p, e->mpeg2, &e->sw);
+    choose_matrices(e);
     /* every quantiser a slice may use, so rows can differ */
     for (int q = 1; q <= MAX_Q + 2; q++)
-        mpe_quantizer_init(&e->quant[q], q, mpe_default_intra_matrix, mpe_default_inter_matrix,
+        mpe_quantizer_init(&e->quant[q], q, e->intra_matrix, e->inter_matrix,
                            e->mpeg2 ? 2047 : 255);
     plan_quantisers(e);
 
@@ -734,7 +822,9 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     for (int i = 0; i < e->slots; i++)
         if (!(e->mv[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height, sizeof(*e->mv[i]))) ||
             (e->p.bframes && !(e->mv_bwd[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height,
-                                                   sizeof(*e->mv_bwd[i])))))
+                                                   sizeof(*e->mv_bwd[i])))) ||
+            (e->b_adapt && !(e->intra_cost[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height,
+                                                       sizeof(*e->intra_cost[i])))))
             goto nomem;
 
     /* more threads than slices would only wait */
@@ -745,8 +835,9 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
      * of its own (backends take calls from any one thread at a time). */
     if (e->threads > 1 && (ret = mpe_task_open(&e->fe_task, err)) < 0)
         goto fail;
-    if (e->check_log && (ret = mpe_task_open(&e->qa_task, err)) < 0)
-        goto fail;
+    for (int i = 0; i < e->n_lanes; i++)
+        if ((ret = mpe_task_open(&e->qa[i].task, err)) < 0)
+            goto fail;
     mpe_log(&e->log, MPE_LOG_INFO, "%d slice threads, %d slices, front end %s", e->threads,
             e->n_slices, e->fe_task ? "on its own thread" : "asynchronous or inline");
     *out = e;
@@ -956,16 +1047,14 @@ static void quality_job(void *arg)
 {
     QualityJob *job = arg;
     double t0 = mpe_time_ms();
-    job->ret = mpe_checker_set_source(job->checker, job->src, &job->err);
-    if (job->ret == 0)
-        job->ret = mpe_checker_score(job->checker, job->recon, &job->fs, &job->err);
-    job->fs.time.quality_ms = mpe_time_ms() - t0;
+    job->ret = mpe_checker_score_held(job->checker, &job->fs, &job->err);
+    job->fs.time.quality_ms += mpe_time_ms() - t0;
 }
 
 static void queue_push_raw(MpeEncoder *e, const MpeFrameStats *fs)
 {
-    /* at most three records wait: the quality stage lags one picture, an
-     * anchor's record one anchor */
+    /* at most QA_LANES + 2 records wait: those of the lanes joined in one
+     * call, an anchor's held one, and one pushed without a lane */
     e->queue[(e->queue_head + e->queue_len) % STATS_QUEUE] = *fs;
     e->queue_len++;
 }
@@ -994,28 +1083,39 @@ int mpe_encoder_pop_stats(MpeEncoder *e, MpeFrameStats *fs)
     return 1;
 }
 
-/* Wait for the quality stage of the previous picture; its record joins the queue. */
-static int quality_join(MpeEncoder *e, MpeError *err)
+/* Records of the lanes in flight join the queue in the order the pictures
+ * were coded (queue_push puts them in display order): the oldest lanes
+ * that are done (all of them with `all`, waiting for each).  The first
+ * error a lane met stops the encode with its message. */
+static int quality_collect(MpeEncoder *e, int all, MpeError *err)
 {
-    if (!e->qa_running)
-        return 0;
-    mpe_task_wait(e->qa_task);
-    e->qa_running = 0;
-    if (e->qa_job.ret < 0) {
-        if (err)
-            *err = e->qa_job.err;
-        return e->qa_job.ret;
+    while (e->qa_busy) {
+        QualityLane *lane = &e->qa[e->qa_head];
+        if (!all && mpe_task_busy(lane->task))
+            break;
+        mpe_task_wait(lane->task);
+        e->qa_head = (e->qa_head + 1) % e->n_lanes;
+        e->qa_busy--;
+        if (lane->job.ret < 0) {
+            if (err)
+                *err = lane->job.err;
+            return lane->job.ret;
+        }
+        queue_push(e, &lane->job.fs);
     }
-    queue_push(e, &e->qa_job.fs);
     return 0;
 }
 
+/* Every picture's logged measures (the flush). */
+static int quality_join(MpeEncoder *e, MpeError *err)
+{
+    return quality_collect(e, 1, err);
+}
+
 /* The quality stage of a coded picture: PSNR from the slices' SSE at once;
- * the logged measures on the quality task, which overlaps the coding of the
- * next picture: that picture reads this reconstruction only as its
- * reference and writes a bank and another source slot, and the task is
- * joined before the picture after it (whose banks include this
- * reconstruction's buffer) is coded. */
+ * the logged measures on a lane of their own, which keeps its copy of the
+ * source and reconstruction (mpe_checker_hold), so the coder goes on at
+ * once and waits only when every lane is still busy. */
 static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src,
                          const MpePicture *recon, MpeError *err)
 {
@@ -1027,22 +1127,34 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
         fs->value[c] = iqa_psnr_from_mse((double)fs->sse[c] / ((double)w * h));
     }
     fs->metrics |= MPE_IQA_PSNR;   /* family 0: psnr_y_db, psnr_cb_db, psnr_cr_db are ids 0..2 */
-    if ((ret = quality_join(e, err)) < 0)
-        return ret;
-    if (!e->check_log) {
+    if (!e->n_lanes) {
         queue_push(e, fs);
         return 0;
     }
-    e->qa_job = (QualityJob){ .checker = e->check_log, .src = src, .recon = recon, .fs = *fs };
-    mpe_task_start(e->qa_task, quality_job, &e->qa_job);
-    e->qa_running = 1;
+    if ((ret = quality_collect(e, 0, err)) < 0)
+        return ret;
+    if (e->qa_busy == e->n_lanes) {
+        /* every lane busy: the oldest picture's measures first */
+        QualityLane *oldest = &e->qa[e->qa_head];
+        mpe_task_wait(oldest->task);
+        if ((ret = quality_collect(e, 0, err)) < 0)
+            return ret;
+    }
+    QualityLane *lane = &e->qa[(e->qa_head + e->qa_busy) % e->n_lanes];
+    const double t0 = mpe_time_ms();
+    mpe_checker_hold(lane->checker, src, recon);
+    lane->job = (QualityJob){ .checker = lane->checker, .fs = *fs };
+    lane->job.fs.time.quality_ms = mpe_time_ms() - t0;
+    mpe_task_start(lane->task, quality_job, &lane->job);
+    e->qa_busy++;
     return 0;
 }
 
 /* The picture type of display index n (frame), by the GOP structure:
  * closed GOPs of at most --gop pictures, the first I; without B pictures
- * the rest P; with N, every (N+1)-th after the I a P and the others B, and
- * the GOP's last picture a P, so that no B picture needs the next GOP
+ * the rest P; with N, every (N+1)-th after the I a P and the others B
+ * (--b-adapt 0; with --b-adapt 1 every one a B until adapt_run ends the
+ * run, at most N long), and the GOP's last picture a P, so that no B picture needs the next GOP
  * (every GOP is closed and can be cut out or coded alone).  A GOP starts
  * after --gop pictures, at every chunk start and at a scene cut
  * (--scenecut), whose decision reads frames n and n-1 only: so the phase,
@@ -1060,9 +1172,9 @@ static char gop_type(MpeEncoder *e, int n, const MpeFrame *frame)
         e->last_i = n;
         return 'I';
     }
-    if (!e->p.bframes || k == e->p.gop - 1 || k % (e->p.bframes + 1) == 0)
+    if (!e->p.bframes || k == e->p.gop - 1 || (!e->b_adapt && k % (e->p.bframes + 1) == 0))
         return 'P';
-    return 'B';
+    return 'B';   /* --b-adapt 1: until adapt_run ends the run */
 }
 
 static int slot_of(const MpeEncoder *e, int n)
@@ -1096,8 +1208,10 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, char type, MpeErr
         return ret;
     e->slot_type[slot] = type;
     e->slot_fetched[slot] = 0;
+    e->fwd_ref[slot] = -1;
     if (e->slot_type[slot] != 'P')
         return 0;
+    e->fwd_ref[slot] = e->last_anchor;
     return search(e, n, e->last_anchor, err);
 }
 
@@ -1147,9 +1261,13 @@ static int search_pending_b(MpeEncoder *e, int anchor, MpeError *err)
     int ret;
     for (int b = e->last_anchor + 1; b < anchor; b++) {
         const int slot = slot_of(e, b);
-        e->slot_download_ms[slot] = 0;
-        if ((ret = search(e, b, e->last_anchor, err)) < 0 ||
-            (ret = fetch_into(e, b, e->mv[slot], err)) < 0 ||
+        /* --b-adapt 1 searched it forward already (adapt_run) */
+        const int fwd_done = e->fwd_ref[slot] == e->last_anchor;
+        if (!fwd_done)
+            e->slot_download_ms[slot] = 0;
+        e->fwd_ref[slot] = e->last_anchor;
+        if ((!fwd_done && ((ret = search(e, b, e->last_anchor, err)) < 0 ||
+                           (ret = fetch_into(e, b, e->mv[slot], err)) < 0)) ||
             (ret = search(e, b, anchor, err)) < 0 ||
             (ret = fetch_into(e, b, e->mv_bwd[slot], err)) < 0)
             return ret;
@@ -1166,10 +1284,65 @@ static int close_pending_b(MpeEncoder *e, int last, int fetch_now, MpeError *err
     if (last <= e->last_anchor)
         return 0;
     e->slot_type[slot_of(e, last)] = 'P';
-    if ((ret = search(e, last, e->last_anchor, err)) < 0 ||
-        (fetch_now && (ret = fetch(e, last, err)) < 0))
-        return ret;
+    /* --b-adapt 1 searched and fetched it forward already (adapt_run) */
+    if (e->fwd_ref[slot_of(e, last)] != e->last_anchor) {
+        e->fwd_ref[slot_of(e, last)] = e->last_anchor;
+        if ((ret = search(e, last, e->last_anchor, err)) < 0 ||
+            (fetch_now && (ret = fetch(e, last, err)) < 0))
+            return ret;
+    }
     return search_pending_b(e, last, err);
+}
+
+/* --b-adapt 1: frame n's forward search against `anchor` (the last I or P
+ * picture), fetched at once, and its cost as a P picture there
+ * (bdecide.h). */
+static int run_cost_of(MpeEncoder *e, int n, int anchor, uint64_t *cost, MpeError *err)
+{
+    const int slot = slot_of(e, n);
+    const int n_mb = e->orig[0].mb_width * e->orig[0].mb_height;
+    const int first = !e->slot_fetched[slot];
+    int ret;
+
+    if (first)
+        e->slot_download_ms[slot] = 0;
+    e->fwd_ref[slot] = anchor;
+    if ((ret = search(e, n, anchor, err)) < 0 || (ret = fetch_into(e, n, e->mv[slot], err)) < 0)
+        return ret;
+    if (first)
+        mpe_bdecide_intra_costs(e->intra_cost[slot], e->src[slot], e->sad.sad16);
+    *cost = mpe_bdecide_cost(e->mv[slot], e->intra_cost[slot], n_mb);
+    return 0;
+}
+
+/* --b-adapt 1: frame n came in as a B picture after the last anchor a.
+ * Where one more B picture makes the run dearer (mpe_bdecide_stop), the
+ * frame before n becomes the P that ends the run, and n starts the next
+ * one (or is a P after it, when it must be an anchor: the GOP's last
+ * picture); where the run is --bframes long, or n must be an anchor, n is
+ * its P. */
+static int adapt_run(MpeEncoder *e, int n, int anchor, MpeError *err)
+{
+    const int a = e->last_anchor, m = n - a;
+    int ret;
+
+    if ((ret = run_cost_of(e, n, a, &e->run_cost[m], err)) < 0)
+        return ret;
+    if (m >= 2 && mpe_bdecide_stop(e->run_cost, m, MPE_BDECIDE_TOLERANCE)) {
+        e->slot_type[slot_of(e, n - 1)] = 'P';
+        if ((ret = search_pending_b(e, n - 1, err)) < 0)
+            return ret;
+        if ((ret = run_cost_of(e, n, n - 1, &e->run_cost[1], err)) < 0)
+            return ret;
+        if (anchor)
+            e->slot_type[slot_of(e, n)] = 'P';
+        return 0;
+    }
+    if (m == e->p.bframes + 1 || anchor) {
+        e->slot_type[slot_of(e, n)] = 'P';
+        return search_pending_b(e, n, err);
+    }
+    return 0;
 }
 
 /* The front end's whole work for frame n: submit (and search, for a P),
@@ -1181,8 +1354,13 @@ static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, int fetch
     int ret;
     if (type == 'I' && (ret = close_pending_b(e, n - 1, fetch_now, err)) < 0)
         return ret;
-    if ((ret = submit(e, n, frame, type, err)) < 0)
+    /* --b-adapt 1: the GOP's last picture, a P, may end the run of B
+     * frames before it early too */
+    const int adapt = e->b_adapt && (type == 'B' || (type == 'P' && n - e->last_anchor >= 2));
+    if ((ret = submit(e, n, frame, adapt ? 'B' : type, err)) < 0)
         return ret;
+    if (adapt)
+        return adapt_run(e, n, type == 'P', err);
     if (type == 'B')
         return 0;
     if (fetch_now && (ret = fetch(e, n, err)) < 0)
@@ -1191,18 +1369,19 @@ static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, int fetch
 }
 
 /* Frame n's front-end work is done: what it made ready joins the coding
- * queue.  An anchor is coded first, then the B frames before it; an I
- * after the P that closed off B frames (close_pending_b), after them. */
+ * queue.  Each anchor up to n (the P that closed off B frames before an I,
+ * close_pending_b, or ended a run, adapt_run; then n itself) is coded
+ * first, then the B frames before it. */
 static void enqueue_ready(MpeEncoder *e, int n)
 {
-    if (e->slot_type[slot_of(e, n)] == 'B')
-        return;
-    if (e->slot_type[slot_of(e, n)] == 'I' && e->last_anchor < n - 1)
-        enqueue_ready(e, n - 1);
-    e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = n;
-    for (int b = e->last_anchor + 1; b < n; b++)
-        e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = b;
-    e->last_anchor = n;
+    for (int d = e->last_anchor + 1; d <= n; d++) {
+        if (e->slot_type[slot_of(e, d)] == 'B')
+            continue;
+        e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = d;
+        for (int b = e->last_anchor + 1; b < d; b++)
+            e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = b;
+        e->last_anchor = d;
+    }
 }
 
 /* The flush: the clip ends on B frames, which have no anchor after them. */
@@ -1272,6 +1451,9 @@ static uint64_t write_headers(MpeEncoder *e, BsWriter *bw, char type, int vbv_de
         .f_code_bwd = e->f_code_bwd,
         .vbv_delay = vbv_delay,
         .q_scale_type = e->nonlinear,
+        .intra_dc_precision = e->sw.dc_precision - 8,
+        .intra_vlc_format = e->intra_vlc,
+        .alternate_scan = e->sw.alt_scan,
     };
     bs_write_picture_header(bw, &ph);
     bs_align(bw);   /* the first slice start code is aligned */
@@ -1335,6 +1517,7 @@ static int start_chunk_state(MpeEncoder *e, MpeError *err)
     e->rc_cfg.chunk_index = chunk;
     if ((ret = mpe_rc_new(&rc, &e->rc_cfg, (uint64_t)e->p.width * e->p.height, err)) < 0)
         return ret;
+    e->intra_vlc_next[0] = e->intra_vlc_next[1] = 0;
     mpe_rc_free(e->rc);
     e->rc = rc;
     e->rc_chunk = chunk;
@@ -1364,6 +1547,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         e->f_code_bwd = f_code_for_vectors(e->mv_bwd[slot], orig->mb_width * orig->mb_height);
     if (intra)
         e->gop_start = e->frame_index;
+    e->intra_vlc = e->sw.intra_vlc >= 0 ? e->sw.intra_vlc : e->intra_vlc_next[!intra];
     bs_writer_reset(&e->hdr);
     const uint64_t start_code_bits = write_headers(e, &e->hdr, type, 0xFFFF);
     const int vbv_delay = mpe_rc_start_frame(e->rc, type, bs_bit_count(&e->hdr), start_code_bits);
@@ -1388,6 +1572,10 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         .sad16 = e->sad.sad16,
         .refresh_count = e->refresh_count,
         .trellis_c = e->p.trellis ? e->p.trellis_lambda : 0,
+        .scan = e->sw.alt_scan ? mpe_alternate_scan : mpe_zigzag,
+        .intra_vlc_table = e->intra_vlc ? BS_DCT_TABLE_ONE : BS_DCT_TABLE_ZERO,
+        .count_intra_tables = e->sw.intra_vlc < 0,
+        .dc_precision = e->sw.dc_precision - 8,
         .aq = e->p.aq_strength > 0 ? e->aq : NULL,
         .ladder = e->ladder,
         .n_ladder = e->n_ladder - (e->drop_q ? 2 : 0),
@@ -1421,8 +1609,11 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     /* the chosen bank's slices, in order, from the codings that hold them */
     double qsum = 0, mv_sum = 0;
     int refreshed = 0;
+    int64_t table_bits[2] = { 0, 0 };
     for (int i = 0; i < e->n_slices; i++) {
         const SliceJob *s = &e->slices[e->origin[bank][i]][i];
+        table_bits[0] += s->ss.intra_table_bits[0];
+        table_bits[1] += s->ss.intra_table_bits[1];
         if (!is_b)   /* B pictures are no reference: their mismatch goes nowhere */
             update_refresh_count(e, e->origin[bank][i], s);
         refreshed += s->ss.refreshed;
@@ -1436,6 +1627,10 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         for (int c = 0; c < 3; c++)
             fs->sse[c] += s->sse[c];
     }
+    /* --intra-vlc auto: the next picture of this kind takes the table that
+     * would have coded this one's intra blocks in fewer bits */
+    if (table_bits[0] != table_bits[1])
+        e->intra_vlc_next[!intra] = table_bits[1] < table_bits[0];
     const uint64_t pic_bits = bs_bit_count(&e->out) - start_bits;
     uint64_t stuffing;
     const int rc_said = mpe_rc_end_frame(e->rc, pic_bits, &trials, &stuffing);
