@@ -472,7 +472,7 @@ def bench(opts, w, h, n, gop, points, mad_every, names, configs, bins, missing, 
             "set %s: %dx%d, %d frames, GOP %d (closed), %d points per curve chosen for PSNR-Y %g-%g dB, "
             "BD-rates vs %s; MAD %s" %
             (opts["set"], w, h, n, gop, points, opts["window"][0], opts["window"][1], REF,
-             ("on every %dth frame" % mad_every) if mad_every else "not measured (--mad-every 0)"),
+             ("on one frame in %d" % mad_every) if mad_every else "not measured (--mad-every 0)"),
             "pans over %s" % ("samples/solar/solar_0.png upscaled to 2048x2048"
                               if solar and os.path.basename(solar) == "solar2048.png" else solar or "(no solar frame)")]
     notes = []
