@@ -91,12 +91,15 @@ struct MpeRc {
     double gop_left;       /* bits left for the current GOP */
     int left_i, left_p;    /* pictures of each type left in it */
 
-    /* quality model per picture type: last (ln q, y) and slope dy/dlnq */
-    int have_last[2];
-    double last_x[2], last_y[2], slope[2];
+    /* quality model per picture type: last (ln q, y) and slope dy/dlnq; a
+     * MAD or BLIINDS-II target keeps B pictures apart (index 2: their
+     * curves are far flatter than P pictures'), a PSNR target does not */
+    int have_last[3];
+    double last_x[3], last_y[3], slope[3];
 
     /* the current picture */
     int t;                 /* 0 = I, 1 = P */
+    int mt;                /* the quality model's index (see have_last) */
     uint64_t header_bits;
     double budget;         /* bit-rate mode: target bits of the whole picture */
     double vbv_max;        /* VBV: bits the picture may not exceed (underflow) */
@@ -169,6 +172,13 @@ static double psnr_of(const MpeRc *rc, uint64_t sse)
 {
     double mse = (double)sse / rc->samples;
     return mse > 0 ? 10.0 * log10(255.0 * 255.0 / mse) : 100.0;
+}
+
+/* A MAD or BLIINDS-II target: scored codings, searched on a continuous
+ * quantiser (see metric_next). */
+static int metric_search(const MpeRc *rc)
+{
+    return rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric != MPE_IQA_PSNR;
 }
 
 static int guard_on(const MpeRc *rc)
@@ -441,6 +451,7 @@ static void chunk_contract_frame(MpeRc *rc)
 int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t start_code_bits)
 {
     rc->t = type == 'I' ? 0 : 1;
+    rc->mt = type == 'B' && metric_search(rc) ? 2 : rc->t;
     rc->header_bits = header_bits;
     rc->trials = 0;
     rc->np = 0;
@@ -568,7 +579,7 @@ static int top_step(const MpeRc *rc)
                                                                                       : rc->nl - 1;
 }
 
-/* First guess for the picture. */
+/* First guess for the picture (a PSNR target; see metric_first_q). */
 static int first_q(MpeRc *rc)
 {
     const int t = rc->t;
@@ -578,24 +589,17 @@ static int first_q(MpeRc *rc)
     if (src < 0)
         return clamp_q(rc, rc->cfg.qscale);
     double slope = rc->slope[src] != 0 ? rc->slope[src] : default_slope(rc);
-    int k = clamp_q(rc, exp(rc->last_x[src] + (model_y(rc, goal_value(rc)) - rc->last_y[src]) / slope));
-    /* a metric target starts short of "copy the reference" (see next_q) */
-    if (rc->cfg.target_metric != MPE_IQA_PSNR && k > rc->nl - 2)
-        k = rc->nl - 2;
-    return k;
+    return clamp_q(rc, exp(rc->last_x[src] + (model_y(rc, goal_value(rc)) - rc->last_y[src]) / slope));
 }
 
-/* Next uniform quantiser, strictly between the ok and failing ones when both exist. */
+/* Next uniform quantiser (a PSNR or bit target; see metric_next_q),
+ * strictly between the ok and failing ones when both exist. */
 static int next_q(MpeRc *rc)
 {
     const Trial *a = &rc->bank[rc->cur];
     const int qok = rc->ok_bank >= 0 ? rc->bank[rc->ok_bank].q : -1;
     const int qfail = rc->fail_bank >= 0 ? rc->bank[rc->fail_bank].q : -1;
-    const int metric = rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric != MPE_IQA_PSNR;
-    /* a metric target tries "copy the reference" (the last step) only once
-     * dropping the residual (the one before) is known to meet it: where
-     * things move, a copy scores far off, and the trial would be wasted */
-    const int kmax = metric && qok != rc->nl - 2 ? rc->nl - 2 : top_step(rc);
+    const int kmax = top_step(rc);
     double slope = rc->slope[rc->t] != 0 ? rc->slope[rc->t] : default_slope(rc);
     int lo, hi, q;
 
@@ -617,39 +621,6 @@ static int next_q(MpeRc *rc)
         lo = qok >= 0 ? qok + 1 : 0;
         hi = qfail >= 0 ? qfail - 1 : kmax;
     }
-    /* MAD and BLIINDS-II are far from linear in ln q (a P picture's score
-     * is mostly its reference's until the residual refreshes it at fine
-     * quantisers): inside a bracket, interpolate between its ends but stay
-     * in the bracket's middle half, so every trial at least quarters it */
-    /* no bracket yet, and two codings in a row on one side: the metric
-     * may be on a flat stretch (a P picture's curve at coarse quantisers),
-     * where the model creeps; go at least halfway to the end of the range */
-    if ((qok < 0 || qfail < 0) && metric && rc->run_len >= 2) {
-        if (qok < 0 && q > qfail / 2)
-            q = qfail / 2;
-        if (qfail < 0 && q < (qok + kmax + 1) / 2)
-            q = (qok + kmax + 1) / 2;
-    }
-    if (qok >= 0 && qfail >= 0 && metric) {
-        const Trial *o = &rc->bank[rc->ok_bank], *f = &rc->bank[rc->fail_bank];
-        const double yo = model_y(rc, o->metric), yf = model_y(rc, f->metric);
-        const double xo = log(qval(rc, qok)), xf = log(qval(rc, qfail));
-        /* a failing end the guard turned down has no score to aim by */
-        const double x = yf != yo && !f->guarded
-                             ? xo + (model_y(rc, goal_value(rc)) - yo) * (xf - xo) / (yf - yo)
-                             : 0.5 * (xo + xf);
-        const int w = hi - lo;
-        q = clamp_q(rc, exp(x));
-        if (q < lo + w / 4)
-            q = lo + w / 4;
-        if (q > hi - w / 4)
-            q = hi - w / 4;
-    }
-    /* the last coding met the metric but was turned down by the guard: its
-     * score says go coarser, the guard finer; without a bracket, halve
-     * the range below it rather than creep down a step at a time */
-    if (a->guarded && qok < 0)
-        q = (lo + hi) / 2;
     return q < lo ? lo : q > hi ? hi : q;
 }
 
@@ -659,6 +630,124 @@ static int bracket_closed(const MpeRc *rc)
         return 0;
     int qok = rc->bank[rc->ok_bank].q, qfail = rc->bank[rc->fail_bank].q;
     return rc->cfg.mode == MPE_RC_BITRATE ? qok == qfail + 1 : qfail == qok + 1;
+}
+
+/* MAD and BLIINDS-II targets.  Each trial costs a coding of the picture
+ * and a score, so the search ends on the first ok coding (or mix) within
+ * RC_BAND of the target instead of always closing a bracket of two ladder
+ * steps and mixing them.  The first coding is predicted from the previous
+ * picture of its type (I, P and B apart: B pictures' curves are far
+ * flatter) and the slope its trials showed, aiming at the middle of the
+ * band; the next from this picture's own secant (the model's slope until
+ * there are two codings), at most a factor 2 in q at a time (4 after two on
+ * one side), halfway to the end of the range across a plateau (a P
+ * picture's score is its reference's at coarse quantisers), and inside a
+ * bracket by interpolation kept off its ends.  A bracket of two adjacent
+ * steps (or narrower than RC_MIX_SPAN in ln q) is closed by a row mix of
+ * its ends, aimed at the band's middle too.  Codings stay on ladder steps:
+ * codings between two steps (rows of both, as fill_planned makes them)
+ * landed in the band more often but cost 1-14 % more bits at equal
+ * score than the mix, which switches the rows that save most bits per
+ * unit of distortion first (B pictures most). */
+#define RC_BAND 0.03
+#define RC_MIX_SPAN 0.2
+
+/* the coarsest quantiser proper: the last two steps drop the residual, then copy */
+static int metric_top(const MpeRc *rc)
+{
+    return MPE_MAX(rc->nl - 3, 0);
+}
+
+static double metric_aim(const MpeRc *rc)
+{
+    return model_y(rc, rc->cfg.target * (1 - 0.5 * RC_BAND));
+}
+
+static int in_band(const MpeRc *rc, const Trial *tr)
+{
+    return tr->ok && tr->metric >= rc->cfg.target * (1 - RC_BAND);
+}
+
+static double model_slope(const MpeRc *rc, int m)
+{
+    return rc->slope[m] != 0 ? rc->slope[m] : default_slope(rc);
+}
+
+/* Bank b at the ladder step nearest quantiser q, strictly inside the
+ * bracket; above the quantisers proper, dropping the residual, and the
+ * copy only once that is known to meet the target (a copy scores far off
+ * where things move: the coding would be wasted). */
+static void metric_fill(MpeRc *rc, int b, double q)
+{
+    const int top = metric_top(rc);
+    const int qok = rc->ok_bank >= 0 ? rc->bank[rc->ok_bank].q : -1;
+    const int qfail = rc->fail_bank >= 0 ? rc->bank[rc->fail_bank].q : top_step(rc) + 1;
+    int k = rc->nl >= 3 && q > qval(rc, top) * 1.02 ? (qok >= rc->nl - 2 ? top_step(rc) : rc->nl - 2)
+                                                   : clamp_q(rc, fmin(q, qval(rc, top)));
+    if (k <= qok)
+        k = qok + 1;
+    if (k >= qfail)
+        k = qfail - 1;
+    fill_uniform(rc, b, MPE_MAX(k, 0));
+}
+
+static double metric_first_q(const MpeRc *rc)
+{
+    /* a type not seen yet borrows the nearest one's model: B from P, P from I */
+    static const int borrow[3][3] = { { 0, 1, 2 }, { 1, 0, 2 }, { 2, 1, 0 } };
+    for (int i = 0; i < 3; i++) {
+        const int m = borrow[rc->mt][i];
+        if (rc->have_last[m])
+            return exp(rc->last_x[m] + (metric_aim(rc) - rc->last_y[m]) / model_slope(rc, m));
+    }
+    return rc->cfg.qscale;
+}
+
+static int metric_at_limit(const MpeRc *rc)
+{
+    return (rc->ok_bank >= 0 && rc->bank[rc->ok_bank].q == top_step(rc)) ||
+           (rc->ok_bank < 0 && rc->fail_bank >= 0 && rc->bank[rc->fail_bank].q_mean <= qval(rc, 0));
+}
+
+/* The next coding's quantiser; 0: close the bracket with a mix instead. */
+static double metric_next_q(const MpeRc *rc)
+{
+    const Trial *o = rc->ok_bank >= 0 ? &rc->bank[rc->ok_bank] : NULL;
+    const Trial *f = rc->fail_bank >= 0 ? &rc->bank[rc->fail_bank] : NULL;
+    const double aim = metric_aim(rc), xmin = log(qval(rc, 0));
+    double slope = model_slope(rc, rc->mt), x;
+
+    if (o && f) {
+        const double xo = log(o->q_mean), xf = log(f->q_mean), w = xf - xo;
+        const double yo = model_y(rc, o->metric), yf = model_y(rc, f->metric);
+        if (w <= RC_MIX_SPAN || f->q <= o->q + 1)
+            return 0;
+        /* a failing end the guard turned down has no score to aim by */
+        x = yf != yo && !f->guarded ? xo + (aim - yo) * w / (yf - yo) : xo + 0.5 * w;
+        return exp(fmin(fmax(x, xo + 0.2 * w), xf - 0.2 * w));
+    }
+    int flat = 0;
+    if (rc->np >= 2 && rc->px[0] != rc->px[1]) {
+        const double s = (rc->py[1] - rc->py[0]) / (rc->px[1] - rc->px[0]);
+        if (s * default_slope(rc) > 0 && isfinite(s))
+            slope = s;
+        /* two codings on one side that hardly differ: a flat stretch (a P
+         * picture's score is its reference's at coarse quantisers), where
+         * any slope creeps; go halfway to the end of the range */
+        flat = rc->run_len >= 2 && fabs(rc->py[1] - rc->py[0]) < 1e-3;
+    }
+    const double reach = log(2.0) * (rc->run_len >= 2 ? 2 : 1);
+    if (o) {
+        const double xo = log(o->q_mean), xtop = log(qval(rc, metric_top(rc)));
+        x = flat ? 0.5 * (xo + xtop) : xo + (aim - model_y(rc, o->metric)) / slope;
+        return exp(fmin(fmax(x, xo + 0.05), flat ? INFINITY : xo + reach));
+    }
+    const double xf = log(f->q_mean);
+    /* the guard turned the coding down: its score says coarser, the guard finer */
+    if (f->guarded || flat)
+        return exp(0.5 * (xmin + xf));
+    x = xf + (aim - model_y(rc, f->metric)) / slope;
+    return exp(fmax(fmin(x, xf - 0.05), fmax(xf - reach, xmin)));
 }
 
 /* Cannot move further: the best quantiser is at the end of the range. */
@@ -820,6 +909,8 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
     if (rc->cur < 0) {   /* first trial */
         if (rc->cfg.mode == MPE_RC_BITRATE)
             fill_planned(rc, 0, rc->plan);
+        else if (metric_needed)
+            metric_fill(rc, 0, metric_first_q(rc));
         else
             fill_uniform(rc, 0, first_q(rc));
         rc->cur = 0;
@@ -901,9 +992,30 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
     }
     /* searching; the first picture of a type has no model yet and may try
      * two more quantisers */
+    if (metric_needed) {
+        double q;
+        if (in_band(rc, &rc->bank[rc->cur])) {
+            finish(rc, step, rc->cur);
+            return;
+        }
+        if (rc->trials >= rc->cfg.max_trials + (rc->have_last[rc->mt] ? 0 : 2) ||
+            metric_at_limit(rc)) {
+            finish(rc, step, closest_bank(rc));
+            return;
+        }
+        if ((q = metric_next_q(rc)) == 0)
+            goto start_mix;
+        const int b = free_bank(rc);
+        metric_fill(rc, b, q);
+        rc->cur = b;
+        rc->trials++;
+        *step = (MpeRcStep){ .action = MPE_RC_CODE, .bank = b, .row_q = rc->bank[b].row_q,
+                             .need_metric = 1 };
+        return;
+    }
     if (bracket_closed(rc))
         goto start_mix;
-    if (rc->trials >= rc->cfg.max_trials + (rc->have_last[rc->t] ? 0 : 2) || at_limit(rc)) {
+    if (rc->trials >= rc->cfg.max_trials + (rc->have_last[rc->mt] ? 0 : 2) || at_limit(rc)) {
         /* out of trials with the target between two codings: a mix of them
          * still beats the ok one, and costs nothing where it is exact */
         if (!metric_needed && rc->ok_bank >= 0 && rc->fail_bank >= 0)
@@ -924,7 +1036,7 @@ start_mix:
     if (metric_needed) {
         const Trial *o = &rc->bank[rc->ok_bank], *f = &rc->bank[rc->fail_bank];
         double span = model_y(rc, f->metric) - model_y(rc, o->metric);
-        rc->mix_frac = span != 0 ? (model_y(rc, rc->cfg.target) - model_y(rc, o->metric)) / span : 0;
+        rc->mix_frac = span != 0 ? (metric_aim(rc) - model_y(rc, o->metric)) / span : 0;
         rc->mix_frac = fmin(fmax(rc->mix_frac, 0), 1);
         /* the failing coding met the metric and only some rows failed the
          * guard: try every row that passes it (plan_mix keeps the others) */
@@ -1059,18 +1171,24 @@ int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
             rc->left_p--;
     }
     if (rc->cfg.mode == MPE_RC_QUALITY && tr->q_mean > 0) {
-        /* slope from this picture's extreme trials, if two uniform ones exist */
+        /* slope from this picture's extreme trials, if two exist (uniform
+         * ones, or for a metric target any two codings: the last two when
+         * they are on one side) */
         const Trial *o = rc->ok_bank >= 0 ? &rc->bank[rc->ok_bank] : NULL;
         const Trial *f = rc->fail_bank >= 0 ? &rc->bank[rc->fail_bank] : NULL;
-        if (o && f && o->q != f->q && !f->guarded) {
-            double s = (model_y(rc, f->metric) - model_y(rc, o->metric)) /
-                       (log(qval(rc, f->q)) - log(qval(rc, o->q)));
-            if (s * default_slope(rc) > 0 && isfinite(s))
-                rc->slope[t] = s;
-        }
-        rc->have_last[t] = 1;
-        rc->last_x[t] = log(tr->q_mean);
-        rc->last_y[t] = model_y(rc, tr->metric);
+        const int mt = rc->mt;
+        double s = 0;
+        if (o && f && o->q_mean != f->q_mean && !f->guarded)
+            s = (model_y(rc, f->metric) - model_y(rc, o->metric)) /
+                (log(f->q_mean) - log(o->q_mean));
+        else if (metric_search(rc) && !(o && f) && rc->np >= 2 && rc->px[0] != rc->px[1] &&
+                 !rc->bank[rc->cur].guarded)
+            s = (rc->py[1] - rc->py[0]) / (rc->px[1] - rc->px[0]);
+        if (s * default_slope(rc) > 0 && isfinite(s))
+            rc->slope[mt] = s;
+        rc->have_last[mt] = 1;
+        rc->last_x[mt] = log(tr->q_mean);
+        rc->last_y[mt] = model_y(rc, tr->metric);
     }
     return underflow ? -1 : broke_contract ? -2 : over_cap ? 1 : 0;
 }
