@@ -127,12 +127,6 @@ LDLIBS_ALL   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 CUDA_SRCS    := $(wildcard common/*.cu gpu/*.cu iqa/*.cu)
 LIB_OBJS     += $(CUDA_SRCS:%.cu=$(BUILD)/obj/%.cu.o)
 endif
-# ptxas at its default -O3 miscompiles the hierarchical search's kernels
-# (gpu/frontend_cuda_hier.cu says how it shows); -O0 gives the exact result.
-# SASS for every architecture and no PTX: PTX would be compiled by the
-# driver's JIT at its own -O3 (seen wrong on the H100 too)
-$(BUILD)/obj/gpu/frontend_cuda_hier.cu.o: NVCCFLAGS += -Xptxas -O0
-$(BUILD)/obj/gpu/frontend_cuda_hier.cu.o: NVCC_ARCH := $(foreach a,75 80 86 89 90 100 120,-gencode arch=compute_$(a),code=sm_$(a))
 $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) -I. -DMPE_HAVE_CUDA $(NVCC_WARN) -Xcompiler -fPIC -MMD -MP -MF $(@:.o=.d) -c $< -o $@

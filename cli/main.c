@@ -84,8 +84,9 @@ enum { CONTAINER_AUTO = 0, CONTAINER_ES, CONTAINER_PS };
 
 /* Per-picture records for the log, the summary and the report.  The caller's
  * own stage times (read, write) are kept by display index until the record
- * of that picture comes out of the encoder, which may be a call later. */
-#define CALLER_RING 8
+ * of that picture comes out of the encoder, which may be several calls later
+ * (the quality lanes: up to 4 pictures in flight, beside B pictures). */
+#define CALLER_RING 32
 typedef struct Records {
     MpeQlog *qlog;
     MpeSummary summary;

@@ -12,8 +12,12 @@ struct MpeChecker {
     int n;                          /* metrics open */
     IqaInstance metric[IQA_MAX_FAMILIES];
     unsigned display;               /* some metric wants display range (IQA_DISPLAY_RANGE) */
+    unsigned coded;                 /* some metric wants the coded samples */
+    unsigned on_device;             /* some metric runs on a CUDA device */
     IqaPicture src, src_full;       /* the coded source; its expanded luma */
     uint8_t *full_src, *full_pic;   /* w x h: expanded luma of the source, of the picture scored */
+    uint8_t *held_src, *held_pic;   /* w x h: coded luma held by mpe_checker_hold */
+    MpePool *pool;                  /* mpe_checker_hold's copies run on it, NULL: inline */
     char names[256];
 };
 
@@ -43,6 +47,8 @@ void mpe_checker_close(MpeChecker *c)
         iqa_metric_close(&c->metric[i]);
     free(c->full_src);
     free(c->full_pic);
+    free(c->held_src);
+    free(c->held_pic);
     free(c);
 }
 
@@ -73,28 +79,40 @@ int mpe_checker_open(MpeChecker **out, const MpeCheckerConfig *cfg, const MpeLog
         return mpe_error(err, -ENOMEM, "out of memory for the quality checker");
     c->w = cfg->width;
     c->h = cfg->height;
+    c->pool = cfg->pool;
     for (int f = 0, n = iqa_family_count(); f < n; f++) {
         const IqaMetric *m = iqa_family_metric(f);
         if (!(cfg->metrics & (1u << f)) || (m->flags & IQA_FROM_SSE))
             continue;
         /* --iqa-backend names where MAD and BLIINDS-II run; a metric with
-         * no row for it at all (PSNR, SSIM: cpu only) runs where it can */
+         * no row for it at all (PSNR, SSIM: cpu only) runs where it can.  A
+         * twin of another checker opens that one's rows by name, with no
+         * fallback: a picture scored on either gets the same values. */
         const char *backend = iqa_family_has_backend(m->family, cfg->backend) ? cfg->backend : "auto";
+        if (cfg->like)
+            for (int i = 0; i < cfg->like->n; i++)
+                if (cfg->like->metric[i].family == f)
+                    backend = cfg->like->metric[i].metric->name;
         if ((ret = iqa_metric_open(&c->metric[c->n], m->family, backend, &icfg, log, err)) < 0)
             goto fail;
         m = c->metric[c->n++].metric;
         c->display |= m->flags & IQA_DISPLAY_RANGE;
+        c->coded |= !(m->flags & IQA_DISPLAY_RANGE);
+        c->on_device |= m->flags & IQA_CUDA;
         len += (size_t)snprintf(c->names + len, sizeof(c->names) - len, "%s%s", len ? ", " : "",
                                 m->name);
         if (len >= sizeof(c->names))
             len = sizeof(c->names) - 1;
     }
-    if (c->display && (!(c->full_src = malloc((size_t)c->w * c->h)) ||
-                       !(c->full_pic = malloc((size_t)c->w * c->h)))) {
+    if ((c->display && (!(c->full_src = malloc((size_t)c->w * c->h)) ||
+                        !(c->full_pic = malloc((size_t)c->w * c->h)))) ||
+        (cfg->hold && c->coded && (!(c->held_src = malloc((size_t)c->w * c->h)) ||
+                                   !(c->held_pic = malloc((size_t)c->w * c->h))))) {
         ret = mpe_error(err, -ENOMEM, "out of memory for the quality checker");
         goto fail;
     }
-    mpe_log(log, MPE_LOG_INFO, "quality checker: %s", c->names);
+    if (!cfg->like)
+        mpe_log(log, MPE_LOG_INFO, "quality checker: %s", c->names);
     *out = c;
     return 0;
 fail:
@@ -105,6 +123,11 @@ fail:
 const char *mpe_checker_describe(const MpeChecker *c)
 {
     return c ? c->names : "";
+}
+
+int mpe_checker_on_device(const MpeChecker *c)
+{
+    return c && c->on_device;
 }
 
 int mpe_checker_set_source(MpeChecker *c, const MpePicture *src, MpeError *err)
@@ -147,6 +170,95 @@ int mpe_checker_score(MpeChecker *c, const MpePicture *recon, MpeFrameStats *fs,
         fs->metrics |= 1u << in->family;
     }
     return 0;
+}
+
+/* mpe_checker_hold's copies, a band of rows each: luma expanded to full
+ * range and, for metrics of the coded samples, copied as it is. */
+typedef struct HoldJob {
+    const MpeChecker *c;
+    const MpePicture *src, *recon;
+    int bands;
+} HoldJob;
+
+static void hold_band(void *arg, int band, int worker)
+{
+    const HoldJob *j = arg;
+    const MpeChecker *c = j->c;
+    const int y0 = (int)((int64_t)c->h * band / j->bands);
+    const int rows = (int)((int64_t)c->h * (band + 1) / j->bands) - y0;
+    (void)worker;
+    for (int p = 0; p < 2; p++) {
+        const MpePicture *pic = p ? j->recon : j->src;
+        const uint8_t *in = pic->plane[0] + (ptrdiff_t)y0 * pic->stride[0];
+        const size_t at = (size_t)y0 * c->w;
+        if (c->display)
+            mpe_luma_to_full_range((p ? c->full_pic : c->full_src) + at, c->w, in, pic->stride[0],
+                                   c->w, rows);
+        if (c->coded) {
+            uint8_t *out = (p ? c->held_pic : c->held_src) + at;
+            for (int y = 0; y < rows; y++)
+                memcpy(out + (size_t)y * c->w, in + (ptrdiff_t)y * pic->stride[0], (size_t)c->w);
+        }
+    }
+}
+
+void mpe_checker_hold(MpeChecker *c, const MpePicture *src, const MpePicture *recon)
+{
+    /* bands of at least 64 rows: a few per thread, each worth a thread's start */
+    const int threads = c->pool ? mpe_pool_threads(c->pool) : 1;
+    HoldJob j = { .c = c, .src = src, .recon = recon,
+                  .bands = MPE_MAX(1, MPE_MIN(4 * threads, c->h / 64)) };
+    if (c->pool && j.bands > 1)
+        mpe_pool_run(c->pool, j.bands, hold_band, &j);
+    else
+        for (int b = 0; b < j.bands; b++)
+            hold_band(&j, b, 0);
+}
+
+int mpe_checker_score_held(MpeChecker *c, MpeFrameStats *fs, MpeError *err)
+{
+    IqaPicture src_coded, src_full, pic_coded, pic_full;
+    int ret;
+
+    iqa_picture_gray(&src_coded, c->held_src, c->w, c->w, c->h);
+    iqa_picture_gray(&pic_coded, c->held_pic, c->w, c->w, c->h);
+    iqa_picture_gray(&src_full, c->full_src, c->w, c->w, c->h);
+    iqa_picture_gray(&pic_full, c->full_pic, c->w, c->w, c->h);
+    for (int i = 0; i < c->n; i++) {
+        const IqaInstance *in = &c->metric[i];
+        const int display = in->metric->flags & IQA_DISPLAY_RANGE;
+        if (in->metric->set_reference &&
+            (ret = in->metric->set_reference(in->ctx, display ? &src_full : &src_coded, err)) < 0)
+            return ret;
+    }
+    /* every device metric queued before the first is waited for, so that
+     * they run beside each other and beside the C ones */
+    for (int i = 0; i < c->n; i++) {
+        const IqaInstance *in = &c->metric[i];
+        const IqaPicture *pic = (in->metric->flags & IQA_DISPLAY_RANGE) ? &pic_full : &pic_coded;
+        ret = in->metric->submit ? in->metric->submit(in->ctx, pic, err)
+                                 : in->metric->score(in->ctx, pic, &fs->value[in->value_base], err);
+        if (ret < 0)
+            goto fail;
+    }
+    for (int i = 0; i < c->n; i++) {
+        const IqaInstance *in = &c->metric[i];
+        if (in->metric->submit &&
+            (ret = in->metric->collect(in->ctx, &fs->value[in->value_base], err)) < 0)
+            goto fail;
+        fs->metrics |= 1u << in->family;
+    }
+    return 0;
+fail:
+    /* no score left pending: the contexts stay usable */
+    for (int i = 0; i < c->n; i++) {
+        const IqaInstance *in = &c->metric[i];
+        double unused[IQA_MAX_VALUES];
+        MpeError ignored;
+        if (in->metric->submit)
+            in->metric->collect(in->ctx, unused, &ignored);
+    }
+    return ret;
 }
 
 void mpe_stats_copy_values(MpeFrameStats *to, const MpeFrameStats *from)

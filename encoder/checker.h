@@ -12,8 +12,10 @@
  * (IQA_FROM_SSE) is the encoder's own, from the slices' SSE: never here.
  *
  * One checker is used by one thread at a time; the encoder keeps one for
- * the rate control's target metric (on its own thread) and one for the
- * measures it only logs (on the quality stage's thread). */
+ * the rate control's target metric (on its own thread) and, for the
+ * measures it only logs, one per picture in flight on the quality stage's
+ * threads: each holds its own copy of the pictures it scores
+ * (mpe_checker_hold), so the coder can reuse the buffers at once. */
 #ifndef MPE_CHECKER_H
 #define MPE_CHECKER_H
 
@@ -32,6 +34,8 @@ typedef struct MpeCheckerConfig {
     int threads;           /* for the C implementations without a pool, 0 = all cores */
     MpePool *pool;         /* non-NULL: the C implementations run on it */
     int device;            /* CUDA device index (--device), -1 = the default */
+    int hold;              /* mpe_checker_hold / mpe_checker_score_held will be used */
+    const MpeChecker *like;  /* non-NULL: open the same rows as this one (no fallback) */
 } MpeCheckerConfig;
 
 int mpe_checker_open(MpeChecker **c, const MpeCheckerConfig *cfg, const MpeLog *log,
@@ -45,6 +49,18 @@ int mpe_checker_set_source(MpeChecker *c, const MpePicture *src, MpeError *err);
 /* Fills the values of the checker's metrics in fs and sets their bits in
  * fs->metrics. */
 int mpe_checker_score(MpeChecker *c, const MpePicture *recon, MpeFrameStats *fs, MpeError *err);
+
+/* Whether some metric runs on a CUDA device (its time is the device's). */
+int mpe_checker_on_device(const MpeChecker *c);
+
+/* Keeps what the checker's metrics need of a source and its reconstruction
+ * (luma expanded to full range, or copied; on the pool given at open), so
+ * that both may be reused as soon as this returns; then
+ * mpe_checker_score_held, on any one thread, scores the pair as
+ * mpe_checker_set_source + mpe_checker_score would (the same values).
+ * Needs MpeCheckerConfig.hold. */
+void mpe_checker_hold(MpeChecker *c, const MpePicture *src, const MpePicture *recon);
+int mpe_checker_score_held(MpeChecker *c, MpeFrameStats *fs, MpeError *err);
 
 /* Copies the values of the families set in from->metrics into to. */
 void mpe_stats_copy_values(MpeFrameStats *to, const MpeFrameStats *from);

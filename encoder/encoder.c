@@ -55,7 +55,16 @@
  * pictures also the previous reference (the B pictures' forward one) and
  * the last B picture (its quality stage reads it while the next is coded) */
 #define N_PICS (MPE_RC_BANKS + 3)
-#define STATS_QUEUE 8
+#define STATS_QUEUE 16
+/* Pictures whose logged measures may be in flight at once (quality lanes,
+ * each with its own checker, copy of the pictures and thread): with a
+ * metric on the device, enough that the device's time per picture hides
+ * behind several pictures' coding; with C metrics alone, which share the
+ * coder's cores, two (one scored while the next is coded, and one more so
+ * that a slow picture does not stall the coder). */
+#define QA_LANES_DEVICE 4
+#define QA_LANES_CPU 2
+#define QA_LANES MPE_MAX(QA_LANES_DEVICE, QA_LANES_CPU)
 /* MPEG-2's non-linear quantiser_scale reaches 112, twice the linear 62:
  * 56 in MPEG-1 units */
 #define MAX_Q 56
@@ -80,15 +89,21 @@ typedef struct SliceJob {
     int q;                      /* quantiser_scale_code it was coded with */
 } SliceJob;
 
-/* The quality stage of one picture on its own thread: the measures that are
- * only logged, while the next picture is coded. */
+/* The quality stage of one picture on its lane's thread: the measures that
+ * are only logged, scored from the lane checker's own copy of the pictures
+ * while the next pictures are coded. */
 typedef struct QualityJob {
     MpeChecker *checker;
-    const MpePicture *src, *recon;
     MpeFrameStats fs;
     int ret;
     MpeError err;
 } QualityJob;
+
+typedef struct QualityLane {
+    MpeChecker *checker;          /* lane 0's is check_log */
+    MpeTask *task;
+    QualityJob job;
+} QualityLane;
 
 /* The front end's work for one frame when it runs on the task thread. */
 typedef struct FrontendJob {
@@ -151,12 +166,11 @@ struct MpeEncoder {
     int target_value;             /* registry value id of a checker-scored target metric */
     BsWriter hdr;                 /* headers written once to count their bits */
     MpeChecker *check_rc;         /* the rate control's target metric, on this thread */
-    MpeChecker *check_log;        /* measures only logged, on the quality task */
+    MpeChecker *check_log;        /* measures only logged, on the quality lanes */
     MpeFrameStats bank_fs[MPE_RC_BANKS];   /* check_rc's scores of each bank */
     int bank_scored[MPE_RC_BANKS];
-    MpeTask *qa_task;
-    QualityJob qa_job;
-    int qa_running;
+    QualityLane qa[QA_LANES];     /* n_lanes of them open; in flight: qa_busy from qa_head on */
+    int n_lanes, qa_head, qa_busy;
     MpeFrameStats queue[STATS_QUEUE];   /* finished records, oldest first */
     int queue_head, queue_len;
     GpuMotion *mv[MAX_SLOTS];     /* vectors of the frame in each slot (B: forward) */
@@ -406,9 +420,12 @@ void mpe_encoder_close(MpeEncoder *e)
         return;
     /* the task first: it may still be running the front end */
     mpe_task_close(e->fe_task);
-    mpe_task_close(e->qa_task);
+    for (int i = 0; i < e->n_lanes; i++)
+        mpe_task_close(e->qa[i].task);
     gpu_frontend_close(e->fe);
     mpe_checker_close(e->check_rc);
+    for (int i = 1; i < e->n_lanes; i++)
+        mpe_checker_close(e->qa[i].checker);
     mpe_checker_close(e->check_log);
     mpe_pool_close(e->own_pool);   /* after everything that runs on it */
     mpe_rc_free(e->rc);
@@ -614,8 +631,27 @@ static int open_checkers(MpeEncoder *e, MpeError *err)
     if (rc_metrics && (ret = mpe_checker_open(&e->check_rc, &cc, &e->log, err)) < 0)
         return ret;
     cc.metrics = e->p.iqa & ~(rc_metrics | MPE_IQA_PSNR);
-    if (cc.metrics && (ret = mpe_checker_open(&e->check_log, &cc, &e->log, err)) < 0)
+    cc.hold = 1;
+    if (!cc.metrics)
+        return 0;
+    if ((ret = mpe_checker_open(&e->check_log, &cc, &e->log, err)) < 0)
         return ret;
+    /* the quality lanes: lane 0 on check_log, the others on twins of it
+     * (the same rows); a twin that cannot open (device memory) leaves
+     * fewer lanes, and the encode goes on with less overlap */
+    const int want = mpe_checker_on_device(e->check_log) ? QA_LANES_DEVICE : QA_LANES_CPU;
+    e->qa[0].checker = e->check_log;
+    cc.like = e->check_log;
+    for (e->n_lanes = 1; e->n_lanes < want; e->n_lanes++) {
+        MpeError lane_err;
+        if (mpe_checker_open(&e->qa[e->n_lanes].checker, &cc, &e->log, &lane_err) < 0) {
+            mpe_log(&e->log, MPE_LOG_INFO, "quality stage: %d pictures in flight (no more: %s)",
+                    e->n_lanes, lane_err.msg);
+            break;
+        }
+    }
+    mpe_log(&e->log, MPE_LOG_INFO, "quality stage: up to %d pictures scored while later ones "
+            "are coded", e->n_lanes);
     return 0;
 }
 
@@ -738,8 +774,9 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
      * of its own (backends take calls from any one thread at a time). */
     if (e->threads > 1 && (ret = mpe_task_open(&e->fe_task, err)) < 0)
         goto fail;
-    if (e->check_log && (ret = mpe_task_open(&e->qa_task, err)) < 0)
-        goto fail;
+    for (int i = 0; i < e->n_lanes; i++)
+        if ((ret = mpe_task_open(&e->qa[i].task, err)) < 0)
+            goto fail;
     mpe_log(&e->log, MPE_LOG_INFO, "%d slice threads, %d slices, front end %s", e->threads,
             e->n_slices, e->fe_task ? "on its own thread" : "asynchronous or inline");
     *out = e;
@@ -949,16 +986,14 @@ static void quality_job(void *arg)
 {
     QualityJob *job = arg;
     double t0 = mpe_time_ms();
-    job->ret = mpe_checker_set_source(job->checker, job->src, &job->err);
-    if (job->ret == 0)
-        job->ret = mpe_checker_score(job->checker, job->recon, &job->fs, &job->err);
-    job->fs.time.quality_ms = mpe_time_ms() - t0;
+    job->ret = mpe_checker_score_held(job->checker, &job->fs, &job->err);
+    job->fs.time.quality_ms += mpe_time_ms() - t0;
 }
 
 static void queue_push_raw(MpeEncoder *e, const MpeFrameStats *fs)
 {
-    /* at most three records wait: the quality stage lags one picture, an
-     * anchor's record one anchor */
+    /* at most QA_LANES + 2 records wait: those of the lanes joined in one
+     * call, an anchor's held one, and one pushed without a lane */
     e->queue[(e->queue_head + e->queue_len) % STATS_QUEUE] = *fs;
     e->queue_len++;
 }
@@ -987,28 +1022,39 @@ int mpe_encoder_pop_stats(MpeEncoder *e, MpeFrameStats *fs)
     return 1;
 }
 
-/* Wait for the quality stage of the previous picture; its record joins the queue. */
-static int quality_join(MpeEncoder *e, MpeError *err)
+/* Records of the lanes in flight join the queue in the order the pictures
+ * were coded (queue_push puts them in display order): the oldest lanes
+ * that are done (all of them with `all`, waiting for each).  The first
+ * error a lane met stops the encode with its message. */
+static int quality_collect(MpeEncoder *e, int all, MpeError *err)
 {
-    if (!e->qa_running)
-        return 0;
-    mpe_task_wait(e->qa_task);
-    e->qa_running = 0;
-    if (e->qa_job.ret < 0) {
-        if (err)
-            *err = e->qa_job.err;
-        return e->qa_job.ret;
+    while (e->qa_busy) {
+        QualityLane *lane = &e->qa[e->qa_head];
+        if (!all && mpe_task_busy(lane->task))
+            break;
+        mpe_task_wait(lane->task);
+        e->qa_head = (e->qa_head + 1) % e->n_lanes;
+        e->qa_busy--;
+        if (lane->job.ret < 0) {
+            if (err)
+                *err = lane->job.err;
+            return lane->job.ret;
+        }
+        queue_push(e, &lane->job.fs);
     }
-    queue_push(e, &e->qa_job.fs);
     return 0;
 }
 
+/* Every picture's logged measures (the flush). */
+static int quality_join(MpeEncoder *e, MpeError *err)
+{
+    return quality_collect(e, 1, err);
+}
+
 /* The quality stage of a coded picture: PSNR from the slices' SSE at once;
- * the logged measures on the quality task, which overlaps the coding of the
- * next picture: that picture reads this reconstruction only as its
- * reference and writes a bank and another source slot, and the task is
- * joined before the picture after it (whose banks include this
- * reconstruction's buffer) is coded. */
+ * the logged measures on a lane of their own, which keeps its copy of the
+ * source and reconstruction (mpe_checker_hold), so the coder goes on at
+ * once and waits only when every lane is still busy. */
 static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src,
                          const MpePicture *recon, MpeError *err)
 {
@@ -1020,15 +1066,26 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
         fs->value[c] = iqa_psnr_from_mse((double)fs->sse[c] / ((double)w * h));
     }
     fs->metrics |= MPE_IQA_PSNR;   /* family 0: psnr_y_db, psnr_cb_db, psnr_cr_db are ids 0..2 */
-    if ((ret = quality_join(e, err)) < 0)
-        return ret;
-    if (!e->check_log) {
+    if (!e->n_lanes) {
         queue_push(e, fs);
         return 0;
     }
-    e->qa_job = (QualityJob){ .checker = e->check_log, .src = src, .recon = recon, .fs = *fs };
-    mpe_task_start(e->qa_task, quality_job, &e->qa_job);
-    e->qa_running = 1;
+    if ((ret = quality_collect(e, 0, err)) < 0)
+        return ret;
+    if (e->qa_busy == e->n_lanes) {
+        /* every lane busy: the oldest picture's measures first */
+        QualityLane *oldest = &e->qa[e->qa_head];
+        mpe_task_wait(oldest->task);
+        if ((ret = quality_collect(e, 0, err)) < 0)
+            return ret;
+    }
+    QualityLane *lane = &e->qa[(e->qa_head + e->qa_busy) % e->n_lanes];
+    const double t0 = mpe_time_ms();
+    mpe_checker_hold(lane->checker, src, recon);
+    lane->job = (QualityJob){ .checker = lane->checker, .fs = *fs };
+    lane->job.fs.time.quality_ms = mpe_time_ms() - t0;
+    mpe_task_start(lane->task, quality_job, &lane->job);
+    e->qa_busy++;
     return 0;
 }
 

@@ -42,9 +42,12 @@ typedef struct MpeStageTimes {
                             main thread (else part of fe_ms) */
     double code_ms;      /* headers + slices in parallel (refinement, mode decision, DCT,
                             quantisation, VLC, reconstruction, SSE) + concatenation */
-    double quality_ms;   /* quality stage: the logged measures (SSIM, MAD, BLIINDS-II) on
-                            their own thread, overlapping the next picture's coding; a
-                            target metric's scoring of trial codings is part of code_ms */
+    double quality_ms;   /* quality stage: the logged measures (SSIM, MAD, BLIINDS-II):
+                            the copy of the pictures they score, on the main thread and the
+                            pool, plus the scoring on a lane of its own, which overlaps the
+                            coding of the pictures after it (several lanes, so their sum
+                            can exceed the wall time); a target metric's scoring of trial
+                            codings is part of code_ms */
     double write_ms;     /* caller writing the stream */
 } MpeStageTimes;
 
@@ -131,8 +134,10 @@ int mpe_encoder_chunk_frames(const MpeEncoder *enc);
 
 /* Complete per-picture records (every measure --iqa asked for), in display
  * order: call after each mpe_encode_frame until it returns 0.  The logged
- * measures run on their own stage, so a picture's record may come out one
- * call after its stream bytes; after the flush call every record is out. */
+ * measures run on their own stage, several pictures in flight, so a
+ * picture's record may come out a few calls after its stream bytes (at most
+ * 4 pictures later in coding order); after the flush call every record is
+ * out. */
 int mpe_encoder_pop_stats(MpeEncoder *enc, MpeFrameStats *fs);
 
 /* B pictures between I/P pictures (p->bframes, auto resolved): 0 means

@@ -56,7 +56,7 @@ static int vector_valid(const MpePictureCtx *pc, int dir, int x0, int y0, int vx
 }
 
 /* The 6 prediction blocks (Y 16x16, Cb, Cr 8x8) for vector (vx, vy) from
- * direction dir's reference. */
+ * direction dir's reference; luma only where pred_c is NULL. */
 static void predict_macroblock(const MpePictureCtx *pc, int dir, int mbx, int mby, int vx, int vy,
                                uint8_t pred_y[256], uint8_t pred_c[2][64])
 {
@@ -66,7 +66,7 @@ static void predict_macroblock(const MpePictureCtx *pc, int dir, int mbx, int mb
 
     pc->dsp->predict(pred_y, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy, 16,
                   16);
-    for (int c = 0; c < 2; c++)
+    for (int c = 0; pred_c && c < 2; c++)
         pc->dsp->predict(pred_c[c], 8, ref->plane[c + 1], ref->stride[c + 1], 16 * mbx + cvx,
                       16 * mby + cvy, 8, 8);
 }
@@ -259,7 +259,7 @@ static int vector_bits(const MpePictureCtx *pc, const SliceState *st, int dir, i
  * smooths the field further, which the rate control uses as a step. */
 static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int dir, int mbx,
                               int mby, const GpuMotion *m, int *out_vx, int *out_vy,
-                              uint32_t *out_cost)
+                              uint32_t *out_cost, uint32_t *out_sad0)
 {
     const MpePicture *ref = dir_ref(pc, dir);
     const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
@@ -267,7 +267,15 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
     uint32_t bsad = UINT32_MAX, bcost = UINT32_MAX;
     int bvx = 0, bvy = 0;
 
-    for (int i = 0; i < 10; i++) {
+    if (out_sad0)
+        *out_sad0 = UINT32_MAX;
+    /* the centre first: the choice is the minimum of a total order (cost,
+     * then the tie-break), so the order of visits does not change it, but a
+     * good first cost lets the rest be skipped where even a SAD of 0 could
+     * not win (still areas: SAD 0 at the centre, and every other vector
+     * costs more bits) */
+    for (int k = 0; k < 10; k++) {
+        const int i = k == 0 ? 4 : k == 4 ? 0 : k;
         int vx, vy;
         if (i < 9) {
             vx = 2 * m->dx + i % 3 - 1;
@@ -281,9 +289,14 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
         uint8_t pred[256];
         if (!vector_valid(pc, dir, 16 * mbx, 16 * mby, vx, vy))
             continue;
+        const uint32_t rate = lambda * (uint32_t)vector_bits(pc, st, dir, vx, vy);
+        if (rate > bcost)
+            continue;
         pc->dsp->predict(pred, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy, 16, 16);
         uint32_t sad = pc->sad16(src, pc->orig->stride[0], pred, 16);
-        uint32_t cost = sad + lambda * (uint32_t)vector_bits(pc, st, dir, vx, vy);
+        uint32_t cost = sad + rate;
+        if (!vx && !vy && out_sad0)
+            *out_sad0 = sad;
         if (cost < bcost || (cost == bcost && gpu_mv_better(sad, vx, vy, bsad, bvx, bvy))) {
             bcost = cost;
             bsad = sad;
@@ -311,7 +324,8 @@ static int refresh_due(const MpePictureCtx *pc, int addr)
 }
 
 /* The prediction of a B macroblock in mode (MODE_FWD, MODE_BWD or both:
- * the two averaged, rounding up, §7.6.7.1) with vectors v[dir]. */
+ * the two averaged, rounding up, §7.6.7.1) with vectors v[dir]; luma only
+ * where pred_c is NULL. */
 static void predict_b(const MpePictureCtx *pc, int mode, int mbx, int mby, const int v[2][2],
                       uint8_t pred_y[256], uint8_t pred_c[2][64])
 {
@@ -322,10 +336,10 @@ static void predict_b(const MpePictureCtx *pc, int mode, int mbx, int mby, const
     }
     uint8_t by[256], bc[2][64];
     predict_macroblock(pc, DIR_FWD, mbx, mby, v[0][0], v[0][1], pred_y, pred_c);
-    predict_macroblock(pc, DIR_BWD, mbx, mby, v[1][0], v[1][1], by, bc);
+    predict_macroblock(pc, DIR_BWD, mbx, mby, v[1][0], v[1][1], by, pred_c ? bc : NULL);
     for (int i = 0; i < 256; i++)
         pred_y[i] = (uint8_t)((pred_y[i] + by[i] + 1) >> 1);
-    for (int c = 0; c < 2; c++)
+    for (int c = 0; pred_c && c < 2; c++)
         for (int i = 0; i < 64; i++)
             pred_c[c][i] = (uint8_t)((pred_c[c][i] + bc[c][i] + 1) >> 1);
 }
@@ -341,9 +355,9 @@ static int b_mode_bits(int mode)
 /* Luma SAD of mode with vectors v against the source. */
 static uint32_t b_mode_sad(const MpePictureCtx *pc, int mode, int mbx, int mby, const int v[2][2])
 {
-    uint8_t pred_y[256], pred_c[2][64];
+    uint8_t pred_y[256];
     const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
-    predict_b(pc, mode, mbx, mby, v, pred_y, pred_c);
+    predict_b(pc, mode, mbx, mby, v, pred_y, NULL);
     return pc->sad16(src, pc->orig->stride[0], pred_y, 16);
 }
 
@@ -376,9 +390,9 @@ static int choose_b_mode(const MpePictureCtx *pc, const SliceState *st, int mbx,
     int mode, bsad;
     uint32_t bcost;
 
-    sad[0] = choose_vector(pc, st, DIR_FWD, mbx, mby, &pc->mv[addr], &v[0][0], &v[0][1], &cost[0]);
+    sad[0] = choose_vector(pc, st, DIR_FWD, mbx, mby, &pc->mv[addr], &v[0][0], &v[0][1], &cost[0], NULL);
     sad[1] = choose_vector(pc, st, DIR_BWD, mbx, mby, &pc->mv_bwd[addr], &v[1][0], &v[1][1],
-                           &cost[1]);
+                           &cost[1], NULL);
     /* choose_vector always finds a valid vector: the front end's full-pel
      * one lies inside the padded reference */
     cost[0] += lambda * (uint32_t)b_mode_bits(MODE_FWD);
@@ -552,10 +566,13 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
         } else if (is_p) {
             const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
             uint8_t zero_pred[256];
-            uint32_t bsad = choose_vector(pc, &st, DIR_FWD, mbx, mby, &pc->mv[addr], &vx, &vy, NULL);
-            pc->dsp->predict(zero_pred, 16, pc->ref->plane[0], pc->ref->stride[0], 32 * mbx,
-                          32 * mby, 16, 16);
-            uint32_t sad0 = pc->sad16(src, pc->orig->stride[0], zero_pred, 16);
+            uint32_t sad0;
+            uint32_t bsad = choose_vector(pc, &st, DIR_FWD, mbx, mby, &pc->mv[addr], &vx, &vy, NULL, &sad0);
+            if (sad0 == UINT32_MAX) {   /* not among those choose_vector measured */
+                pc->dsp->predict(zero_pred, 16, pc->ref->plane[0], pc->ref->stride[0], 32 * mbx,
+                                 32 * mby, 16, 16);
+                sad0 = pc->sad16(src, pc->orig->stride[0], zero_pred, 16);
+            }
             /* the zero vector sends no vector at all (and may skip) */
             if (sad0 <= bsad + (uint32_t)pc->qscale * (uint32_t)vector_bits(pc, &st, DIR_FWD, vx, vy) +
                             ZERO_MV_BIAS) {

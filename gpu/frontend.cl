@@ -181,7 +181,10 @@ void motion_search(__global const uchar *cur, __global const uchar *ref, int pla
  * reductions: kernels that shared each macroblock's candidates out over a
  * work-group and reduced them (barriers, local memory) gave wrong minima
  * on PoCL 5.0 (Xeon, skylake-avx512) while this form is exact there, on
- * PoCL 3.1 and against the C reference. */
+ * PoCL 3.1 and against the C reference.  No bound is written as
+ * max(max(a, -k), b): NVIDIA's compiler (ptxas) drops the negation
+ * (frontend_cuda_hier.cu); with each bound tested on its own these kernels
+ * are exact on the H100's OpenCL too. */
 
 __kernel void decimate(__global const uchar *src, int sw, __global uchar *dst, int dw, int dh)
 {
@@ -225,13 +228,17 @@ __kernel void hier_coarse(__global const uchar *cq, __global const uchar *rq,
     x0 = 8 * mbx;
     y0 = 8 * mby;
     lim = reach / 2;
-    lo_x = max(max(-x0, -lim), 2 * ux - 2);
-    hi_x = min(min(hw - 8 - x0, lim), 2 * ux + 2);
-    lo_y = max(max(-y0, -lim), 2 * uy - 2);
-    hi_y = min(min(hh - 8 - y0, lim), 2 * uy + 2);
+    lo_x = max(-x0, -lim);
+    hi_x = min(hw - 8 - x0, lim);
+    lo_y = max(-y0, -lim);
+    hi_y = min(hh - 8 - y0, lim);
     best = ~(ulong)0;
-    for (int dy = lo_y; dy <= hi_y; dy++)
-        for (int dx = lo_x; dx <= hi_x; dx++) {
+    /* 2u + [-2, 2]^2 inside those bounds, tested one by one (not
+     * max(max(-x0, -lim), 2 * ux - 2): see the top of this section) */
+    for (int dy = 2 * uy - 2; dy <= 2 * uy + 2; dy++)
+        for (int dx = 2 * ux - 2; dx <= 2 * ux + 2; dx++) {
+            if (dx < lo_x || dx > hi_x || dy < lo_y || dy > hi_y)
+                continue;
             ulong k = cand_key(sad_n(ch + y0 * hw + x0, rh + (y0 + dy) * hw + x0 + dx, hw, 8), dx, dy);
             best = k < best ? k : best;
         }
@@ -272,10 +279,11 @@ __kernel void hier_final(__global const uchar *cur, __global const uchar *ref, i
         best = k < best ? k : best;
     }
     const int cx = key_dx(best), cy = key_dy(best);
-    const int lo_x = max(blo_x, cx - range), hi_x = min(bhi_x, cx + range);
-    const int lo_y = max(blo_y, cy - range), hi_y = min(bhi_y, cy + range);
-    for (int dy = lo_y; dy <= hi_y; dy++)
-        for (int dx = lo_x; dx <= hi_x; dx++) {
+    /* the window, clipped to the box one bound at a time (as in hier_coarse) */
+    for (int dy = cy - range; dy <= cy + range; dy++)
+        for (int dx = cx - range; dx <= cx + range; dx++) {
+            if (dx < blo_x || dx > bhi_x || dy < blo_y || dy > bhi_y)
+                continue;
             ulong k = cand_key(sad_n(a, r0 + dy * plane_w + dx, plane_w, 16), dx, dy);
             best = k < best ? k : best;
         }

@@ -332,6 +332,11 @@ typedef struct CudaSlot {
     uint32_t *d_coarse;          /* the hierarchical search's stage 3: per slot, as the
                                   * searches of two slots may run at once */
     uint8_t *h_in, *h_out;       /* pinned staging */
+    /* a YUV frame's padded planes, in pinned (cached) memory laid out as
+     * mpe_picture_alloc does: uploaded from there, and the encoder reads
+     * them in place (host_planes), so they never come back down */
+    uint8_t *h_yuv;
+    MpePicture host_pic;
     /* ev_start -> ev_uploaded -> ev_converted -> ev_planes_out;
      * ev_search0 -> ev_search1 -> ev_mv_out; ref_free: every search that
      * read this slot as reference is done */
@@ -387,6 +392,7 @@ static void cuda_close(GpuContext *g)
         cudaFree(s->d_coarse);
         cudaFreeHost(s->h_in);
         cudaFreeHost(s->h_out);
+        cudaFreeHost(s->h_yuv);
         if (s->stream)
             cudaStreamDestroy(s->stream);
         if (s->out_stream)
@@ -417,6 +423,22 @@ static int cuda_alloc_slot(GpuContext *g, int slot, MpeError *err)
            "cudaHostAlloc(input)");
     CU_TRY(cudaHostAlloc((void **)&s->h_out, geo->plane_off[3] + geo->mv_size, cudaHostAllocDefault),
            "cudaHostAlloc(output)");
+    MpePicture *hp = &s->host_pic;
+    size_t off[3], total = 0;
+    hp->width = geo->width;
+    hp->height = geo->height;
+    hp->mb_width = geo->mb_w;
+    hp->mb_height = geo->mb_h;
+    for (int c = 0; c < 3; c++) {
+        hp->plane_w[c] = geo->plane_w[c];
+        hp->plane_h[c] = geo->plane_h[c];
+        hp->stride[c] = (geo->plane_w[c] + 31) & ~31;   /* as mpe_picture_alloc's */
+        off[c] = total;
+        total += (size_t)hp->stride[c] * hp->plane_h[c];
+    }
+    CU_TRY(cudaHostAlloc((void **)&s->h_yuv, total, cudaHostAllocDefault), "cudaHostAlloc(yuv)");
+    for (int c = 0; c < 3; c++)
+        hp->plane[c] = s->h_yuv + off[c];
     cudaEvent_t *timed[] = { &s->ev_start, &s->ev_uploaded, &s->ev_converted, &s->ev_planes_out,
                              &s->ev_search0, &s->ev_search1, &s->ev_mv_out };
     for (size_t k = 0; k < sizeof(timed) / sizeof(timed[0]); k++)
@@ -476,6 +498,7 @@ static int cuda_input(GpuContext *g, int slot, GpuInput *in, MpeError *err)
     if (s->used)
         CU_TRY(cudaEventSynchronize(s->ev_uploaded), "cudaEventSynchronize(upload)");
     in->staging = s->h_in;
+    in->pic = &s->host_pic;
     return 0;
 }
 
@@ -507,9 +530,12 @@ static int cuda_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *e
             geo->plane_h[0]);
         CU_TRY(cudaGetLastError(), "convert kernel launch");
     } else {
-        CU_TRY(cudaMemcpyAsync(s->d_planes, s->h_in, geo->plane_off[3], cudaMemcpyHostToDevice,
-                               s->stream),
-               "cudaMemcpyAsync(planes)");
+        const MpePicture *hp = &s->host_pic;
+        for (int c = 0; c < 3; c++)
+            CU_TRY(cudaMemcpy2DAsync(s->d_planes + geo->plane_off[c], (size_t)geo->plane_w[c], hp->plane[c],
+                                     (size_t)hp->stride[c], (size_t)geo->plane_w[c], (size_t)geo->plane_h[c],
+                                     cudaMemcpyHostToDevice, s->stream),
+                   "cudaMemcpy2DAsync(planes)");
         CU_TRY(cudaEventRecord(s->ev_uploaded, s->stream), "cudaEventRecord");
     }
     s->converted_on_device = rgb != NULL;
@@ -524,9 +550,10 @@ static int cuda_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *e
     }
     CU_TRY(cudaEventRecord(s->ev_converted, s->stream), "cudaEventRecord");
     CU_TRY(cudaStreamWaitEvent(s->out_stream, s->ev_converted, 0), "cudaStreamWaitEvent");
-    CU_TRY(cudaMemcpyAsync(s->h_out, s->d_planes, geo->plane_off[3], cudaMemcpyDeviceToHost,
-                           s->out_stream),
-           "cudaMemcpyAsync(planes out)");
+    if (rgb)   /* a YUV frame's planes are on the host already (host_pic) */
+        CU_TRY(cudaMemcpyAsync(s->h_out, s->d_planes, geo->plane_off[3], cudaMemcpyDeviceToHost,
+                               s->out_stream),
+               "cudaMemcpyAsync(planes out)");
     CU_TRY(cudaEventRecord(s->ev_planes_out, s->out_stream), "cudaEventRecord");
     s->used = 1;
     return 0;
@@ -584,9 +611,23 @@ static int cuda_wait(GpuContext *g, int slot, int has_mv, MpeError *err)
 
 static int cuda_download(GpuContext *g, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err)
 {
+    const CudaSlot *s = &g->slot[slot];
     (void)err;
-    gpu_unpack_readback(pic, mv, g->slot[slot].h_out, g->geo);
+    if (pic && !s->converted_on_device) {
+        for (int c = 0; c < 3; c++)
+            for (int y = 0; y < s->host_pic.plane_h[c]; y++)
+                memcpy(pic->plane[c] + (size_t)y * pic->stride[c],
+                       s->host_pic.plane[c] + (size_t)y * s->host_pic.stride[c], (size_t)s->host_pic.plane_w[c]);
+        pic = NULL;
+    }
+    gpu_unpack_readback(pic, mv, s->h_out, g->geo);
     return 0;
+}
+
+static const MpePicture *cuda_host_planes(GpuContext *g, int slot)
+{
+    const CudaSlot *s = &g->slot[slot];
+    return s->converted_on_device ? NULL : &s->host_pic;
 }
 
 static double elapsed_ms(cudaEvent_t a, cudaEvent_t b)
@@ -624,5 +665,5 @@ extern "C" const GpuBackend gpu_backend_cuda = {
     cuda_download,
     cuda_timings,
     1,   /* the hierarchical search: the pyramid built at submit (cfg->pyramid) */
-    NULL,   /* host_planes: the planes are downloaded */
+    cuda_host_planes,   /* a YUV frame's: RGB frames' planes are downloaded */
 };

@@ -2,14 +2,17 @@
  * CUDA: the pyramid, stages 2-3 and stages 4-5, bit-identical to the C
  * reference (gpu_motion_search_hier_c).
  *
- * Built with ptxas at -O0 (Makefile): at its default -O3, ptxas of CUDA 13.0
- * (and the 580 driver's JIT) turns these kernels into code that picks wrong
- * minima on an H100 (test_gpu_frontend: the coarse vectors come out as
- * (4094, 4094), the final search centres on the zero vector), while the same
- * source at -Xptxas -O0 matches the C reference on every case, and a host
- * emulation of these kernels (one thread per CUDA thread) does too.  So
- * does a one-thread-per-macroblock version at -O3 not: the trigger is the
- * optimiser, not the parallel structure. */
+ * ptxas of CUDA 13.0 for sm_90 (-O1 and up; the 580 driver's JIT of the
+ * PTX likewise) miscompiles max(max(a, -k), b): it fuses the two into one
+ * three-input VIMNMX3 and drops the negation, computing max(max(a, k), b).
+ * Minimal reproducer (H100: 209 of 256 threads wrong at -O3, none at
+ * -Xptxas -O0; the same with k per thread, or k = p / 2 also used as +k):
+ *     __global__ void f(const int *a, const int *b, int k, int *lo)
+ *     { int i = threadIdx.x; lo[i] = max(max(a[i], -k), b[i]); }
+ * The half-resolution stage's lower bounds had that form, so every
+ * candidate failed them and the coarse vectors came out as (4094, 4094);
+ * compute-sanitizer (memcheck, racecheck, initcheck, synccheck) found
+ * nothing.  Those bounds are now taken two operands at a time. */
 extern "C" {
 #include "gpu/frontend.h"
 }
@@ -130,13 +133,13 @@ static __global__ void __launch_bounds__(COARSE_T)
     x0 = 8 * mbx;
     y0 = 8 * mby;
     lim = reach / 2;
-    lo_x = max(max(-x0, -lim), 2 * ux - 2);
-    hi_x = min(min(hw - 8 - x0, lim), 2 * ux + 2);
-    lo_y = max(max(-y0, -lim), 2 * uy - 2);
-    hi_y = min(min(hh - 8 - y0, lim), 2 * uy + 2);
     mine = ~0ull;
+    /* in 2u + [-2, 2]^2 by construction, so only the plane and |h| <=
+     * reach/2 are tested: written as max(max(-x0, -lim), 2 * ux - 2), the
+     * lower bound was miscompiled (see the top of this file) */
     const int dx = 2 * ux - 2 + t % 5, dy = 2 * uy - 2 + t / 5;
-    if (t < 25 && dx >= lo_x && dx <= hi_x && dy >= lo_y && dy <= hi_y) {
+    if (t < 25 && dx >= max(-x0, -lim) && dx <= min(hw - 8 - x0, lim) && dy >= max(-y0, -lim) &&
+        dy <= min(hh - 8 - y0, lim)) {
         const uint8_t *a = ch + (size_t)y0 * hw + x0, *b = rh + (size_t)(y0 + dy) * hw + x0 + dx;
         uint32_t sad = 0;
         for (int y = 0; y < 8; y++)

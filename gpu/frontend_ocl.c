@@ -443,15 +443,6 @@ static int ocl_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     if ((ret = pick_device(cfg->device, &g->dev, &is_gpu, why, sizeof(why))) < 0)
         return mpe_error(err, ret, "OpenCL: %s", why);
     mpe_log(cfg->log, MPE_LOG_INFO, "OpenCL front end on %s", why);
-    /* NVIDIA's OpenCL compiler gets the hierarchical kernels wrong (wrong
-     * minima on an H100, driver 580), like ptxas at -O3 gets the CUDA ones
-     * (gpu/frontend_cuda_hier.cu); there the cuda backend runs the search */
-    char vendor[128] = "";
-    clGetDeviceInfo(g->dev, CL_DEVICE_VENDOR, sizeof(vendor) - 1, vendor, NULL);
-    if (cfg->pyramid && strstr(vendor, "NVIDIA"))
-        return mpe_error(err, -ENOSYS, "opencl: the hierarchical motion search is not exact under "
-                                       "NVIDIA's OpenCL compiler (--backend cuda runs it; --me full "
-                                       "runs here)");
 
     cl_ulong local_mem = 0;
     clGetDeviceInfo(g->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local_mem), &local_mem, NULL);

@@ -9,6 +9,13 @@
 #                              (default: ../shared/solar, checked against
 #                              its SHA256SUMS first)
 #     --frames N               first N frames only (default: all)
+#     --long N                 the long-clip mode: the clip's PNG frames
+#                              ping-ponged (0..9, 9..0, 0..9 ...) into N
+#                              frames; q 5 only, no bitrate run, and for
+#                              mpegenc also q 5 with --iqa all and
+#                              --target-mad 9; ffmpeg and ffmpeg -bf 2;
+#                              best-of-runs ratios to ffmpeg first
+#                              (options given explicitly still win)
 #     --runs N                 timed runs per configuration, median reported
 #                              (default 3)
 #     --warmup N               untimed runs before them (default 1)
@@ -50,14 +57,17 @@ RUNS=${RUNS:-3}
 THREADS=${THREADS:-}
 QUALITY=${QUALITY:-1}
 WARMUP=1 QS="2 5 10" BITRATE=8M BACKENDS="" ENCODERS="" INPUTS="png y4m"
-IQA_FRAMES=2 PLOT=0 STATS_IQA="" QUIET=--quiet OUTDIR=bench/results CLIP="" FRAMES=0
+IQA_FRAMES=2 PLOT=0 STATS_IQA="" QUIET=--quiet OUTDIR=bench/results CLIP="" FRAMES=0 LONG=0
+set_opts=" "
 
 die() { echo "bench: $*" >&2; exit 2; }
 need_arg() { [ $# -ge 2 ] || die "$1 needs a value"; }
 while [ $# -gt 0 ]; do
+    set_opts="$set_opts$1 "
     case $1 in
     --clip) need_arg "$@"; CLIP=$2; shift ;;
     --frames) need_arg "$@"; FRAMES=$2; shift ;;
+    --long) need_arg "$@"; LONG=$2; shift ;;
     --runs) need_arg "$@"; RUNS=$2; shift ;;
     --warmup) need_arg "$@"; WARMUP=$2; shift ;;
     --q) need_arg "$@"; QS=$2; shift ;;
@@ -77,7 +87,16 @@ while [ $# -gt 0 ]; do
     shift
 done
 isnum() { case $1 in ''|*[!0-9]*) return 1 ;; esac; }
-for v in "$FRAMES" "$RUNS" "$WARMUP" "$IQA_FRAMES"; do isnum "$v" || die "not a count: $v"; done
+for v in "$FRAMES" "$RUNS" "$WARMUP" "$IQA_FRAMES" "$LONG"; do isnum "$v" || die "not a count: $v"; done
+# the long-clip mode's defaults, where the option was not given
+given() { [[ $set_opts == *" $1 "* ]]; }
+if [ "$LONG" -gt 0 ]; then
+    [ "$FRAMES" = 0 ] || die "--long and --frames do not go together"
+    given --q || QS=5
+    given --bitrate || BITRATE=none
+    given --iqa-frames || IQA_FRAMES=0
+    given --encoders || ENCODERS="mpegenc ffmpeg ffmpeg-rd"
+fi
 [ "$RUNS" -ge 1 ] || die "--runs must be at least 1"
 [ -z "$THREADS" ] || isnum "$THREADS" || die "not a thread count: $THREADS"
 for q in $QS; do isnum "$q" && [ "$q" -ge 1 ] && [ "$q" -le 31 ] || die "not a quantiser 1..31: $q"; done
@@ -97,9 +116,23 @@ cp "$MPEGENC" "$T/bin/mpegenc" && MPEGENC=$T/bin/mpegenc
 if [ $have_iqa = 1 ]; then cp "$IQA_BIN" "$T/bin/mpegenc-iqa" && IQA_BIN=$T/bin/mpegenc-iqa; fi
 
 # --- the clip: PNG frames as $T/png/f_%06d.png links, and/or $T/src.y4m -------
+pingpong() { # --long: files on stdin, linked 0..n-1, n-1..0, 0.. until LONG frames
+    local -a f=() seq=()
+    local i=0 k
+    mapfile -t f
+    [ ${#f[@]} -gt 0 ] || return 0
+    for k in "${!f[@]}"; do seq+=("$k"); done
+    for ((k = ${#f[@]} - 1; k >= 0; k--)); do seq+=("$k"); done
+    while [ "$i" -lt "$LONG" ]; do
+        k=${seq[$((i % ${#seq[@]}))]}
+        ln -s "$(cd "$(dirname "${f[$k]}")" && pwd)/$(basename "${f[$k]}")" "$(printf '%s/png/f_%06d.png' "$T" "$i")"
+        i=$((i + 1))
+    done
+}
 src_png=0
 link_pngs() { # files in frame order on stdin
     local i=0 f
+    if [ "$LONG" -gt 0 ]; then pingpong; return; fi
     while IFS= read -r f; do
         [ "$FRAMES" -gt 0 ] && [ "$i" -ge "$FRAMES" ] && break
         ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$(printf '%s/png/f_%06d.png' "$T" "$i")"
@@ -126,11 +159,13 @@ elif [[ $CLIP == *%* ]]; then
     i=0; while f=$(printf "$CLIP" "$i") && [ -f "$f" ]; do echo "$f"; i=$((i + 1)); done | link_pngs
     src_png=1; clip_desc="$CLIP"
 elif [[ $CLIP == *.y4m ]] && [ -f "$CLIP" ]; then
+    [ "$LONG" = 0 ] || die "--long needs PNG frames (a directory or a pattern), not a Y4M"
     clip_desc="$CLIP"
 else
     die "--clip $CLIP: not a directory, PNG pattern or .y4m file"
 fi
 PNG="$T/png/f_%06d.png"
+[ "$LONG" = 0 ] || clip_desc="$clip_desc, ping-ponged into $LONG frames"
 if [ $src_png = 1 ]; then
     [ -e "$T/png/f_000000.png" ] || die "no PNG frames in $clip_desc"
     N=$(ls "$T/png" | wc -l)
@@ -210,6 +245,8 @@ QMID=${qs_arr[$((${#qs_arr[@]} / 2))]}
 for b in $cpu_only_gpu; do
     notes+=("mpegenc --backend $b runs on the CPU here (not a GPU): timed at q $QMID from the Y4M only (--backends \"$b\" for all settings)")
 done
+# the long-clip mode's in-loop metric runs (mpegenc only)
+[ "$LONG" = 0 ] || settings="$settings iqa tmad"
 if [ "$BITRATE" != none ]; then
     settings="$settings br$BITRATE"
     [ $have_bitrate = 1 ] || notes+=("bitrate run skipped: this mpegenc has no --bitrate")
@@ -240,10 +277,13 @@ build_cmd() {
         case $set in
         q*) CMD+=(--q "${set#q}") ;;
         br*) [ $have_bitrate = 1 ] || return 1; CMD+=(--bitrate "${set#br}") ;;
+        iqa) CMD+=(--q "$QMID" --iqa all) ;;
+        tmad) CMD+=(--target-mad 9) ;;
         esac ;;
     ffmpeg|ffmpeg-rd)
         CMD=(ffmpeg -nostdin -v error -y)
         [ "$in" = png ] && CMD+=(-framerate 25)
+        case $set in iqa|tmad) return 1 ;; esac
         CMD+=(-i "$src" ${THREADS:+-threads "$THREADS"} -c:v mpeg2video -pix_fmt yuv420p)
         [ "$cfg" = ffmpeg-rd ] && CMD+=(-bf 2 -mbd rd -trellis 1)
         case $set in
@@ -254,6 +294,7 @@ build_cmd() {
     mpeg2enc)
         # it reads Y4M on stdin only; feeding it PNGs would time ffmpeg too
         [ "$in" = y4m ] || return 1
+        case $set in iqa|tmad) return 1 ;; esac
         CMD_IN=$T/src.y4m
         # -f 3 generic MPEG-2 needs a bitrate: with -q it is only a ceiling,
         # set far above any q's rate; 2048x2048 is beyond its level checks
@@ -351,7 +392,7 @@ done
 # (no PNG decoding in the way): median wall time of RUNS, and the code stage
 # (slices + headers) and encode time from one --stats run -------------------
 echo "config,input,threads,wall_s,fps,code_ms,encode_ms" >"$T/threads.csv"
-if [ -z "$THREADS" ]; then
+if [ -z "$THREADS" ] && [ "$LONG" = 0 ]; then
     sc_in=png; [[ " $inputs " == *" y4m "* ]] && sc_in=y4m
     sc_threads="1"; [ "$NCORES" -gt 1 ] && sc_threads="1 $NCORES"
     for cfg in $configs; do
@@ -429,7 +470,12 @@ summary_header="config,label,input,mode,setting,runs,frames,wall_s,fps,cpu_s,rss
         job="$cfg $in $set"
         printf '%s\n' "${jobs[@]}" | grep -qxF "$job" || continue
         [ -z "${failed[$job]:-}" ] || continue
-        case $set in q*) mode=q; setting=${set#q} ;; br*) mode=bitrate; setting=${set#br} ;; esac
+        case $set in
+        q*) mode=q; setting=${set#q} ;;
+        br*) mode=bitrate; setting=${set#br} ;;
+        iqa) mode=q-iqa-all; setting=$QMID ;;
+        tmad) mode=target-mad; setting=9 ;;
+        esac
         qual=$(awk -F, -v c="$cfg" -v i="$in" -v s="$set" '$1 == c && $2 == i && $3 == s { print $4 "," $5 "," $6 }' "$T/quality.csv")
         [ -n "$qual" ] || qual=",,"
         iqf=""; [ -n "$(echo "$qual" | cut -d, -f2)" ] && iqf=$(echo $iqa_list | tr ' ' ' ')
@@ -458,13 +504,20 @@ cp "$T/runs.csv" "$T/summary.csv" "$T/stages.csv" "$T/threads.csv" "$OUTDIR/"
     echo
     echo "### Speed and quality"
     echo
-    echo "| encoder | input | setting | wall s | fps | CPU s | peak RSS MiB | bytes | kbit/s | PSNR-Y dB | MAD | BLIINDS-II |"
-    echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    awk -F, 'NR > 1 { set = ($4 == "q" ? "q " $5 : $5 " target")
-        printf "| %s | %s | %s | %.3f | %.2f | %.3f | %s | %s%s | %s | %s | %s | %s |\n",
-            $2, $3, set, $8, $9, $10, ($11 == "" ? "n/a" : $11), $12, ($14 == 1 ? " (varies)" : ""), $13,
-            ($15 == "" ? "n/a" : ($15 == "inf" ? $15 : sprintf("%.2f", $15))), ($16 == "" ? "" : $16), ($17 == "" ? "" : $17) }' "$T/summary.csv"
-    if [ "$QUALITY" = 1 ] && [ $have_ffmpeg = 1 ]; then
+    echo "| encoder | input | setting | fps / ffmpeg's | wall s | fps | CPU s | peak RSS MiB | bytes | kbit/s | PSNR-Y dB | MAD | BLIINDS-II |"
+    echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    # the ratio: to ffmpeg mpeg2video's fps from the same input at the same
+    # setting (the in-loop metric rows: at q QMID)
+    awk -F, -v qmid="$QMID" 'NR == FNR { if (FNR > 1 && $1 == "ffmpeg") ff[$3, $4, $5] = $9; next }
+        FNR > 1 {
+        set = ($4 == "q" ? "q " $5 : $4 == "bitrate" ? $5 " target" : $4 == "q-iqa-all" ? "q " $5 " --iqa all" : "--target-mad " $5)
+        ref = ($4 == "q" || $4 == "bitrate") ? ff[$3, $4, $5] : ff[$3, "q", qmid]
+        printf "| %s | %s | %s | %s | %.3f | %.2f | %.3f | %s | %s%s | %s | %s | %s | %s |\n",
+            $2, $3, set, (ref > 0 ? sprintf("%.2fx", $9 / ref) : "n/a"), $8, $9, $10, ($11 == "" ? "n/a" : $11), $12,
+            ($14 == 1 ? " (varies)" : ""), $13,
+            ($15 == "" ? "n/a" : ($15 == "inf" ? $15 : sprintf("%.2f", $15))), ($16 == "" ? "" : $16), ($17 == "" ? "" : $17) }' \
+        "$T/summary.csv" "$T/summary.csv"
+    if [ "$QUALITY" = 1 ] && [ $have_ffmpeg = 1 ] && [ ${#qs_arr[@]} -ge 2 ]; then
         echo
         echo "### BD-rate (PSNR-Y vs kbit/s over the q sweep)"
         echo

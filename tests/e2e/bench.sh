@@ -129,3 +129,28 @@ r = E.parse(sys.argv[1]).getroot()
 sys.exit(0 if r.tag.endswith("svg") else 1)' "$RES/$f.svg"
 done
 check svg-rd-curves "expected $ncurves curves" test "$(grep -c '<polyline' "$RES/rd.svg")" -eq "$ncurves"
+
+# --long: the 2 frames ping-ponged (0 1 1 0 0 1 ...) into 10; q 5 only, and
+# mpegenc's in-loop metric rows; the ratio to ffmpeg in the speed table
+RL="$TMP/long"
+if bash "$ROOT/tools/bench.sh" --clip "$TMP/clip" --long 10 --runs 1 --warmup 0 --backends cpu \
+        --encoders "mpegenc ffmpeg" --out "$RL" >"$TMP/outl" 2>"$TMP/errl"; then
+    got=$(awk -F, 'NR > 1 { print $1 "," $3 "," $4 "," $5 "," $7 }' "$RL/summary.csv" | sort | tr '\n' ' ')
+    want=$(for in in png y4m; do for r in "mpegenc-cpu,$in,q,5" "mpegenc-cpu,$in,q-iqa-all,5" \
+               "mpegenc-cpu,$in,target-mad,9" "ffmpeg,$in,q,5"; do echo "$r,10"; done; done | sort | tr '\n' ' ')
+    check long-rows "got $got, want $want" test "$got" = "$want"
+    # ffmpeg against itself 1.00x; mpegenc's q 5 ratio = its fps / ffmpeg's
+    bad=$(awk -F'|' '/^### Speed/ { on = 1; next } /^###/ { on = 0 } on && /^\| / && !/^\| encoder/ { gsub(/ /, "", $5); gsub(/ /, "", $7)
+            if ($2 == " ffmpeg mpeg2video " && $5 != "1.00x") print "ffmpeg " $3 ": " $5
+            if ($5 !~ /^[0-9]+[.][0-9][0-9]x$/) print $2 $3 $4 ": ratio " $5 }' "$RL/table.md")
+    check long-ratios "$bad" test -z "$bad"
+    want=$(awk -F, '$3 == "y4m" && $4 == "q" { f[$1] = $9 } END { printf "%.2fx", f["mpegenc-cpu"] / f["ffmpeg"] }' "$RL/summary.csv")
+    got=$(awk -F'|' '/^### Speed/ { on = 1; next } /^###/ { on = 0 }
+            on && $2 == " mpegenc cpu " && $3 == " y4m " && $4 == " q 5 " { gsub(/ /, "", $5); print $5 }' "$RL/table.md")
+    check long-ratio-value "table $got, summary.csv $want" test "$got" = "$want"
+    check long-clip-note "the header does not say ping-ponged" grep -q 'ping-ponged into 10 frames' "$RL/table.md"
+else
+    fail long-run "exit status: $(tail -n 3 "$TMP/errl")"
+fi
+check long-with-frames "--long with --frames accepted" \
+    sh -c '! bash "$1" --clip "$2" --long 10 --frames 3 --out "$3" >/dev/null 2>&1' sh "$ROOT/tools/bench.sh" "$TMP/clip" "$TMP/x"

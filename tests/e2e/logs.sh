@@ -49,6 +49,37 @@ PY
 )
 check json-libvmaf-shape "$res" [ "$res" = ok ]
 
+# Records of the logged measures (scored on quality lanes, several pictures
+# in flight) come out complete, in display order, each with its own
+# picture's values: rows 0..N-1 with SSIM and MAD on every one, the last
+# included, and each SSIM equal to ffmpeg's of the reconstruction (--recon,
+# written as pictures come out) against its source.
+# An odd frame count ends on B frames that the flush turns into a P.
+for bf in 2 0; do
+    "$MPEGENC" --quiet -i "$TMP/clip.y4m" --frames 11 --q 6 --gop 6 --bframes $bf --iqa ssim,mad \
+        --threads 2 -o "$TMP/lane$bf.m2v" --log "$TMP/lane$bf.csv" --recon "$TMP/lane$bf.y4m" 2>"$TMP/err" ||
+        { fail "lanes-bframes-$bf" "mpegenc failed: $(cat "$TMP/err")"; continue; }
+    ffmpeg -hide_banner -nostats -v error -i "$TMP/lane$bf.y4m" -i "$TMP/clip.y4m" \
+        -lavfi "[0:v]settb=1/25,setpts=N[a];[1:v]settb=1/25,setpts=N[b];[a][b]ssim=shortest=1:stats_file=$TMP/lane$bf.ssim" \
+        -f null - 2>>"$TMP/err"
+    res=$(python3 - "$TMP/lane$bf.csv" "$TMP/lane$bf.ssim" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ff = [float(l.split("Y:")[1].split()[0]) for l in open(sys.argv[2]) if "Y:" in l]
+bad = []
+if [int(r["frame"]) for r in rows] != list(range(11)):
+    bad.append("frames %s, want 0..10 in order" % [r["frame"] for r in rows])
+for r, y in zip(rows, ff):
+    if r["ssim_y"] == "" or r["mad"] == "" or abs(float(r["ssim_y"]) - y) > 1.5e-6:
+        bad.append("frame %s ssim_y '%s' mad '%s', ffmpeg's %.6f" % (r["frame"], r["ssim_y"], r["mad"], y))
+if len(ff) != 11:
+    bad.append("ffmpeg compared %d pictures" % len(ff))
+print("ok" if not bad else "; ".join(bad[:3]))
+PY
+)
+    check "lanes-records-bframes-$bf" "$res" [ "$res" = ok ]
+done
+
 # the peer-shaped summary lines (stderr of a run without --quiet)
 "$MPEGENC" -i "$TMP/clip.y4m" --q 6 --gop 6 --iqa all -o "$TMP/c.m2v" 2>"$TMP/err" >/dev/null
 cmp -s "$TMP/a.m2v" "$TMP/c.m2v" || fail same-stream "the log format changed the stream"

@@ -930,8 +930,19 @@ static void test_kernels_hier(TestCtx *t)
             prev[i].dy = (int16_t)((int)(test_rand(&rng) % 301) - 150);
         }
         random_picture(&ref, &rng, cases[c][4] ? cases[c][4] : -1);
-        for (int moved = 0; moved < 3; moved++) {
-            if (moved == 2) {
+        for (int moved = 0; moved < 4; moved++) {
+            if (moved == 3) {
+                /* still but for a moved patch: the zero vector's SAD is 0
+                 * outside it (the fast kernels stop there at once) */
+                shifted_picture(&cur, &ref, 0, 0);
+                MpePicture patch;
+                CHECK(t, mpe_picture_alloc(&patch, w, h) == 0, "alloc");
+                shifted_picture(&patch, &ref, (int)(test_rand(&rng) % 41) - 20, (int)(test_rand(&rng) % 21) - 10);
+                for (int y = h / 4; y < h / 2; y++)
+                    memcpy(cur.plane[0] + y * cur.stride[0] + w / 3, patch.plane[0] + y * patch.stride[0] + w / 3,
+                           (size_t)(w / 3));
+                mpe_picture_free(&patch);
+            } else if (moved == 2) {
                 /* every row the same: SAD 0 along whole columns of vectors,
                  * where only |dx|+|dy| decides */
                 for (int y = 1; y < ref.plane_h[0]; y++)
