@@ -92,8 +92,8 @@ struct MpeRc {
     int left_i, left_p;    /* pictures of each type left in it */
 
     /* quality model per picture type: last (ln q, y) and slope dy/dlnq; a
-     * MAD or BLIINDS-II target keeps B pictures apart (index 2: their
-     * curves are far flatter than P pictures'), a PSNR target does not */
+     * MAD target keeps B pictures apart (index 2: their curves are far
+     * flatter than P pictures'), the other targets do not */
     int have_last[3];
     double last_x[3], last_y[3], slope[3];
 
@@ -174,11 +174,13 @@ static double psnr_of(const MpeRc *rc, uint64_t sse)
     return mse > 0 ? 10.0 * log10(255.0 * 255.0 / mse) : 100.0;
 }
 
-/* A MAD or BLIINDS-II target: scored codings, searched on a continuous
- * quantiser (see metric_next). */
+/* A MAD target: the predicted search that ends within a band (see
+ * metric_next_q).  BLIINDS-II keeps the bracket search: its score is not
+ * monotone in q, and on the 2048x2048 clip ending on the first coding in
+ * the band cost 12 % more bits and more trials than closing the bracket. */
 static int metric_search(const MpeRc *rc)
 {
-    return rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric != MPE_IQA_PSNR;
+    return rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric == MPE_IQA_MAD;
 }
 
 static int guard_on(const MpeRc *rc)
@@ -579,7 +581,7 @@ static int top_step(const MpeRc *rc)
                                                                                       : rc->nl - 1;
 }
 
-/* First guess for the picture (a PSNR target; see metric_first_q). */
+/* First guess for the picture (PSNR and BLIINDS-II targets; see metric_first_q). */
 static int first_q(MpeRc *rc)
 {
     const int t = rc->t;
@@ -589,17 +591,25 @@ static int first_q(MpeRc *rc)
     if (src < 0)
         return clamp_q(rc, rc->cfg.qscale);
     double slope = rc->slope[src] != 0 ? rc->slope[src] : default_slope(rc);
-    return clamp_q(rc, exp(rc->last_x[src] + (model_y(rc, goal_value(rc)) - rc->last_y[src]) / slope));
+    int k = clamp_q(rc, exp(rc->last_x[src] + (model_y(rc, goal_value(rc)) - rc->last_y[src]) / slope));
+    /* a metric target starts short of "copy the reference" (see next_q) */
+    if (rc->cfg.target_metric != MPE_IQA_PSNR && k > rc->nl - 2)
+        k = rc->nl - 2;
+    return k;
 }
 
-/* Next uniform quantiser (a PSNR or bit target; see metric_next_q),
- * strictly between the ok and failing ones when both exist. */
+/* Next uniform quantiser (PSNR, BLIINDS-II and bit targets; see
+ * metric_next_q), strictly between the ok and failing ones when both exist. */
 static int next_q(MpeRc *rc)
 {
     const Trial *a = &rc->bank[rc->cur];
     const int qok = rc->ok_bank >= 0 ? rc->bank[rc->ok_bank].q : -1;
     const int qfail = rc->fail_bank >= 0 ? rc->bank[rc->fail_bank].q : -1;
-    const int kmax = top_step(rc);
+    const int metric = rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric != MPE_IQA_PSNR;
+    /* a metric target tries "copy the reference" (the last step) only once
+     * dropping the residual (the one before) is known to meet it: where
+     * things move, a copy scores far off, and the trial would be wasted */
+    const int kmax = metric && qok != rc->nl - 2 ? rc->nl - 2 : top_step(rc);
     double slope = rc->slope[rc->t] != 0 ? rc->slope[rc->t] : default_slope(rc);
     int lo, hi, q;
 
@@ -621,6 +631,39 @@ static int next_q(MpeRc *rc)
         lo = qok >= 0 ? qok + 1 : 0;
         hi = qfail >= 0 ? qfail - 1 : kmax;
     }
+    /* MAD and BLIINDS-II are far from linear in ln q (a P picture's score
+     * is mostly its reference's until the residual refreshes it at fine
+     * quantisers): inside a bracket, interpolate between its ends but stay
+     * in the bracket's middle half, so every trial at least quarters it */
+    /* no bracket yet, and two codings in a row on one side: the metric
+     * may be on a flat stretch (a P picture's curve at coarse quantisers),
+     * where the model creeps; go at least halfway to the end of the range */
+    if ((qok < 0 || qfail < 0) && metric && rc->run_len >= 2) {
+        if (qok < 0 && q > qfail / 2)
+            q = qfail / 2;
+        if (qfail < 0 && q < (qok + kmax + 1) / 2)
+            q = (qok + kmax + 1) / 2;
+    }
+    if (qok >= 0 && qfail >= 0 && metric) {
+        const Trial *o = &rc->bank[rc->ok_bank], *f = &rc->bank[rc->fail_bank];
+        const double yo = model_y(rc, o->metric), yf = model_y(rc, f->metric);
+        const double xo = log(qval(rc, qok)), xf = log(qval(rc, qfail));
+        /* a failing end the guard turned down has no score to aim by */
+        const double x = yf != yo && !f->guarded
+                             ? xo + (model_y(rc, goal_value(rc)) - yo) * (xf - xo) / (yf - yo)
+                             : 0.5 * (xo + xf);
+        const int w = hi - lo;
+        q = clamp_q(rc, exp(x));
+        if (q < lo + w / 4)
+            q = lo + w / 4;
+        if (q > hi - w / 4)
+            q = hi - w / 4;
+    }
+    /* the last coding met the metric but was turned down by the guard: its
+     * score says go coarser, the guard finer; without a bracket, halve
+     * the range below it rather than creep down a step at a time */
+    if (a->guarded && qok < 0)
+        q = (lo + hi) / 2;
     return q < lo ? lo : q > hi ? hi : q;
 }
 
@@ -632,23 +675,24 @@ static int bracket_closed(const MpeRc *rc)
     return rc->cfg.mode == MPE_RC_BITRATE ? qok == qfail + 1 : qfail == qok + 1;
 }
 
-/* MAD and BLIINDS-II targets.  Each trial costs a coding of the picture
- * and a score, so the search ends on the first ok coding (or mix) within
- * RC_BAND of the target instead of always closing a bracket of two ladder
- * steps and mixing them.  The first coding is predicted from the previous
- * picture of its type (I, P and B apart: B pictures' curves are far
- * flatter) and the slope its trials showed, aiming at the middle of the
- * band; the next from this picture's own secant (the model's slope until
- * there are two codings), at most a factor 2 in q at a time (4 after two on
- * one side), halfway to the end of the range across a plateau (a P
- * picture's score is its reference's at coarse quantisers), and inside a
- * bracket by interpolation kept off its ends.  A bracket of two adjacent
- * steps (or narrower than RC_MIX_SPAN in ln q) is closed by a row mix of
- * its ends, aimed at the band's middle too.  Codings stay on ladder steps:
- * codings between two steps (rows of both, as fill_planned makes them)
- * landed in the band more often but cost 1-14 % more bits at equal
- * score than the mix, which switches the rows that save most bits per
- * unit of distortion first (B pictures most). */
+/* MAD targets.  Each trial costs a coding of the picture and a score, so
+ * the search ends on the first ok coding (or mix) within RC_BAND of the
+ * target instead of always closing a bracket of two ladder steps and
+ * mixing them.  The first coding is predicted from the previous picture of
+ * its type (I, P and B apart: B pictures' curves are far flatter) and the
+ * slope its trials showed, aiming at the band's middle; the next from this
+ * picture's own secant (the model's slope until there are two codings,
+ * never flatter than a quarter of the default: scores are noisy), at most
+ * a factor 2 in q at a time (4 after two on one side), halfway to the end
+ * of the range across a plateau (a P picture's score is its reference's
+ * at coarse quantisers), and inside a bracket by interpolation kept off
+ * its ends.  A bracket of two adjacent steps (or narrower than RC_MIX_SPAN
+ * in ln q) is closed by a row mix aimed at the band's middle; one that
+ * misses is shrunk by the secant.  Codings stay on ladder steps: codings
+ * between two steps (rows of both, as fill_planned makes them) landed in
+ * the band more often but cost 1-14 % more bits at equal score than the
+ * mix, which switches the rows that save most bits per unit of distortion
+ * first. */
 #define RC_BAND 0.03
 #define RC_MIX_SPAN 0.2
 
@@ -736,6 +780,10 @@ static double metric_next_q(const MpeRc *rc)
          * any slope creeps; go halfway to the end of the range */
         flat = rc->run_len >= 2 && fabs(rc->py[1] - rc->py[0]) < 1e-3;
     }
+    /* scores are noisy: a secant of two close codings, or a picture's
+     * slope, can come out near flat and throw the next coding far off */
+    if (fabs(slope) < 0.25 * fabs(default_slope(rc)))
+        slope = 0.25 * default_slope(rc);
     const double reach = log(2.0) * (rc->run_len >= 2 ? 2 : 1);
     if (o) {
         const double xo = log(o->q_mean), xtop = log(qval(rc, metric_top(rc)));
@@ -748,6 +796,19 @@ static double metric_next_q(const MpeRc *rc)
         return exp(0.5 * (xmin + xf));
     x = xf + (aim - model_y(rc, f->metric)) / slope;
     return exp(fmax(fmin(x, xf - 0.05), fmax(xf - reach, xmin)));
+}
+
+/* A mix that missed the target: how much to shrink its share of switched
+ * rows, by the secant between the ok end and the mix (the share's score
+ * is close to linear in it), within [0.25, 0.9]; halve it where the mix
+ * has no score to aim by (the guard turned it down). */
+static double metric_mix_shrink(const MpeRc *rc)
+{
+    const Trial *m = &rc->bank[rc->mix_bank];
+    const double yo = model_y(rc, rc->bank[rc->ok_bank].metric), ym = model_y(rc, m->metric);
+    if (m->guarded || !(ym - yo > 0))
+        return 0.5;
+    return fmin(fmax((metric_aim(rc) - yo) / (ym - yo), 0.25), 0.9);
 }
 
 /* Cannot move further: the best quantiser is at the end of the range. */
@@ -909,7 +970,7 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
     if (rc->cur < 0) {   /* first trial */
         if (rc->cfg.mode == MPE_RC_BITRATE)
             fill_planned(rc, 0, rc->plan);
-        else if (metric_needed)
+        else if (metric_search(rc))
             metric_fill(rc, 0, metric_first_q(rc));
         else
             fill_uniform(rc, 0, first_q(rc));
@@ -983,7 +1044,7 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
             finish(rc, step, rc->mix_bank);
             return;
         }
-        rc->mix_frac *= 0.5;
+        rc->mix_frac *= metric_search(rc) ? metric_mix_shrink(rc) : 0.5;
         if (!metric_needed || rc->trials >= rc->cfg.max_trials || rc->mix_frac < 0.05) {
             finish(rc, step, closest_bank(rc));
             return;
@@ -992,7 +1053,7 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
     }
     /* searching; the first picture of a type has no model yet and may try
      * two more quantisers */
-    if (metric_needed) {
+    if (metric_search(rc)) {
         double q;
         if (in_band(rc, &rc->bank[rc->cur])) {
             finish(rc, step, rc->cur);
@@ -1035,8 +1096,9 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
 start_mix:
     if (metric_needed) {
         const Trial *o = &rc->bank[rc->ok_bank], *f = &rc->bank[rc->fail_bank];
-        double span = model_y(rc, f->metric) - model_y(rc, o->metric);
-        rc->mix_frac = span != 0 ? (metric_aim(rc) - model_y(rc, o->metric)) / span : 0;
+        const double yo = model_y(rc, o->metric), span = model_y(rc, f->metric) - yo;
+        const double aim = metric_search(rc) ? metric_aim(rc) : model_y(rc, rc->cfg.target);
+        rc->mix_frac = span != 0 ? (aim - yo) / span : 0;
         rc->mix_frac = fmin(fmax(rc->mix_frac, 0), 1);
         /* the failing coding met the metric and only some rows failed the
          * guard: try every row that passes it (plan_mix keeps the others) */
