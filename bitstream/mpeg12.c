@@ -5,6 +5,18 @@
 #include <emmintrin.h>
 #endif
 
+/* load_*_quantiser_matrix, then the matrix, given in the default zigzag
+ * order as the syntax sends it (11172-2 §2.4.3.2, 13818-2 §6.3.11: whatever
+ * alternate_scan says). */
+static void put_matrix(BsWriter *bw, const uint8_t *zigzag)
+{
+    bs_put(bw, 1, zigzag != NULL);
+    if (!zigzag)
+        return;
+    for (int i = 0; i < 64; i++)
+        bs_put(bw, 8, zigzag[i]);
+}
+
 void bs_write_sequence_header(BsWriter *bw, const BsSequence *seq)
 {
     /* ISO/IEC 13818-2 §6.2.2.1 sequence_header (= 11172-2 §2.4.2.3) */
@@ -17,8 +29,8 @@ void bs_write_sequence_header(BsWriter *bw, const BsSequence *seq)
     bs_put(bw, 1, 1);                                /* marker_bit */
     bs_put(bw, 10, seq->vbv_buffer_size & 0x3FF);    /* vbv_buffer_size_value */
     bs_put(bw, 1, 0);                                /* constrained_parameters_flag */
-    bs_put(bw, 1, 0);                                /* load_intra_quantiser_matrix */
-    bs_put(bw, 1, 0);                                /* load_non_intra_quantiser_matrix */
+    put_matrix(bw, seq->intra_matrix);               /* load_intra_quantiser_matrix [+ 64 x 8] */
+    put_matrix(bw, seq->inter_matrix);               /* load_non_intra_quantiser_matrix [+ 64 x 8] */
     if (!seq->mpeg2)
         return;
     /* §6.2.2.3 sequence_extension */
@@ -82,14 +94,14 @@ void bs_write_picture_header(BsWriter *bw, const BsPictureHeader *pic)
     bs_put(bw, 4, ff);      /* f_code[0][1] forward vertical */
     bs_put(bw, 4, fb);      /* f_code[1][0] backward horizontal */
     bs_put(bw, 4, fb);      /* f_code[1][1] backward vertical */
-    bs_put(bw, 2, 0);       /* intra_dc_precision: 8 bits */
+    bs_put(bw, 2, (uint32_t)pic->intra_dc_precision);   /* 8 + n bits */
     bs_put(bw, 2, 3);       /* picture_structure: frame */
     bs_put(bw, 1, 0);       /* top_field_first */
     bs_put(bw, 1, 1);       /* frame_pred_frame_dct */
     bs_put(bw, 1, 0);       /* concealment_motion_vectors */
     bs_put(bw, 1, pic->q_scale_type ? 1 : 0);   /* q_scale_type: linear or Table 7-6 */
-    bs_put(bw, 1, 0);       /* intra_vlc_format: table B.14 */
-    bs_put(bw, 1, 0);       /* alternate_scan: zigzag */
+    bs_put(bw, 1, pic->intra_vlc_format ? 1 : 0);   /* intra blocks: table B.14 or B.15 */
+    bs_put(bw, 1, pic->alternate_scan ? 1 : 0);     /* zigzag or Figure 7-3 */
     bs_put(bw, 1, 0);       /* repeat_first_field */
     bs_put(bw, 1, 1);       /* chroma_420_type (= progressive_frame) */
     bs_put(bw, 1, 1);       /* progressive_frame */
@@ -168,7 +180,7 @@ static void put_escape(BsWriter *bw, int run, int level, int mpeg2)
 
 /* Coefficients scan[start..63] as run/level codes, then end_of_block. */
 static void put_coefficients(BsWriter *bw, const int16_t scan[64], int start, int first_short,
-                             int mpeg2)
+                             int mpeg2, int table)
 {
     int run = 0;
     int last = 63;
@@ -187,7 +199,7 @@ static void put_coefficients(BsWriter *bw, const int16_t scan[64], int start, in
             bs_put(bw, bs_vlc_dct_first_run0_level1.len, bs_vlc_dct_first_run0_level1.code);
             bs_put(bw, 1, sign);
         } else {
-            BsVlc v = bs_vlc_dct_coeff(BS_DCT_TABLE_ZERO, run, a);
+            BsVlc v = bs_vlc_dct_coeff(table, run, a);
             if (v.len) {
                 bs_put(bw, v.len, v.code);
                 bs_put(bw, 1, sign);
@@ -198,7 +210,7 @@ static void put_coefficients(BsWriter *bw, const int16_t scan[64], int start, in
         first_short = 0;
         run = 0;
     }
-    bs_put(bw, bs_vlc_dct_eob[BS_DCT_TABLE_ZERO].len, bs_vlc_dct_eob[BS_DCT_TABLE_ZERO].code);
+    bs_put(bw, bs_vlc_dct_eob[table].len, bs_vlc_dct_eob[table].code);
 }
 
 /* Bit i set when scan[i] != 0. */
@@ -222,8 +234,9 @@ static inline uint64_t nonzero_mask(const int16_t scan[64])
 
 /* put_coefficients, visiting only the non-zero positions. */
 static void put_coefficients_fast(BsWriter *bw, const int16_t scan[64], int start,
-                                  int first_short, int mpeg2)
+                                  int first_short, int mpeg2, int table)
 {
+    const BsVlc(*codes)[BS_DCT_MAX_LEVEL + 1] = table == BS_DCT_TABLE_ONE ? bs_vlc_dct_one : bs_vlc_dct_zero;
     uint64_t m = nonzero_mask(scan) & (~(uint64_t)0 << start);
     int prev = start - 1;
 
@@ -240,14 +253,14 @@ static void put_coefficients_fast(BsWriter *bw, const int16_t scan[64], int star
         const int a = level < 0 ? -level : level;
         m &= m - 1;
         prev = i;
-        if (run <= BS_DCT_MAX_RUN && a <= BS_DCT_MAX_LEVEL && bs_vlc_dct_zero[run][a].len) {
-            const BsVlc v = bs_vlc_dct_zero[run][a];
+        if (run <= BS_DCT_MAX_RUN && a <= BS_DCT_MAX_LEVEL && codes[run][a].len) {
+            const BsVlc v = codes[run][a];
             bs_put(bw, v.len + 1, v.code << 1 | (uint32_t)(level < 0));
         } else {
             put_escape(bw, run, level, mpeg2);
         }
     }
-    bs_put(bw, bs_vlc_dct_eob[BS_DCT_TABLE_ZERO].len, bs_vlc_dct_eob[BS_DCT_TABLE_ZERO].code);
+    bs_put(bw, bs_vlc_dct_eob[table].len, bs_vlc_dct_eob[table].code);
 }
 
 /* §7.2.1: dct_dc_size then dct_dc_differential (one's-complement style for negatives) */
@@ -263,25 +276,26 @@ static void put_dc(BsWriter *bw, int dc_diff, int chroma)
         bs_put(bw, size, (uint32_t)(dc_diff > 0 ? dc_diff : dc_diff + (1 << size) - 1));
 }
 
-void bs_write_intra_block(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma, int mpeg2)
+void bs_write_intra_block(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma, int mpeg2,
+                          int table)
 {
     put_dc(bw, dc_diff, chroma);
-    put_coefficients(bw, scan, 1, 0, mpeg2);
+    put_coefficients(bw, scan, 1, 0, mpeg2, table);
 }
 
 void bs_write_inter_block(BsWriter *bw, const int16_t scan[64], int mpeg2)
 {
-    put_coefficients(bw, scan, 0, 1, mpeg2);
+    put_coefficients(bw, scan, 0, 1, mpeg2, BS_DCT_TABLE_ZERO);
 }
 
 void bs_write_intra_block_fast(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma,
-                               int mpeg2)
+                               int mpeg2, int table)
 {
     put_dc(bw, dc_diff, chroma);
-    put_coefficients_fast(bw, scan, 1, 0, mpeg2);
+    put_coefficients_fast(bw, scan, 1, 0, mpeg2, table);
 }
 
 void bs_write_inter_block_fast(BsWriter *bw, const int16_t scan[64], int mpeg2)
 {
-    put_coefficients_fast(bw, scan, 0, 1, mpeg2);
+    put_coefficients_fast(bw, scan, 0, 1, mpeg2, BS_DCT_TABLE_ZERO);
 }

@@ -29,6 +29,8 @@ typedef struct BsSequence {
     uint32_t vbv_buffer_size;    /* units of 16384 bits */
     int profile_and_level;       /* MPEG-2 profile_and_level_indication */
     int low_delay;               /* MPEG-2: 1 when there are no B pictures */
+    const uint8_t *intra_matrix; /* loaded in the header, in zigzag order; NULL: the default */
+    const uint8_t *inter_matrix; /* non-intra, the same */
 } BsSequence;
 
 typedef struct BsPictureHeader {
@@ -39,16 +41,20 @@ typedef struct BsPictureHeader {
     int f_code_bwd;              /* B pictures only */
     int vbv_delay;               /* 90 kHz units, 1..0xFFFE (constant rate); 0 = 0xFFFF, variable */
     int q_scale_type;            /* MPEG-2: 1 = non-linear quantiser_scale (Table 7-6) */
+    int intra_dc_precision;      /* MPEG-2: 0..3 = 8..11 bits */
+    int intra_vlc_format;        /* MPEG-2: 1 = intra blocks use Table B.15 */
+    int alternate_scan;          /* MPEG-2: 1 = Figure 7-3 scan */
 } BsPictureHeader;
 
-/* sequence_header (+ sequence_extension for MPEG-2), default matrices. */
+/* sequence_header (+ sequence_extension for MPEG-2), with the matrices seq
+ * names (the defaults where NULL). */
 void bs_write_sequence_header(BsWriter *bw, const BsSequence *seq);
 /* group_of_pictures_header with a non-drop-frame time code. */
 void bs_write_gop_header(BsWriter *bw, int hours, int minutes, int seconds, int pictures,
                          int closed_gop);
 /* picture_header (+ picture_coding_extension for MPEG-2: frame picture,
- * progressive, frame_pred_frame_dct, q_scale_type as given, intra_vlc_format 0,
- * intra DC precision 8 bits). */
+ * progressive, frame_pred_frame_dct; q_scale_type, intra_dc_precision,
+ * intra_vlc_format and alternate_scan as given). */
 void bs_write_picture_header(BsWriter *bw, const BsPictureHeader *pic);
 /* slice_header for the slice starting on macroblock row mb_row;
  * tall_picture: MPEG-2 vertical_size > 2800 (slice_vertical_position_extension). */
@@ -63,18 +69,21 @@ void bs_write_motion_delta(BsWriter *bw, int delta, int f_code);
 /* Bits bs_write_motion_delta spends on `delta`. */
 int bs_motion_delta_bits(int delta, int f_code);
 
-/* One block's coefficients, `scan` in zigzag order.  Intra: dc_diff is the DC
+/* One block's coefficients, `scan` in transmission order (zigzag or
+ * alternate).  Intra blocks use table (BS_DCT_TABLE_ZERO, or _ONE for MPEG-2
+ * intra_vlc_format 1); non-intra blocks always table zero.  Intra: dc_diff is the DC
  * level minus its predictor (dct_dc_differential), scan[0] is ignored and the
  * AC coefficients follow.  Non-intra: all 64 from scan[0], the first with the
  * short '1s' code where it applies; the block must have a non-zero level.
  * Escapes: MPEG-1 8/16-bit levels (|level| <= 255), MPEG-2 12-bit. */
-void bs_write_intra_block(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma, int mpeg2);
+void bs_write_intra_block(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma, int mpeg2,
+                          int table);
 void bs_write_inter_block(BsWriter *bw, const int16_t scan[64], int mpeg2);
 /* The same bits, faster: the non-zero coefficients are found from a 64-bit
  * mask (SSE2 compares where available) instead of a test per position, the
  * table is read directly and code and sign go out in one write. */
 void bs_write_intra_block_fast(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma,
-                               int mpeg2);
+                               int mpeg2, int table);
 void bs_write_inter_block_fast(BsWriter *bw, const int16_t scan[64], int mpeg2);
 
 #endif

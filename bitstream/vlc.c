@@ -445,7 +445,7 @@ const BsVlc bs_vlc_dct_zero[BS_DCT_MAX_RUN + 1][BS_DCT_MAX_LEVEL + 1] = {
  * is "0110" (bs_vlc_dct_eob[1]); the escape is the same "0000 01".  39 pairs
  * get codes different from table zero's (tuned to intra statistics); every
  * other pair, all with codes of 12 bits or more, keeps table zero's code. */
-static const BsVlc dct_table_one[BS_DCT_MAX_RUN + 1][BS_DCT_MAX_LEVEL + 1] = {
+const BsVlc bs_vlc_dct_one[BS_DCT_MAX_RUN + 1][BS_DCT_MAX_LEVEL + 1] = {
     E(0, 1, "10 s"),
     E(1, 1, "010 s"),
     E(0, 2, "110 s"),
@@ -568,7 +568,7 @@ BsVlc bs_vlc_dct_coeff(int table, int run, int level_abs)
         return none;
     }
     if (table == BS_DCT_TABLE_ONE)
-        return dct_table_one[run][level_abs];
+        return bs_vlc_dct_one[run][level_abs];
     if (table == BS_DCT_TABLE_ZERO)
         return bs_vlc_dct_zero[run][level_abs];
     BsVlc none = { 0, 0 };

@@ -63,6 +63,7 @@ BsVlc bs_vlc_dct_coeff(int table, int run, int level_abs);
 #define BS_DCT_MAX_RUN 31
 #define BS_DCT_MAX_LEVEL 40
 extern const BsVlc bs_vlc_dct_zero[BS_DCT_MAX_RUN + 1][BS_DCT_MAX_LEVEL + 1];
+extern const BsVlc bs_vlc_dct_one[BS_DCT_MAX_RUN + 1][BS_DCT_MAX_LEVEL + 1];
 extern const BsVlc bs_vlc_dct_first_run0_level1;  /* '1' (table zero only) */
 extern const BsVlc bs_vlc_dct_eob[2];             /* '10' / '0110' */
 extern const BsVlc bs_vlc_dct_escape;             /* '0000 01' (both tables) */

@@ -20,7 +20,7 @@
 #include "dsp/quant.h"
 
 typedef void (*MpeIntraBlockFn)(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma,
-                                int mpeg2);
+                                int mpeg2, int table);
 typedef void (*MpeInterBlockFn)(BsWriter *bw, const int16_t scan[64], int mpeg2);
 
 typedef struct MpeDsp {

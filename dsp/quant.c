@@ -40,6 +40,19 @@ const uint8_t mpe_zigzag[64] = {
     53, 60, 61, 54, 47, 55, 62, 63,
 };
 
+/* 13818-2 Figure 7-3 (alternate_scan = 1): mostly down the columns first,
+ * for blocks whose energy runs vertically (interlaced material). */
+const uint8_t mpe_alternate_scan[64] = {
+     0,  8, 16, 24,  1,  9,  2, 10,
+    17, 25, 32, 40, 48, 56, 57, 49,
+    41, 33, 26, 18,  3, 11,  4, 12,
+    19, 27, 34, 42, 50, 58, 35, 43,
+    51, 59, 20, 28,  5, 13,  6, 14,
+    21, 29, 36, 44, 52, 60, 37, 45,
+    53, 61, 22, 30,  7, 15, 23, 31,
+    38, 46, 54, 62, 39, 47, 55, 63,
+};
+
 /* 11172-2 §2.4.3.2 / 13818-2 §6.3.11 default intra_quantiser_matrix, as
  * the standards print it: row v, column u (raster order). */
 const uint8_t mpe_default_intra_matrix[64] = {
@@ -146,14 +159,27 @@ static void mpe_mpeg2_mismatch(int16_t coef[64])
     }
 }
 
+int mpe_quant_intra_dc(int f00, int dc_precision)
+{
+    const int32_t mult = 8 >> dc_precision, dc = f00 < 0 ? 0 : f00;
+    return (int)mpe_clamp32((dc + mult / 2) / mult, 0, (256 << dc_precision) - 1);
+}
+
 void mpe_dequant_intra(int16_t coef[64], const int16_t level[64], int qscale,
                        const uint8_t matrix[64], int mpeg2)
 {
+    mpe_dequant_intra_dc(coef, level, qscale, matrix, mpeg2, 0);
+}
+
+void mpe_dequant_intra_dc(int16_t coef[64], const int16_t level[64], int qscale,
+                          const uint8_t matrix[64], int mpeg2, int dc_precision)
+{
     /* Intra DC: dct_recon = 8 * dct_dc (11172-2 §2.4.4.1); MPEG-2
-     * intra_dc_mult = 8 for intra_dc_precision 0 (§7.4.1, Table 7-4).
-     * Levels are 0..255, so 8 * level needs no saturation in either format
-     * (clamping anyway keeps out-of-contract levels from wrapping). */
-    coef[0] = (int16_t)mpe_clamp32(8 * (int32_t)level[0], -2048, 2047);
+     * intra_dc_mult = 8 >> intra_dc_precision (§7.4.1, Table 7-4).
+     * Levels are 0..(256 << p) - 1, so the product needs no saturation in
+     * either format (clamping anyway keeps out-of-contract levels from
+     * wrapping). */
+    coef[0] = (int16_t)mpe_clamp32((8 >> dc_precision) * (int32_t)level[0], -2048, 2047);
     if (!mpeg2) {
         for (int i = 1; i < 64; i++) {
             int32_t rec = (2 * (int32_t)level[i] * qscale * matrix[i]) / 16;

@@ -13,6 +13,8 @@
 
 /* mpe_zigzag[i] = raster index of the i-th coefficient in zigzag order. */
 extern const uint8_t mpe_zigzag[64];
+/* MPEG-2 alternate_scan 1 (13818-2 Figure 7-3), in the same form. */
+extern const uint8_t mpe_alternate_scan[64];
 extern const uint8_t mpe_default_intra_matrix[64];  /* raster order */
 extern const uint8_t mpe_default_inter_matrix[64];  /* all 16 */
 
@@ -39,6 +41,16 @@ void mpe_dequant_intra(int16_t coef[64], const int16_t level[64], int qscale,
                        const uint8_t matrix[64], int mpeg2);
 void mpe_dequant_inter(int16_t coef[64], const int16_t level[64], int qscale,
                        const uint8_t matrix[64], int mpeg2);
+
+/* MPEG-2 intra_dc_precision p (0..3: 8..11 bits, 13818-2 §7.4.1): the DC
+ * level is F(0,0) / intra_dc_mult rounded, intra_dc_mult = 8 >> p, in
+ * 0..(256 << p) - 1.  The quantisers above set the 8-bit level (p = 0);
+ * with p > 0 the caller replaces level[0] by this. */
+int mpe_quant_intra_dc(int f00, int dc_precision);
+/* mpe_dequant_intra with intra_dc_precision p: coef[0] = (8 >> p) level[0]
+ * (before mismatch control, whose parity sum includes it). */
+void mpe_dequant_intra_dc(int16_t coef[64], const int16_t level[64], int qscale,
+                          const uint8_t matrix[64], int mpeg2, int dc_precision);
 
 /* Everything the quantisers need for one (qscale, matrices) pair, computed
  * once per picture instead of per block: the fast quantisers replace each

@@ -73,13 +73,19 @@ static int block_table(const MpeTrellisParams *p)
     return p->intra ? p->table : BS_DCT_TABLE_ZERO;
 }
 
+static const uint8_t *block_scan(const MpeTrellisParams *p)
+{
+    return p->scan ? p->scan : mpe_zigzag;
+}
+
 int mpe_trellis_block_bits(const int16_t level[64], const MpeTrellisParams *p)
 {
     const int start = p->intra ? 1 : 0, table = block_table(p);
+    const uint8_t *scan = block_scan(p);
     int bits = 0, run = 0, coded = 0;
 
     for (int i = start; i < 64; i++) {
-        const int l = level[mpe_zigzag[i]];
+        const int l = level[scan[i]];
         if (!l) {
             run++;
             continue;
@@ -157,6 +163,7 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
     const int64_t lambda = p->lambda;
     const int mpeg1 = !mpeg2;
     const int64_t eob = lambda * bs_vlc_dct_eob[table].len;
+    const uint8_t *scan = block_scan(p);
     int64_t zsum[65];                /* zsum[i]: error of scan positions start..i-1 left at 0 */
     uint8_t from[65];                /* by state (see the top of the file) */
     int16_t chosen[65];              /* the level (signed) of the state's last position */
@@ -166,7 +173,7 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
 
     zsum[start] = 0;
     for (int i = start; i < 64; i++)
-        zsum[i + 1] = zsum[i] + sq(coef[mpe_zigzag[i]]) * MPE_TRELLIS_ONE;
+        zsum[i + 1] = zsum[i] + sq(coef[scan[i]]) * MPE_TRELLIS_ONE;
     states[n_states] = (uint8_t)start;
     adj[n_states++] = 0;
 
@@ -174,7 +181,7 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
     uint8_t list[64];
     int n_list = 0;
     for (int i = start; i < 64; i++) {
-        const int pos = mpe_zigzag[i], c = coef[pos], ca = c < 0 ? -c : c;
+        const int pos = scan[i], c = coef[pos], ca = c < 0 ? -c : c;
         const int r1 = saturate_mag(recon_mag(1, p->matrix[pos] * p->qscale, intra, mpeg1), c < 0);
         list[n_list] = (uint8_t)i;
         n_list += level[pos] != 0 || (c != 0 && p->max_level >= 1 && sq(ca - r1) < sq(ca));
@@ -183,7 +190,7 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
     /* COST_INF / 2 plus any J stays below COST_INF and above every real J */
     const int64_t no_cand = COST_INF / 2;
     for (int t = 0; t < n_list; t++) {
-        const int i = list[t], pos = mpe_zigzag[i], c = coef[pos];
+        const int i = list[t], pos = scan[i], c = coef[pos];
         const int lp = level[pos] < 0 ? -level[pos] : level[pos];
         const int ca = c < 0 ? -c : c, wq = p->matrix[pos] * p->qscale;
         /* lp >= 1: lp, then lp - 1 when >= 1; lp == 0: 1 (the dead zone).
@@ -255,7 +262,7 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
         level[0] = dc;
     int nz = 0;
     for (int st = last; st != start; st = from[st]) {
-        level[mpe_zigzag[st - 1]] = chosen[st];
+        level[scan[st - 1]] = chosen[st];
         nz++;
     }
     return nz;

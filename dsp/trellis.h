@@ -44,6 +44,7 @@ typedef struct MpeTrellisParams {
     int intra;              /* intra block: DC apart, AC from scan position 1, EOB always */
     int mpeg2;              /* MPEG-2 inverse quantisation and 24-bit escapes */
     int table;              /* BS_DCT_TABLE_ZERO or _ONE (intra blocks only) */
+    const uint8_t *scan;    /* transmission order (mpe_zigzag or mpe_alternate_scan); NULL: zigzag */
     int qscale;             /* MPEG-1 units, as quant.h */
     const uint8_t *matrix;  /* raster order */
     int max_level;          /* 255 (MPEG-1) or 2047 (MPEG-2) */

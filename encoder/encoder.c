@@ -33,6 +33,7 @@
 #include "bitstream/mpeg12.h"
 #include "common/threads.h"
 #include "common/timer.h"
+#include "encoder/bdecide.h"
 #include "encoder/checker.h"
 #include "dsp/dsp.h"
 #include "dsp/quant.h"
@@ -44,16 +45,21 @@
 #include "iqa/iqa.h"
 
 /* Source pictures kept, in a ring of e->slots, as many as the front end's
- * slots (where the backend keeps the planes on the host, cpu, the coder
- * reads picture n in its slot).  Without B pictures 3: n (being coded), n-1
- * (its quality stage may still run) and n+1 (the front end takes it
- * meanwhile).  With N B pictures between anchors, picture d is coded as
- * late as N + 2 calls after its frame came in, and its quality stage runs
- * during the next one: N + 4 (the schedule in code_queue's comment). */
+ * slots (where the backend keeps the planes on the host -- cpu, and cuda
+ * for YUV input -- the coder reads picture n in its slot).  Without B
+ * pictures 3: n (being coded), n-1 (its quality stage may still run) and
+ * n+1 (the front end takes it meanwhile).  With N B pictures between
+ * anchors, picture d is coded as late as N + 2 calls after its frame came
+ * in, and its quality stage runs during the next one: N + 4 (the schedule
+ * in code_queue's comment).  Since the quality lanes copy what they score
+ * (mpe_checker_hold), the quality stage no longer reads the slot nor the
+ * last B picture's reconstruction: one slot and one picture fewer would
+ * do; not changed yet. */
 #define MAX_SLOTS (MPE_MAX_BFRAMES + 4)
 /* reconstructions: the reference, and one per rate-control bank; with B
  * pictures also the previous reference (the B pictures' forward one) and
- * the last B picture (its quality stage reads it while the next is coded) */
+ * the last B picture (see MAX_SLOTS: no longer needed by the quality
+ * stage) */
 #define N_PICS (MPE_RC_BANKS + 3)
 #define STATS_QUEUE 16
 /* Pictures whose logged measures may be in flight at once (quality lanes,
@@ -129,6 +135,11 @@ struct MpeEncoder {
     MpeDsp dsp;
     MpeQuantizer quant[MAX_Q + 3];   /* for each quantiser 1..MAX_Q (MPEG-1 units) */
     int nonlinear;                /* MPEG-2 pictures use q_scale_type 1 (Table 7-6) */
+    MpeCodingSwitches sw;         /* --intra-vlc, --scan, --dc-precision, --cqm resolved */
+    uint8_t intra_matrix[64], inter_matrix[64];   /* raster order, as the quantisers use them */
+    uint8_t intra_zz[64], inter_zz[64];           /* the same in zigzag order, for the header */
+    int intra_vlc;                /* this picture's intra_vlc_format */
+    int intra_vlc_next[2];        /* --intra-vlc auto: the next I [0] and P/B [1] picture's */
     uint8_t ladder[31 + 2];       /* quantisers the rate control may give a row: up to 31, two extra steps */
     int n_ladder;
     int drop_q;                   /* the ladder's last steps: coarsest quantiser without inter
@@ -176,6 +187,13 @@ struct MpeEncoder {
     GpuMotion *mv[MAX_SLOTS];     /* vectors of the frame in each slot (B: forward) */
     GpuMotion *mv_bwd[MAX_SLOTS]; /* B: backward vectors of the frame in each slot */
     char slot_type[MAX_SLOTS];    /* 'I', 'P' or 'B' of the frame in each slot */
+    int fwd_ref[MAX_SLOTS];       /* display index the slot's forward vectors (mv) were
+                                     searched against, -1: none yet */
+    /* --b-adapt 1 (bdecide.h): frames after the last anchor wait as B
+     * pictures until the run of them ends; costs of the run so far */
+    int b_adapt;
+    uint64_t run_cost[MPE_MAX_BFRAMES + 2];
+    uint32_t *intra_cost[MAX_SLOTS]; /* per macroblock, of the frame in each slot */
     BsWriter out;
     int submitted;                /* frames handed to the front end (display order) */
     int frame_index;              /* display index of the picture being coded */
@@ -436,6 +454,7 @@ void mpe_encoder_close(MpeEncoder *e)
     for (int i = 0; i < MAX_SLOTS; i++) {
         free(e->mv[i]);
         free(e->mv_bwd[i]);
+        free(e->intra_cost[i]);
     }
     bs_writer_free(&e->out);
     bs_writer_free(&e->hdr);
@@ -503,7 +522,7 @@ static void plan_quantisers(MpeEncoder *e)
     const MpeParam *p = &e->p;
     double target;
     const int rate_control = p->bitrate > 0 || mpe_param_target(p, &target);
-    e->nonlinear = e->mpeg2 && rate_control;
+    e->nonlinear = e->mpeg2 && (e->sw.qscale_type >= 0 ? e->sw.qscale_type : rate_control);
     e->n_ladder = 0;
     e->drop_q = 0;
     if (!e->nonlinear) {
@@ -532,6 +551,34 @@ static void plan_quantisers(MpeEncoder *e)
     }
 }
 
+/* The quantiser of the ladder nearest to q on a log scale (the rate
+ * control's rule for --q): with the non-linear scale, --q 13 is 14. */
+static int ladder_nearest(const MpeEncoder *e, double q)
+{
+    const int n = e->n_ladder - (e->drop_q ? 2 : 0);
+    int best = 0;
+    for (int k = 1; k < n; k++)
+        if (fabs(log(q / e->ladder[k])) < fabs(log(q / e->ladder[best])))
+            best = k;
+    return e->ladder[best];
+}
+
+/* --cqm: the matrices the quantisers use, and those the sequence header
+ * loads (only where they differ from the defaults a decoder assumes). */
+static void choose_matrices(MpeEncoder *e)
+{
+    const uint8_t *intra, *inter;
+    mpe_param_cqm_matrices(&e->p, e->sw.cqm, &intra, &inter);
+    memcpy(e->intra_matrix, intra ? intra : mpe_default_intra_matrix, 64);
+    memcpy(e->inter_matrix, inter ? inter : mpe_default_inter_matrix, 64);
+    for (int i = 0; i < 64; i++) {
+        e->intra_zz[i] = e->intra_matrix[mpe_zigzag[i]];
+        e->inter_zz[i] = e->inter_matrix[mpe_zigzag[i]];
+    }
+    e->seq.intra_matrix = memcmp(e->intra_matrix, mpe_default_intra_matrix, 64) ? e->intra_zz : NULL;
+    e->seq.inter_matrix = memcmp(e->inter_matrix, mpe_default_inter_matrix, 64) ? e->inter_zz : NULL;
+}
+
 /* Rate control, and the bit rate and VBV size the sequence header signals. */
 static int open_rate_control(MpeEncoder *e, MpeError *err)
 {
@@ -548,6 +595,8 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         .n_drop = e->drop_q ? 2 : 0,
         .n_rows = e->n_slices,
         .gop = p->gop,
+        .bframes = p->bframes,
+        .pb_ratio = p->pb_ratio,
         .fps = fps,
         .bitrate = p->bitrate,
         .maxrate = p->maxrate,
@@ -589,8 +638,8 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         /* B pictures are no reference: what they lose in quality stays in
          * them, so they take a coarser quantiser (x262's pbratio); an I
          * picture is what its whole GOP predicts from (x264's ipratio) */
-        const long qb = MPE_MIN(MPE_MAX(lround(p->qscale * p->pb_ratio), 1), 31);
-        const long qi = MPE_MIN(MPE_MAX(lround(p->qscale / p->ip_ratio), 1), 31);
+        const long qb = ladder_nearest(e, p->qscale * p->pb_ratio);
+        const long qi = ladder_nearest(e, p->qscale / p->ip_ratio);
         if ((p->bframes && !(e->b_row_q = malloc((size_t)e->n_slices))) ||
             (qi != p->qscale && !(e->i_row_q = malloc((size_t)e->n_slices))))
             return mpe_error(err, -ENOMEM, "out of memory");
@@ -685,6 +734,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
         return mpe_error(err, -ENOMEM, "out of memory");
     e->p = *p;
     e->p.bframes = mpe_param_bframes(p);
+    e->b_adapt = e->p.bframes > 0 && mpe_param_b_adapt(p);
     e->end_code = 1;
     if (log)
         e->log = *log;
@@ -699,9 +749,11 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     }
     mpe_dsp_init(&e->dsp, mpe_param_cpu_flags(p));
     mpe_sad_dsp_init(&e->sad, mpe_param_cpu_flags(p));
+    mpe_param_mpeg2_switches(p, e->mpeg2, &e->sw);
+    choose_matrices(e);
     /* every quantiser a slice may use, so rows can differ */
     for (int q = 1; q <= MAX_Q + 2; q++)
-        mpe_quantizer_init(&e->quant[q], q, mpe_default_intra_matrix, mpe_default_inter_matrix,
+        mpe_quantizer_init(&e->quant[q], q, e->intra_matrix, e->inter_matrix,
                            e->mpeg2 ? 2047 : 255);
     plan_quantisers(e);
 
@@ -763,7 +815,9 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     for (int i = 0; i < e->slots; i++)
         if (!(e->mv[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height, sizeof(*e->mv[i]))) ||
             (e->p.bframes && !(e->mv_bwd[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height,
-                                                   sizeof(*e->mv_bwd[i])))))
+                                                   sizeof(*e->mv_bwd[i])))) ||
+            (e->b_adapt && !(e->intra_cost[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height,
+                                                       sizeof(*e->intra_cost[i])))))
             goto nomem;
 
     /* more threads than slices would only wait */
@@ -1091,8 +1145,9 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
 
 /* The picture type of display index n (frame), by the GOP structure:
  * closed GOPs of at most --gop pictures, the first I; without B pictures
- * the rest P; with N, every (N+1)-th after the I a P and the others B, and
- * the GOP's last picture a P, so that no B picture needs the next GOP
+ * the rest P; with N, every (N+1)-th after the I a P and the others B
+ * (--b-adapt 0; with --b-adapt 1 every one a B until adapt_run ends the
+ * run, at most N long), and the GOP's last picture a P, so that no B picture needs the next GOP
  * (every GOP is closed and can be cut out or coded alone).  A GOP starts
  * after --gop pictures, at every chunk start and at a scene cut
  * (--scenecut), whose decision reads frames n and n-1 only: so the phase,
@@ -1110,9 +1165,9 @@ static char gop_type(MpeEncoder *e, int n, const MpeFrame *frame)
         e->last_i = n;
         return 'I';
     }
-    if (!e->p.bframes || k == e->p.gop - 1 || k % (e->p.bframes + 1) == 0)
+    if (!e->p.bframes || k == e->p.gop - 1 || (!e->b_adapt && k % (e->p.bframes + 1) == 0))
         return 'P';
-    return 'B';
+    return 'B';   /* --b-adapt 1: until adapt_run ends the run */
 }
 
 static int slot_of(const MpeEncoder *e, int n)
@@ -1146,8 +1201,10 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, char type, MpeErr
         return ret;
     e->slot_type[slot] = type;
     e->slot_fetched[slot] = 0;
+    e->fwd_ref[slot] = -1;
     if (e->slot_type[slot] != 'P')
         return 0;
+    e->fwd_ref[slot] = e->last_anchor;
     return search(e, n, e->last_anchor, err);
 }
 
@@ -1197,9 +1254,13 @@ static int search_pending_b(MpeEncoder *e, int anchor, MpeError *err)
     int ret;
     for (int b = e->last_anchor + 1; b < anchor; b++) {
         const int slot = slot_of(e, b);
-        e->slot_download_ms[slot] = 0;
-        if ((ret = search(e, b, e->last_anchor, err)) < 0 ||
-            (ret = fetch_into(e, b, e->mv[slot], err)) < 0 ||
+        /* --b-adapt 1 searched it forward already (adapt_run) */
+        const int fwd_done = e->fwd_ref[slot] == e->last_anchor;
+        if (!fwd_done)
+            e->slot_download_ms[slot] = 0;
+        e->fwd_ref[slot] = e->last_anchor;
+        if ((!fwd_done && ((ret = search(e, b, e->last_anchor, err)) < 0 ||
+                           (ret = fetch_into(e, b, e->mv[slot], err)) < 0)) ||
             (ret = search(e, b, anchor, err)) < 0 ||
             (ret = fetch_into(e, b, e->mv_bwd[slot], err)) < 0)
             return ret;
@@ -1216,10 +1277,65 @@ static int close_pending_b(MpeEncoder *e, int last, int fetch_now, MpeError *err
     if (last <= e->last_anchor)
         return 0;
     e->slot_type[slot_of(e, last)] = 'P';
-    if ((ret = search(e, last, e->last_anchor, err)) < 0 ||
-        (fetch_now && (ret = fetch(e, last, err)) < 0))
-        return ret;
+    /* --b-adapt 1 searched and fetched it forward already (adapt_run) */
+    if (e->fwd_ref[slot_of(e, last)] != e->last_anchor) {
+        e->fwd_ref[slot_of(e, last)] = e->last_anchor;
+        if ((ret = search(e, last, e->last_anchor, err)) < 0 ||
+            (fetch_now && (ret = fetch(e, last, err)) < 0))
+            return ret;
+    }
     return search_pending_b(e, last, err);
+}
+
+/* --b-adapt 1: frame n's forward search against `anchor` (the last I or P
+ * picture), fetched at once, and its cost as a P picture there
+ * (bdecide.h). */
+static int run_cost_of(MpeEncoder *e, int n, int anchor, uint64_t *cost, MpeError *err)
+{
+    const int slot = slot_of(e, n);
+    const int n_mb = e->orig[0].mb_width * e->orig[0].mb_height;
+    const int first = !e->slot_fetched[slot];
+    int ret;
+
+    if (first)
+        e->slot_download_ms[slot] = 0;
+    e->fwd_ref[slot] = anchor;
+    if ((ret = search(e, n, anchor, err)) < 0 || (ret = fetch_into(e, n, e->mv[slot], err)) < 0)
+        return ret;
+    if (first)
+        mpe_bdecide_intra_costs(e->intra_cost[slot], e->src[slot], e->sad.sad16);
+    *cost = mpe_bdecide_cost(e->mv[slot], e->intra_cost[slot], n_mb);
+    return 0;
+}
+
+/* --b-adapt 1: frame n came in as a B picture after the last anchor a.
+ * Where one more B picture makes the run dearer (mpe_bdecide_stop), the
+ * frame before n becomes the P that ends the run, and n starts the next
+ * one (or is a P after it, when it must be an anchor: the GOP's last
+ * picture); where the run is --bframes long, or n must be an anchor, n is
+ * its P. */
+static int adapt_run(MpeEncoder *e, int n, int anchor, MpeError *err)
+{
+    const int a = e->last_anchor, m = n - a;
+    int ret;
+
+    if ((ret = run_cost_of(e, n, a, &e->run_cost[m], err)) < 0)
+        return ret;
+    if (m >= 2 && mpe_bdecide_stop(e->run_cost, m, MPE_BDECIDE_TOLERANCE)) {
+        e->slot_type[slot_of(e, n - 1)] = 'P';
+        if ((ret = search_pending_b(e, n - 1, err)) < 0)
+            return ret;
+        if ((ret = run_cost_of(e, n, n - 1, &e->run_cost[1], err)) < 0)
+            return ret;
+        if (anchor)
+            e->slot_type[slot_of(e, n)] = 'P';
+        return 0;
+    }
+    if (m == e->p.bframes + 1 || anchor) {
+        e->slot_type[slot_of(e, n)] = 'P';
+        return search_pending_b(e, n, err);
+    }
+    return 0;
 }
 
 /* The front end's whole work for frame n: submit (and search, for a P),
@@ -1231,8 +1347,13 @@ static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, int fetch
     int ret;
     if (type == 'I' && (ret = close_pending_b(e, n - 1, fetch_now, err)) < 0)
         return ret;
-    if ((ret = submit(e, n, frame, type, err)) < 0)
+    /* --b-adapt 1: the GOP's last picture, a P, may end the run of B
+     * frames before it early too */
+    const int adapt = e->b_adapt && (type == 'B' || (type == 'P' && n - e->last_anchor >= 2));
+    if ((ret = submit(e, n, frame, adapt ? 'B' : type, err)) < 0)
         return ret;
+    if (adapt)
+        return adapt_run(e, n, type == 'P', err);
     if (type == 'B')
         return 0;
     if (fetch_now && (ret = fetch(e, n, err)) < 0)
@@ -1241,18 +1362,19 @@ static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, int fetch
 }
 
 /* Frame n's front-end work is done: what it made ready joins the coding
- * queue.  An anchor is coded first, then the B frames before it; an I
- * after the P that closed off B frames (close_pending_b), after them. */
+ * queue.  Each anchor up to n (the P that closed off B frames before an I,
+ * close_pending_b, or ended a run, adapt_run; then n itself) is coded
+ * first, then the B frames before it. */
 static void enqueue_ready(MpeEncoder *e, int n)
 {
-    if (e->slot_type[slot_of(e, n)] == 'B')
-        return;
-    if (e->slot_type[slot_of(e, n)] == 'I' && e->last_anchor < n - 1)
-        enqueue_ready(e, n - 1);
-    e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = n;
-    for (int b = e->last_anchor + 1; b < n; b++)
-        e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = b;
-    e->last_anchor = n;
+    for (int d = e->last_anchor + 1; d <= n; d++) {
+        if (e->slot_type[slot_of(e, d)] == 'B')
+            continue;
+        e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = d;
+        for (int b = e->last_anchor + 1; b < d; b++)
+            e->code_queue[(e->cq_head + e->cq_len++) % (2 * MAX_SLOTS)] = b;
+        e->last_anchor = d;
+    }
 }
 
 /* The flush: the clip ends on B frames, which have no anchor after them. */
@@ -1322,6 +1444,9 @@ static uint64_t write_headers(MpeEncoder *e, BsWriter *bw, char type, int vbv_de
         .f_code_bwd = e->f_code_bwd,
         .vbv_delay = vbv_delay,
         .q_scale_type = e->nonlinear,
+        .intra_dc_precision = e->sw.dc_precision - 8,
+        .intra_vlc_format = e->intra_vlc,
+        .alternate_scan = e->sw.alt_scan,
     };
     bs_write_picture_header(bw, &ph);
     bs_align(bw);   /* the first slice start code is aligned */
@@ -1385,6 +1510,7 @@ static int start_chunk_state(MpeEncoder *e, MpeError *err)
     e->rc_cfg.chunk_index = chunk;
     if ((ret = mpe_rc_new(&rc, &e->rc_cfg, (uint64_t)e->p.width * e->p.height, err)) < 0)
         return ret;
+    e->intra_vlc_next[0] = e->intra_vlc_next[1] = 0;
     mpe_rc_free(e->rc);
     e->rc = rc;
     e->rc_chunk = chunk;
@@ -1443,6 +1569,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         e->f_code_bwd = f_code_for_vectors(e->mv_bwd[slot], orig->mb_width * orig->mb_height);
     if (intra)
         e->gop_start = e->frame_index;
+    e->intra_vlc = e->sw.intra_vlc >= 0 ? e->sw.intra_vlc : e->intra_vlc_next[!intra];
     bs_writer_reset(&e->hdr);
     const uint64_t start_code_bits = write_headers(e, &e->hdr, type, 0xFFFF);
     const int vbv_delay = mpe_rc_start_frame(e->rc, type, bs_bit_count(&e->hdr), start_code_bits);
@@ -1467,6 +1594,10 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         .sad16 = e->sad.sad16,
         .refresh_count = e->refresh_count,
         .trellis_c = e->p.trellis ? e->p.trellis_lambda : 0,
+        .scan = e->sw.alt_scan ? mpe_alternate_scan : mpe_zigzag,
+        .intra_vlc_table = e->intra_vlc ? BS_DCT_TABLE_ONE : BS_DCT_TABLE_ZERO,
+        .count_intra_tables = e->sw.intra_vlc < 0,
+        .dc_precision = e->sw.dc_precision - 8,
         .aq = e->p.aq_strength > 0 ? e->aq : NULL,
         .ladder = e->ladder,
         .n_ladder = e->n_ladder - (e->drop_q ? 2 : 0),
@@ -1500,8 +1631,11 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     /* the chosen bank's slices, in order, from the codings that hold them */
     double qsum = 0, mv_sum = 0;
     int refreshed = 0;
+    int64_t table_bits[2] = { 0, 0 };
     for (int i = 0; i < e->n_slices; i++) {
         const SliceJob *s = &e->slices[e->origin[bank][i]][i];
+        table_bits[0] += s->ss.intra_table_bits[0];
+        table_bits[1] += s->ss.intra_table_bits[1];
         if (!is_b)   /* B pictures are no reference: their mismatch goes nowhere */
             update_refresh_count(e, e->origin[bank][i], s);
         refreshed += s->ss.refreshed;
@@ -1515,6 +1649,10 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         for (int c = 0; c < 3; c++)
             fs->sse[c] += s->sse[c];
     }
+    /* --intra-vlc auto: the next picture of this kind takes the table that
+     * would have coded this one's intra blocks in fewer bits */
+    if (table_bits[0] != table_bits[1])
+        e->intra_vlc_next[!intra] = table_bits[1] < table_bits[0];
     const uint64_t pic_bits = bs_bit_count(&e->out) - start_bits;
     uint64_t stuffing;
     const int rc_said = mpe_rc_end_frame(e->rc, pic_bits, &trials, &stuffing);

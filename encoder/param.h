@@ -37,6 +37,24 @@ enum {
 };
 
 #define MPE_MAX_BFRAMES 4
+/* --bframes auto with --b-adapt 1: runs of up to this many B pictures */
+#define MPE_BADAPT_MAX_AUTO 3
+
+/* --cqm: the quantiser matrices. */
+typedef enum MpeCqm {
+    MPE_CQM_AUTO = -1,     /* ramp in MPEG-2 (measured: make rd), mpeg in MPEG-1 and under a
+                              MAD or BLIINDS-II target */
+    MPE_CQM_MPEG = 0,      /* the standards' defaults (not sent) */
+    MPE_CQM_FLAT = 1,      /* 16 everywhere (intra DC entry 8) */
+    MPE_CQM_RAMP = 2,      /* intra 16..24 rising with frequency, non-intra 16 */
+    MPE_CQM_FILE = 3,      /* read from a file (cqm_intra, cqm_inter) */
+} MpeCqm;
+
+/* The MPEG-2 switches resolved for a format. */
+typedef struct MpeCodingSwitches {
+    int intra_vlc, alt_scan, dc_precision, qscale_type;   /* dc_precision in bits */
+    int cqm;
+} MpeCodingSwitches;
 
 typedef struct MpeParam {
     int format;          /* --format: MpeFormat */
@@ -47,6 +65,9 @@ typedef struct MpeParam {
                             percentage from the previous frame's starts a GOP; 0: never */
     int bframes;         /* --bframes: B pictures between I/P pictures, 0..MPE_MAX_BFRAMES,
                             -1 = auto (mpe_param_bframes) */
+    int b_adapt;         /* --b-adapt: 1 = each run of B pictures as long as the front end's
+                            costs say (encoder/bdecide.h), up to bframes; 0 = always bframes;
+                            -1 = auto (mpe_param_b_adapt) */
     double pb_ratio;     /* --pb-ratio: a B picture's quantiser / a P picture's (--q) */
     double ip_ratio;     /* --ip-ratio: a P picture's quantiser / an I picture's (--q) */
     int chunk_gops;      /* --chunk-gops: GOPs per chunk, the unit an encode may be split into
@@ -59,6 +80,16 @@ typedef struct MpeParam {
     int merange;         /* --merange: hier's reach, 4..255, 0 = auto (the level's) */
     int trellis;         /* --trellis: 1 = trellis quantisation (dsp/trellis.h), 0 = plain */
     int trellis_lambda;  /* --lambda: C in lambda = c / 1000 * qscale^2 */
+    /* MPEG-2's own coding switches; -1 = auto (MPEG-1's fixed choice in
+     * MPEG-1, the measured default in MPEG-2: mpe_param_mpeg2_switches) */
+    int intra_vlc;       /* --intra-vlc: intra_vlc_format 0 (B.14), 1 (B.15), -1 = auto: picture
+                            by picture, from the last picture of its kind */
+    int alt_scan;        /* --scan: alternate_scan 0 (zigzag), 1 (alternate) */
+    int dc_precision;    /* --dc-precision: intra DC bits, 8..10 */
+    int qscale_type;     /* --qscale-type: 0 linear, 1 non-linear (Table 7-6) */
+    int cqm;             /* --cqm: MpeCqm; MPE_CQM_FILE: cqm_intra/cqm_inter hold the file's */
+    uint8_t cqm_intra[64], cqm_inter[64];   /* raster order */
+    char cqm_file[256];  /* the file they were read from */
     double aq_strength;  /* --aq-strength: variance adaptive quantisation, 0 = off; the parser
                             takes -1 < S < 4, mpe_param_check refuses S < 0 */
     int fps_num;         /* --fps: frame rate; 0/0 = the input's, else 25 */
@@ -102,6 +133,7 @@ unsigned mpe_param_target(const MpeParam *p, double *value);
 
 /* The B pictures between I/P pictures p asks for, auto resolved. */
 int mpe_param_bframes(const MpeParam *p);
+int mpe_param_b_adapt(const MpeParam *p);
 
 /* --chunk-gops auto: 24 pictures at the default --gop, so a 400-frame clip
  * is 17 chunks, enough to keep 16 ranks busy. */
@@ -121,6 +153,16 @@ int mpe_param_check(const MpeParam *p, MpeError *err);
 /* The flags every DSP table is filled with: this CPU's MPE_CPU_* features
  * ANDed with --cpu-mask, or 0 (C only) for --dsp c. */
 unsigned mpe_param_cpu_flags(const MpeParam *p);
+
+/* The switches p asks for with auto resolved, for MPEG-2 (mpeg2 1) or
+ * MPEG-1.  qscale_type auto is -1 still: non-linear under rate control, which
+ * the encoder knows. */
+void mpe_param_mpeg2_switches(const MpeParam *p, int mpeg2, MpeCodingSwitches *sw);
+
+/* The matrices of a --cqm choice, raster order (NULL for mpeg: the defaults
+ * the stream need not send). */
+void mpe_param_cqm_matrices(const MpeParam *p, int cqm, const uint8_t **intra,
+                            const uint8_t **inter);
 
 /* Set option `name` (without leading dashes) from its text value. */
 int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *err);

@@ -50,11 +50,11 @@ typedef struct Trial {
     double *row_mean_err;
 } Trial;
 
-/* --bitrate's model of a picture's bits (see plan_q) */
+/* --bitrate's model of a picture's bits (see plan_q), per type: I, P, B */
 typedef struct AbrModel {
-    double c[2], a[2];   /* bits = c q^-a, I and P */
-    int have[2];
-    int n[2];            /* pictures of the type coded */
+    double c[3], a[3];   /* bits = c q^-a */
+    int have[3];
+    int n[3];            /* pictures of the type coded */
 } AbrModel;
 
 struct MpeRc {
@@ -77,9 +77,12 @@ struct MpeRc {
     double end_fullness;   /* the chunk contract's fullness after its last picture (cfg) */
 
     /* --bitrate: the planned quantiser (see plan_q) */
-    AbrModel abr;          /* bits of I and P pictures as a function of q */
+    AbrModel abr;          /* bits of I, P and B pictures as a function of q */
+    int gop_n[3];          /* pictures of each type in a whole GOP */
+    double pb;             /* B quantiser / P quantiser */
+    int pt;                /* the current picture's type for the model: 0 I, 1 P, 2 B */
     double abr_err;        /* bits written beyond the plan's shares of the rate so far */
-    double share;          /* the current picture's share (see plan_q) */
+    double shares[3];      /* each type's share of its GOP at the current plan (see plan_q) */
     double plan, plan0;    /* the current picture's planned quantiser, and its first plan */
     int planning;          /* its first codings, while it may be planned again */
     int spare_bank;        /* a coding that fits, kept while a finer one is tried */
@@ -294,7 +297,13 @@ int mpe_rc_new(MpeRc **out, const MpeRcConfig *cfg, uint64_t luma_samples, MpeEr
          * constant rate: start 90 % full, at most 0.7 s of data */
         rc->fullness = rc->cbr ? fmin(0.9 * rc->vbv_top, 0.7 * rc->fill_rate) : rc->vbv_size;
     }
-    rc->abr.a[0] = rc->abr.a[1] = 1.0;   /* bits ~ 1/q until a picture says otherwise */
+    rc->abr.a[0] = rc->abr.a[1] = rc->abr.a[2] = 1.0;   /* bits ~ 1/q until a picture says otherwise */
+    rc->pb = cfg->pb_ratio > 0 ? cfg->pb_ratio : 1.0;
+    /* the GOP as encoder.c's gop_type lays it out: every (bframes+1)-th
+     * picture after the I is a P, and so is the last */
+    rc->gop_n[0] = 1;
+    for (int k = 1; k < MPE_MAX(cfg->gop, 1); k++)
+        rc->gop_n[cfg->bframes <= 0 || k == cfg->gop - 1 || k % (cfg->bframes + 1) == 0 ? 1 : 2]++;
     if (rc->capped) {
         /* Test Model 5's initial complexities */
         rc->complexity[0] = 160.0 * cfg->bitrate / 115.0;
@@ -323,65 +332,75 @@ double mpe_rc_vbv_fullness(const MpeRc *rc)
 }
 
 /* --bitrate: one quantiser for the whole stream, I pictures a fixed ratio
- * finer, planned from what pictures cost, never from a bit budget per
- * picture or per GOP.  Bits of a picture at quantiser q are modelled as
- * C q^-a per picture type: C (its complexity) blurred over the earlier
- * pictures of the type, a learnt from the first picture of the type,
- * coded at two quantisers (a mostly flat picture's bits hardly move with q).  The base
- * quantiser is the one at which an average GOP of such pictures comes to
- * the rate, less what has been spent beyond the plan so far (repaid over
- * ABR_REPAY seconds; an I picture is planned to take more than a
- * picture's worth, and that is no overspend).  Bits at equal quality favour a constant quantiser,
- * and this keeps it as constant as the rate allows: no swing from GOP to
- * GOP, one I/P ratio everywhere.  The VBV overrides the plan only for a
- * picture the buffer cannot hold (the search in mpe_rc_next), or one so
- * small that a constant-rate buffer would overflow (it is coded finer:
- * those bits would be stuffing), and P pictures leave the buffer what the
- * next I is expected to take (mpe_rc_start_frame).  The very first
- * picture has only Test Model 5's P/I ratio to go by; after it, every
- * plan comes from coded pictures. */
+ * finer and B pictures --pb-ratio coarser (as --q codes them: a B picture
+ * is no reference, what it loses stays in it), planned from what pictures
+ * cost, never from a bit budget per picture or per GOP.  Bits of a
+ * picture at quantiser q are modelled as C q^-a per picture type: C (its
+ * complexity) blurred over the earlier pictures of the type, a learnt from
+ * the first picture of the type, coded at two quantisers (a mostly flat
+ * picture's bits hardly move with q).  The base quantiser is the one at
+ * which an average GOP of such pictures (as many P and B pictures as
+ * --gop and --bframes lay out) comes to the rate, less what has been spent
+ * beyond the plan so far (repaid over ABR_REPAY seconds; each picture is
+ * planned to take its type's share of the GOP, an I more than a picture's
+ * worth, a B less, and that is no over- or underspend).  Bits at equal
+ * quality favour a constant quantiser, and this keeps it as constant as
+ * the rate allows: no swing from GOP to GOP, one I/P/B ratio everywhere.
+ * The VBV overrides the plan only for a picture the buffer cannot hold
+ * (the search in mpe_rc_next), or one so small that a constant-rate buffer
+ * would overflow (it is coded finer: those bits would be stuffing), and
+ * the pictures after an I leave the buffer what the next I is expected to
+ * take (mpe_rc_start_frame).  A type not yet coded takes Test Model 5's
+ * complexity ratios to the types that were (I 160 : P 60 : B 42); after
+ * the first picture, every plan comes from coded pictures. */
 #define ABR_IP_RATIO 1.4      /* I quantiser = P quantiser / ratio */
-#define ABR_P_OVER_I 0.375    /* P/I complexity before a P picture is seen (TM5's 60/160) */
 #define ABR_BLUR 0.2          /* least weight of the newest picture in its type's complexity */
 #define ABR_REPAY 1.0         /* seconds over which an over- or underspend is repaid */
 
-static double plan_q(const MpeRc *rc, int t, const AbrModel *m, double *share)
+static const double abr_tm5_complexity[3] = { 160.0, 60.0, 42.0 };
+
+static double plan_q(const MpeRc *rc, int t, const AbrModel *m, double *shares)
 {
     const double per_pic = rc->cfg.bitrate / rc->cfg.fps;
     const double gop = rc->cfg.gop > 0 ? rc->cfg.gop : 1;
-    double c[2], a[2];
-    for (int k = 0; k < 2; k++) {
-        const int o = !k;   /* the other type */
-        const double scale = k == 0 ? 1 / ABR_P_OVER_I : ABR_P_OVER_I;
-        c[k] = m->have[k] ? m->c[k] : m->have[o] ? m->c[o] * scale
-               : (k == 0 ? 160.0 : 60.0) * rc->cfg.bitrate / 115.0;   /* Test Model 5's start */
-        a[k] = m->have[k] ? m->a[k] : m->have[o] ? m->a[o] : 1.0;   /* P = I x ratio at every q */
+    /* the type a missing one borrows from: I and P each other, B from P */
+    static const int borrow[3][2] = { { 1, 2 }, { 0, 2 }, { 1, 0 } };
+    double c[3], a[3];
+    for (int k = 0; k < 3; k++) {
+        const int o = m->have[borrow[k][0]] ? borrow[k][0] : m->have[borrow[k][1]] ? borrow[k][1] : -1;
+        c[k] = m->have[k] ? m->c[k] : o >= 0 ? m->c[o] * abr_tm5_complexity[k] / abr_tm5_complexity[o]
+               : abr_tm5_complexity[k] * rc->cfg.bitrate / 115.0;   /* Test Model 5's start */
+        a[k] = m->have[k] ? m->a[k] : o >= 0 ? m->a[o] : 1.0;   /* the same ratio at every q */
     }
     const double repay = fmax(ABR_REPAY * rc->cfg.fps, gop);
     const double want = fmin(fmax(per_pic - rc->abr_err / repay, per_pic / 3), 3 * per_pic);
     const double qmin = rc->ladder[0], qmax = rc->ladder[MPE_MAX(rc->nl - 1 - rc->cfg.n_drop, 0)];
+    const double ratio[3] = { 1 / ABR_IP_RATIO, 1, rc->pb };
+    double bits[3], sum = 0;
     /* the mean bits of a GOP's pictures fall as the base quantiser rises:
-     * bisect ln q (64 halvings: exact to the last bit of a double).  P
-     * pictures stop at the coarsest quantiser, I pictures may go on to it */
+     * bisect ln q (64 halvings: exact to the last bit of a double).  Every
+     * type stops at the coarsest quantiser, but I pictures may go on to it */
     double lo = log(qmin / 2), hi = log(qmax * ABR_IP_RATIO * 2);
-    for (int i = 0; i < 64; i++) {
-        const double x = 0.5 * (lo + hi), q = exp(x);
-        const double bits = (c[0] * pow(fmin(q / ABR_IP_RATIO, qmax), -a[0]) +
-                             (gop - 1) * c[1] * pow(fmin(q, qmax), -a[1])) / gop;
-        if (bits > want)
-            lo = x;
+    for (int i = 0; i <= 64; i++) {
+        const double qb = exp(0.5 * (lo + hi));
+        sum = 0;
+        for (int k = 0; k < 3; k++) {
+            bits[k] = c[k] * pow(fmin(qb * ratio[k], qmax), -a[k]);
+            sum += rc->gop_n[k] * bits[k];
+        }
+        if (i == 64)
+            break;   /* bits[] at the plan */
+        if (sum / gop > want)
+            lo = 0.5 * (lo + hi);
         else
-            hi = x;
+            hi = 0.5 * (lo + hi);
     }
-    const double qb = exp(0.5 * (lo + hi)), q = qb / (t == 0 ? ABR_IP_RATIO : 1.0);
-    if (share) {
-        /* the picture's part of its GOP at the plan, in pictures' worth of
-         * the rate: an I picture is meant to take more than its share */
-        const double bi = c[0] * pow(fmin(qb / ABR_IP_RATIO, qmax), -a[0]);
-        const double bp = c[1] * pow(fmin(qb, qmax), -a[1]);
-        *share = (t == 0 ? bi : bp) * gop / (bi + (gop - 1) * bp);
-    }
-    return fmin(fmax(q, qmin), qmax);
+    /* each type's part of its GOP at the plan, in pictures' worth of the
+     * rate: an I picture is meant to take more than its share, a B less */
+    if (shares)
+        for (int k = 0; k < 3; k++)
+            shares[k] = bits[k] * gop / sum;
+    return fmin(fmax(exp(0.5 * (lo + hi)) * ratio[t], qmin), qmax);
 }
 
 /* Bits for this picture from the GOP's remaining budget, weighted by the
@@ -439,11 +458,12 @@ static void chunk_contract_frame(MpeRc *rc)
         return;
     if (rc->cfg.mode == MPE_RC_BITRATE) {
         /* the picture's part of what the pictures left may take, by the
-         * plan's shares (the rest of the chunk is P pictures) */
-        const double gop = MPE_MAX(rc->cfg.gop, 2);
-        const double p_share = rc->t == 0 ? (gop - rc->share) / (gop - 1) : rc->share;
-        rc->budget = fmin(rc->budget, fmax(chunk_allowance(rc, left), 0) * rc->share /
-                                          (rc->share + (left - 1) * p_share));
+         * plan's shares (the rest of the chunk is P and B pictures, at
+         * their mean share) */
+        const double gop = MPE_MAX(rc->cfg.gop, 2), share = rc->shares[rc->pt];
+        const double rest_share = (gop - rc->shares[0]) / (gop - 1);
+        rc->budget = fmin(rc->budget, fmax(chunk_allowance(rc, left), 0) * share /
+                                          (share + (left - 1) * rest_share));
         return;
     }
     rc->gop_left = fmin(rc->gop_left, fmax(chunk_allowance(rc, left), 0));
@@ -453,6 +473,7 @@ static void chunk_contract_frame(MpeRc *rc)
 int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t start_code_bits)
 {
     rc->t = type == 'I' ? 0 : 1;
+    rc->pt = type == 'I' ? 0 : type == 'B' ? 2 : 1;
     rc->mt = type == 'B' && metric_search(rc) ? 2 : rc->t;
     rc->header_bits = header_bits;
     rc->trials = 0;
@@ -479,7 +500,7 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
     if (rc->cfg.mode == MPE_RC_BITRATE) {
         /* the picture is coded at its plan; the budget is only what the VBV allows */
         rc->budget = INFINITY;
-        rc->plan = rc->plan0 = plan_q(rc, rc->t, &rc->abr, &rc->share);
+        rc->plan = rc->plan0 = plan_q(rc, rc->pt, &rc->abr, rc->shares);
         rc->planning = 1;
         rc->spare_bank = -1;
     }
@@ -992,7 +1013,7 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
         const Trial *tr = &rc->bank[rc->cur];
         const double total = (double)(tr->bits + rc->header_bits);
         AbrModel *m = &rc->abr;
-        const int t = rc->t;
+        const int t = rc->pt;
         double q = tr->q_mean;
         /* two codings of the first picture of its type: how its bits move
          * with q (learnt once: the finer codings that keep a full buffer
@@ -1010,8 +1031,8 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
             AbrModel own = *m;
             own.c[t] = total * pow(tr->q_mean, own.a[t]);
             own.have[t] = 1;
-            q = plan_q(rc, t, &own, &rc->share);
-            if (!m->have[!t])
+            q = plan_q(rc, t, &own, rc->shares);
+            if (!m->have[0] && !m->have[1] && !m->have[2])
                 q = fmin(fmax(q, 0.25 * rc->plan0), 2 * rc->plan0);
         } else if (tr->ok && rc->cbr && total < rc->stuff_min && rc->trials < rc->cfg.max_trials) {
             /* the buffer would overflow: what the picture leaves would be stuffing */
@@ -1214,12 +1235,13 @@ int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
     }
     if (rc->cfg.mode == MPE_RC_BITRATE) {
         AbrModel *m = &rc->abr;
-        const double x = (double)(bits - *stuffing * 8) * pow(tr->q_mean, m->a[t]);
+        const int pt = rc->pt;
+        const double x = (double)(bits - *stuffing * 8) * pow(tr->q_mean, m->a[pt]);
         /* the mean of the type's pictures so far, then a decaying one */
-        const double w = fmax(1.0 / ++m->n[t], ABR_BLUR);
-        m->c[t] = (1 - w) * m->c[t] + w * x;
-        m->have[t] = 1;
-        rc->abr_err += (double)bits - rc->share * rc->cfg.bitrate / rc->cfg.fps;
+        const double w = fmax(1.0 / ++m->n[pt], ABR_BLUR);
+        m->c[pt] = (1 - w) * m->c[pt] + w * x;
+        m->have[pt] = 1;
+        rc->abr_err += (double)bits - rc->shares[rc->pt] * rc->cfg.bitrate / rc->cfg.fps;
     }
     if (rc->capped) {
         rc->complexity[t] = (double)bits * tr->q_mean;

@@ -50,6 +50,8 @@ typedef struct MpeRcConfig {
                                steps (no residual, copy): a bit rate plans below them */
     int n_rows;             /* slices per picture */
     int gop;                /* pictures per GOP (the first is I) */
+    int bframes;            /* B pictures between anchors (encoder.c's gop_type places them) */
+    double pb_ratio;        /* BITRATE: a B picture's quantiser over a P picture's */
     double fps;             /* stream frame rate */
     double bitrate;         /* bit/s (BITRATE; QUALITY: a cap, 0 = none) */
     double maxrate;         /* bit/s peak of a variable-rate stream; 0 = constant rate */
@@ -102,7 +104,7 @@ typedef struct MpeRcResult {
 int mpe_rc_new(MpeRc **rc, const MpeRcConfig *cfg, uint64_t luma_samples, MpeError *err);
 void mpe_rc_free(MpeRc *rc);
 
-/* Begins a picture (type 'I' or 'P'); header_bits: sequence, GOP and picture
+/* Begins a picture (type 'I', 'P' or 'B'); header_bits: sequence, GOP and picture
  * headers written before its slices, of which the first start_code_bits run
  * to the end of the picture start code.  Returns the picture's vbv_delay in
  * 90 kHz units for a constant-rate stream, or 0xFFFF (variable rate / none). */

@@ -22,12 +22,13 @@ enum { DIR_FWD = 0, DIR_BWD = 1 };
 enum { MODE_FWD = 1, MODE_BWD = 2, MODE_INTRA = 4 };
 
 typedef struct SliceState {
-    int dc_pred[3];       /* intra DC predictors, in DC-level units (reset 128) */
+    int dc_pred[3];       /* intra DC predictors, in DC-level units (reset 128 << intra_dc_precision) */
     int pmv[2][2];        /* [direction] motion vector predictors, half-pel */
     int prev_addr;        /* macroblock address of the last coded macroblock */
     int prev_mode;        /* B: MODE_* of the last macroblock (skipped ones inherit it);
                              0 at the slice start */
     int q;                /* quantiser in force (slice header, or the last quant flag) */
+    int64_t table_bits[2];  /* --intra-vlc auto: the intra blocks' AC bits in table zero, one */
 } SliceState;
 
 static const MpePicture *dir_ref(const MpePictureCtx *pc, int dir)
@@ -92,10 +93,10 @@ static const uint8_t *pred_ptr(const uint8_t pred_y[256], const uint8_t pred_c[2
     return pred_c[b - 4];
 }
 
-static void to_scan(int16_t scan[64], const int16_t level[64])
+static void to_scan(const MpePictureCtx *pc, int16_t scan[64], const int16_t level[64])
 {
     for (int i = 0; i < 64; i++)
-        scan[i] = level[mpe_zigzag[i]];
+        scan[i] = level[pc->scan[i]];
 }
 
 /* coded_block_pattern, then the blocks it names (non-intra VLCs) */
@@ -105,15 +106,16 @@ static void write_coded_blocks(const MpePictureCtx *pc, int cbp, int16_t level[6
     for (int b = 0; b < 6; b++) {
         if (cbp & (1 << (5 - b))) {
             int16_t scan[64];
-            to_scan(scan, level[b]);
+            to_scan(pc, scan, level[b]);
             pc->dsp->write_inter_block(bw, scan, pc->mpeg2);
         }
     }
 }
 
-static void reset_dc(SliceState *st)
+/* 13818-2 Table 7-2: the predictors restart at half the DC range */
+static void reset_dc(const MpePictureCtx *pc, SliceState *st)
 {
-    st->dc_pred[0] = st->dc_pred[1] = st->dc_pred[2] = 128;
+    st->dc_pred[0] = st->dc_pred[1] = st->dc_pred[2] = 128 << pc->dc_precision;
 }
 
 /* The trellis's choice of levels for a block the plain quantiser has put in
@@ -125,7 +127,8 @@ static int trellis_block(const MpePictureCtx *pc, int16_t level[64], const int16
     const MpeTrellisParams tp = {
         .intra = intra,
         .mpeg2 = pc->mpeg2,
-        .table = BS_DCT_TABLE_ZERO,   /* intra_vlc_format 0 */
+        .table = pc->intra_vlc_table,
+        .scan = pc->scan,
         .qscale = pc->qscale,
         .matrix = intra ? pc->quant->intra_matrix : pc->quant->inter_matrix,
         .max_level = pc->quant->max_level,
@@ -146,13 +149,24 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
         pc->dsp->get_pixels(blk, src, stride);
         pc->dsp->fdct(blk);
         pc->dsp->quant_intra(level, blk, pc->quant);
+        if (pc->dc_precision)
+            level[0] = (int16_t)mpe_quant_intra_dc(blk[0], pc->dc_precision);
         if (pc->trellis_c)
             trellis_block(pc, level, blk, 1);
-        to_scan(scan, level);
-        pc->dsp->write_intra_block(bw, scan, level[0] - st->dc_pred[comp], comp != 0, pc->mpeg2);
+        to_scan(pc, scan, level);
+        pc->dsp->write_intra_block(bw, scan, level[0] - st->dc_pred[comp], comp != 0, pc->mpeg2,
+                                   pc->intra_vlc_table);
+        if (pc->count_intra_tables) {
+            MpeTrellisParams tp = { .intra = 1, .mpeg2 = 1, .scan = pc->scan };
+            for (int table = 0; table < 2; table++) {
+                tp.table = table;
+                st->table_bits[table] += mpe_trellis_block_bits(level, &tp);
+            }
+        }
         st->dc_pred[comp] = level[0];
 
-        mpe_dequant_intra(blk, level, pc->qscale, pc->quant->intra_matrix, pc->mpeg2);
+        mpe_dequant_intra_dc(blk, level, pc->qscale, pc->quant->intra_matrix, pc->mpeg2,
+                             pc->dc_precision);
         pc->dsp->idct(blk);
         pc->dsp->put_pixels(rec, rstride, blk);
     }
@@ -457,7 +471,7 @@ static void code_b_mb(const MpePictureCtx *pc, SliceState *st, int addr, int fir
                                             : quantise_inter_mb(pc, mbx, mby, pred_y, pred_c, level);
     pc->mb_coding[addr] = cbp ? MPE_MB_CODED_RESIDUAL : MPE_MB_CODED_PREDICTION;
     reconstruct_inter_mb(pc, mbx, mby, pred_y, pred_c, level, cbp);
-    reset_dc(st);
+    reset_dc(pc, st);
 
     /* Skipped: the previous macroblock's mode and the predictors as vectors,
      * no coefficients; the predictors stay (§7.6.3.4: only P pictures reset
@@ -535,7 +549,8 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
     SliceState st;
 
     memset(stats, 0, sizeof(*stats));
-    reset_dc(&st);
+    st.table_bits[0] = st.table_bits[1] = 0;
+    reset_dc(pc, &st);
     memset(st.pmv, 0, sizeof(st.pmv));
     st.prev_addr = first - 1;
     st.prev_mode = 0;
@@ -608,7 +623,7 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
 
         pc->mb_coding[addr] = cbp ? MPE_MB_CODED_RESIDUAL : MPE_MB_CODED_PREDICTION;
         reconstruct_inter_mb(pc, mbx, mby, pred_y, pred_c, level, cbp);
-        reset_dc(&st);   /* any non-intra macroblock, skipped or not, resets DC prediction */
+        reset_dc(pc, &st);   /* any non-intra macroblock, skipped or not, resets DC prediction */
 
         /* A P macroblock with zero vector and nothing to code is skipped,
          * except the first and last of a slice, which must be coded. */
@@ -644,4 +659,6 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
         stats->inter++;
         stats->mv_abs_sum += 0.5 * sqrt((double)(vx * vx + vy * vy));   /* half-pels */
     }
+    stats->intra_table_bits[0] = st.table_bits[0];
+    stats->intra_table_bits[1] = st.table_bits[1];
 }

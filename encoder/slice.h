@@ -59,6 +59,10 @@ typedef struct MpePictureCtx {
     const MpeDsp *dsp;
     MpeSad16Fn sad16;          /* 16x16 SAD (dsp/sad.h's table) */
     const MpeQuantizer *quant; /* qscale, matrices and their reciprocals */
+    const uint8_t *scan;       /* transmission order: mpe_zigzag or mpe_alternate_scan */
+    int intra_vlc_table;       /* intra blocks' coefficient table: BS_DCT_TABLE_ZERO or _ONE */
+    int count_intra_tables;    /* MPEG-2 --intra-vlc auto: count what both tables would spend */
+    int dc_precision;          /* MPEG-2 intra_dc_precision: 0..3 = 8..11 bits */
     int trellis_c;             /* trellis quantisation (dsp/trellis.h) with lambda =
                                   trellis_c / 1000 * qscale^2; 0: the plain quantisers */
     const uint8_t *refresh_count; /* per macroblock: codings with residual since its last
@@ -80,6 +84,8 @@ typedef struct MpeSliceStats {
     int fwd, bwd, interp;  /* B: the inter (coded) macroblocks by prediction direction */
     int refreshed;       /* of the intra ones: forced by the refresh rule */
     double mv_abs_sum;   /* sum of |mv| in pels over the inter (coded) macroblocks */
+    int64_t intra_table_bits[2]; /* count_intra_tables: the intra blocks' AC + EOB bits, as
+                                    coded, in table zero and in table one */
 } MpeSliceStats;
 
 /* Code macroblock rows [row_begin, row_end) as one slice into bw (appended). */

@@ -13,7 +13,7 @@
     --points N         quantiser points per curve (default 4)
     --window LO:HI     PSNR-Y range in dB the points should span (default
                        38:47); each curve's quantisers are searched for it
-    --mad-every N      MAD on every Nth decoded frame (default 4; 0: no MAD
+    --mad-every N      MAD on every Nth decoded frame (default 3; 0: no MAD
                        axis)
     --gop N            GOP length of every encoder (default 12; y262's
                        -nump/-numb are set from it)
@@ -81,6 +81,10 @@ CONFIGS = [
     ("mpegenc-b0", "mpegenc", ["--bframes", "0"], QSCALE),
     ("mpegenc-b2", "mpegenc", ["--bframes", "2"], QSCALE),
     ("mpegenc-b3", "mpegenc", ["--bframes", "3"], QSCALE),
+    ("mpegenc-b4", "mpegenc", ["--bframes", "4"], QSCALE),
+    # fixed runs of B pictures (--b-adapt 0): 1 was the default before b-adapt
+    ("mpegenc-fixed-b1", "mpegenc", ["--b-adapt", "0", "--bframes", "1"], QSCALE),
+    ("mpegenc-fixed-b3", "mpegenc", ["--b-adapt", "0", "--bframes", "3"], QSCALE),
     ("mpegenc-b2-pb1", "mpegenc", ["--bframes", "2", "--pb-ratio", "1"], QSCALE),
     ("mpegenc-b2-pb1.6", "mpegenc", ["--bframes", "2", "--pb-ratio", "1.6"], QSCALE),
     ("mpegenc-ip1.2", "mpegenc", ["--ip-ratio", "1.2"], QSCALE),
@@ -90,10 +94,23 @@ CONFIGS = [
     ("mpegenc-full-b2", "mpegenc", ["--me", "full", "--bframes", "2"], QSCALE),
     ("mpegenc-aq", "mpegenc", ["--aq-strength", "1"], QSCALE),
     ("mpegenc-aq05", "mpegenc", ["--aq-strength", "0.5"], QSCALE),
+    # MPEG-2's own switches (issue 19 item 6), one at a time
+    ("mpegenc-ivlc0", "mpegenc", ["--intra-vlc", "0"], QSCALE),
+    ("mpegenc-ivlc1", "mpegenc", ["--intra-vlc", "1"], QSCALE),
+    ("mpegenc-ivlcauto", "mpegenc", ["--intra-vlc", "auto"], QSCALE),
+    ("mpegenc-alt", "mpegenc", ["--scan", "alternate"], QSCALE),
+    ("mpegenc-dc8", "mpegenc", ["--dc-precision", "8"], QSCALE),
+    ("mpegenc-dc9", "mpegenc", ["--dc-precision", "9"], QSCALE),
+    ("mpegenc-dc10", "mpegenc", ["--dc-precision", "10"], QSCALE),
+    ("mpegenc-nonlin", "mpegenc", ["--qscale-type", "nonlinear"], QSCALE),
+    ("mpegenc-cqm-mpeg", "mpegenc", ["--cqm", "mpeg"], QSCALE),
+    ("mpegenc-cqm-flat", "mpegenc", ["--cqm", "flat"], QSCALE),
+    ("mpegenc-cqm-ramp", "mpegenc", ["--cqm", "ramp"], QSCALE),
     # rate control: --bitrate at the rate each point of the named
-    # configuration reached (its "q" is the rate in kbit/s); without B
-    # pictures on both sides (--bframes auto takes none under --bitrate)
-    ("mpegenc-bitrate", "mpegenc", ["--bframes", "0"], RateOf("mpegenc-b0")),
+    # configuration reached (its "q" is the rate in kbit/s); the defaults
+    # on both sides, and without B pictures on both sides
+    ("mpegenc-bitrate", "mpegenc", [], RateOf("mpegenc")),
+    ("mpegenc-bitrate-b0", "mpegenc", ["--bframes", "0"], RateOf("mpegenc-b0")),
     ("y262", "y262", [], QSCALE),
     ("y262-noaq", "y262", ["-noaq"], QSCALE),
     ("x262", "x262", [], X264_QP),
@@ -327,7 +344,7 @@ def pct(v):
 
 def main(argv):
     opts = {"set": os.environ.get("RD_SET") or "small", "size": None, "frames": None, "clips": None,
-            "configs": None, "points": 4, "window": "38:47", "mad_every": 4, "gop": 12, "out": None, "list": False}
+            "configs": None, "points": 4, "window": "38:47", "mad_every": 3, "gop": 12, "out": None, "list": False}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -411,7 +428,10 @@ def main(argv):
     if mad_every > 0 and not iqa:
         print("MAD axis SKIPPED: no mpegenc-iqa beside %s (make mpegenc-iqa)" % mpegenc)
         mad_every = 0
-    solar = which(os.environ.get("RD_SOLAR"), os.path.join(SHARED, "solar", "solar_0.png"))
+    # a picture, not a program: readable is enough (the shared frames are 0444)
+    solar = next((os.path.abspath(c) for c in (os.environ.get("RD_SOLAR"),
+                                               os.path.join(SHARED, "solar", "solar_0.png"))
+                  if c and os.path.isfile(c) and os.access(c, os.R_OK)), None)
     tmp = tempfile.mkdtemp(prefix="rd.")
     try:
         if not solar and os.path.exists(os.path.join(ROOT, "samples", "solar", "solar_0.png")):
@@ -449,7 +469,9 @@ def bench(opts, w, h, n, gop, points, mad_every, names, configs, bins, missing, 
             "set %s: %dx%d, %d frames, GOP %d (closed), %d points per curve chosen for PSNR-Y %g-%g dB, "
             "BD-rates vs %s; MAD %s" %
             (opts["set"], w, h, n, gop, points, opts["window"][0], opts["window"][1], REF,
-             ("on every %dth frame" % mad_every) if mad_every else "not measured (--mad-every 0)")]
+             ("on every %dth frame" % mad_every) if mad_every else "not measured (--mad-every 0)"),
+            "pans over %s" % ("samples/solar/solar_0.png upscaled to 2048x2048"
+                              if solar and os.path.basename(solar) == "solar2048.png" else solar or "(no solar frame)")]
     notes = []
     runnable = []
     for c in configs:

@@ -15,7 +15,11 @@
 #  - byte-identical streams for --threads 1 and 2 and for the cpu and
 #    opencl backends (where OpenCL runs), and --me hier;
 #  - rate control: --bitrate (VBV model of vbv_check.py) and --target-psnr
-#    (every picture, B ones included, meets it); the program stream decodes.
+#    (every picture, B ones included, meets it); the program stream decodes;
+#  - --b-adapt 1 (the default): a still clip gets runs of 3 B pictures, a
+#    pan too fast for a prediction over 2 frames (80 px per frame, the
+#    search reaches 127) almost none, and both streams pass the checks above
+#    and are the same on cpu and opencl; --b-adapt 0 keeps the fixed pattern.
 . "$(dirname "$0")/lib.bash"
 
 if ! have ffmpeg || ! have mpeg2dec || ! have python3; then
@@ -159,6 +163,11 @@ encode() {
     judge "$name" "$clip" "$TMP/$name.$ext" "$TMP/$name.rec.y4m" "$w" "$h" "$n"
 }
 
+# the picture types of a --log CSV, in display order
+types() {
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "type") t = i; next } { printf "%s", $t }' "$1"
+}
+
 make_y4m "$TMP/ts.y4m" 176x144 17
 make_y4m "$TMP/odd.y4m" 200x120 11 mandelbrot
 # a cut in the middle of a group: testsrc2, then mandelbrot
@@ -169,7 +178,10 @@ ffmpeg -v error -y -f lavfi -i "testsrc2=size=176x144:rate=25" -f lavfi -i "mand
 for fmt in mpeg1 mpeg2; do
     # GOP 7: I B B P B B P, the next GOP's last group ends early; 17 frames
     # end in the middle of the third GOP's first group
-    encode "$fmt-gop7" "$TMP/ts.y4m" 176 144 17 --format $fmt --bframes 2 --gop 7
+    encode "$fmt-gop7" "$TMP/ts.y4m" 176 144 17 --format $fmt --bframes 2 --gop 7 --b-adapt 0 \
+        --log "$TMP/$fmt-gop7.csv"
+    t=$(types "$TMP/$fmt-gop7.csv")
+    check "$fmt-gop7/fixed-pattern" "types $t" [ "$t" = IBBPBBPIBBPBBPIBP ]
     encode "$fmt-odd-b3" "$TMP/odd.y4m" 200 120 11 --format $fmt --bframes 3 --gop 12
 done
 encode cut "$TMP/cut.y4m" 176 144 13 --bframes 2 --gop 12
@@ -210,3 +222,20 @@ if d=$(ffmpeg_clean_decode "$TMP/ps.mpg" </dev/null) && [ "$n" = 17 ]; then
 else
     fail program-stream "$n frames; $d"
 fi
+
+# --b-adapt 1: a still texture and the same texture panning 80 px per frame
+ffmpeg -v error -y -f lavfi -i "nullsrc=s=1344x288,geq=lum='random(1)*255':cb=128:cr=128,gblur=sigma=1.5" \
+    -frames:v 1 "$TMP/tex.png"
+for v in 0 80; do
+    ffmpeg -v error -y -loop 1 -i "$TMP/tex.png" -vf "crop=352:288:x='$v*n':y=0,format=yuv420p" \
+        -frames:v 13 -f yuv4mpegpipe "$TMP/pan$v.y4m"
+    encode "adapt-pan$v" "$TMP/pan$v.y4m" 352 288 13 --log "$TMP/pan$v.csv"
+    if "$MPEGENC" --list-backends 2>/dev/null | grep -q '^opencl *available'; then
+        "$MPEGENC" --quiet -i "$TMP/pan$v.y4m" -o "$TMP/pan$v.ocl.m2v" --backend opencl 2>/dev/null
+        check "adapt-pan$v/cpu-vs-opencl" "streams differ" cmp -s "$TMP/adapt-pan$v.m2v" "$TMP/pan$v.ocl.m2v"
+    fi
+done
+still=$(types "$TMP/pan0.csv") fast=$(types "$TMP/pan80.csv")
+nb() { local s=${1//[^B]/}; echo ${#s}; }
+check adapt-still-more-b "still $still, pan $fast" \
+    test "$(nb "$still")" -ge 8 -a "$(nb "$fast")" -le 2 -a "${still#*BBB}" != "$still"

@@ -172,9 +172,9 @@ static void write_block(BsWriter *bw, const Op *o, int fast)
 {
     if (o->kind == OP_INTRA) {
         if (fast)
-            bs_write_intra_block_fast(bw, o->scan, o->a, o->b, o->mpeg2);
+            bs_write_intra_block_fast(bw, o->scan, o->a, o->b, o->mpeg2, BS_DCT_TABLE_ZERO);
         else
-            bs_write_intra_block(bw, o->scan, o->a, o->b, o->mpeg2);
+            bs_write_intra_block(bw, o->scan, o->a, o->b, o->mpeg2, BS_DCT_TABLE_ZERO);
     } else {
         if (fast)
             bs_write_inter_block_fast(bw, o->scan, o->mpeg2);

@@ -459,8 +459,10 @@ static void check_vlc_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const M
             make_scan(&r, s, mpeg2, k);
             if (k & 1) {
                 int dc = rnd(&r, -255, 255), chroma = (k >> 1) & 1;
-                c->write_intra_block(&a, s, dc, chroma, mpeg2);
-                (intra ? d : c)->write_intra_block(&b, s, dc, chroma, mpeg2);
+                /* MPEG-2 intra blocks: both tables (intra_vlc_format 0 and 1) */
+                int table = mpeg2 && (k & 4) ? BS_DCT_TABLE_ONE : BS_DCT_TABLE_ZERO;
+                c->write_intra_block(&a, s, dc, chroma, mpeg2, table);
+                (intra ? d : c)->write_intra_block(&b, s, dc, chroma, mpeg2, table);
             } else {
                 int any = 0;
                 for (int i = 0; i < 64; i++)
@@ -483,8 +485,8 @@ static void check_vlc_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const M
         double c_ns, v_ns;
         make_scan(&r, s, 1, 2);
         bs_writer_reset(&a);
-        TIME_NS(c_ns, 100000, { if (!(it_ & 1023)) bs_writer_reset(&a); c->write_intra_block(&a, s, 3, 0, 1); });
-        TIME_NS(v_ns, 100000, { if (!(it_ & 1023)) bs_writer_reset(&a); d->write_intra_block(&a, s, 3, 0, 1); });
+        TIME_NS(c_ns, 100000, { if (!(it_ & 1023)) bs_writer_reset(&a); c->write_intra_block(&a, s, 3, 0, 1, 0); });
+        TIME_NS(v_ns, 100000, { if (!(it_ & 1023)) bs_writer_reset(&a); d->write_intra_block(&a, s, 3, 0, 1, 0); });
         report_speed(ca, "write_intra_block", c_ns, v_ns);
     }
     bs_writer_free(&a);

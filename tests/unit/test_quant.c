@@ -122,14 +122,14 @@ static void ref_dequant_mpeg1(int16_t out[64], const int16_t lvl[64], int q,
         out[i] = (int16_t)dct_recon[i / 8][i % 8];
 }
 
-/* 13818-2 §7.4.2.3, §7.4.3 and §7.4.4, transcribed (intra_dc_precision 0,
- * q_scale_type 0). */
-static void ref_dequant_mpeg2(int16_t out[64], const int16_t lvl[64],
-                              int code, const uint8_t mat[64], int intra)
+/* 13818-2 §7.4.2.3, §7.4.3 and §7.4.4, transcribed (q_scale_type 0). */
+static void ref_dequant_mpeg2_dc(int16_t out[64], const int16_t lvl[64],
+                                 int code, const uint8_t mat[64], int intra, int intra_dc_precision)
 {
+    static const long table_7_4[4] = { 8, 4, 2, 1 };
     long Fpp[8][8], Fp[8][8], F[8][8], sum = 0;
     long quantiser_scale = 2L * code; /* Table 7-6, q_scale_type = 0 */
-    long intra_dc_mult = 8;           /* Table 7-4, intra_dc_precision 0 */
+    long intra_dc_mult = table_7_4[intra_dc_precision];
     for (int v = 0; v < 8; v++)
         for (int u = 0; u < 8; u++) {
             long QF = lvl[8 * v + u], W = mat[8 * v + u];
@@ -161,6 +161,12 @@ static void ref_dequant_mpeg2(int16_t out[64], const int16_t lvl[64],
         out[i] = (int16_t)F[i / 8][i % 8];
 }
 
+static void ref_dequant_mpeg2(int16_t out[64], const int16_t lvl[64],
+                              int code, const uint8_t mat[64], int intra)
+{
+    ref_dequant_mpeg2_dc(out, lvl, code, mat, intra, 0);
+}
+
 /* Random levels shaped like real blocks: mostly small (where parity and
  * oddification matter), some large (saturation), some zero runs. */
 static void random_levels(TestRng *r, int16_t lvl[64], int max_level, int intra)
@@ -188,6 +194,26 @@ static void random_matrix(TestRng *r, uint8_t m[64], int which)
         m[0] = 8; /* the usual intra DC entry; unused for intra anyway */
 }
 
+/* 13818-2 Figure 7-3 (alternate_scan 1): a permutation that starts down
+ * the first column; spots read off the figure as (scan index, v, u). */
+static void t_alternate_scan(TestCtx *t)
+{
+    int seen[64] = { 0 };
+    static const int spots[][3] = {
+        { 0, 0, 0 }, { 1, 1, 0 }, { 2, 2, 0 }, { 3, 3, 0 }, { 4, 0, 1 }, { 5, 1, 1 },
+        { 6, 0, 2 }, { 7, 1, 2 }, { 13, 7, 0 }, { 14, 7, 1 }, { 52, 0, 7 }, { 63, 7, 7 },
+    };
+    for (int i = 0; i < 64; i++)
+        if (mpe_alternate_scan[i] < 64)
+            seen[mpe_alternate_scan[i]]++;
+    for (int i = 0; i < 64; i++)
+        CHECK(t, seen[i] == 1, "raster %d appears %d times", i, seen[i]);
+    for (size_t k = 0; k < sizeof(spots) / sizeof(spots[0]); k++)
+        CHECK(t, mpe_alternate_scan[spots[k][0]] == 8 * spots[k][1] + spots[k][2],
+              "[%d] = %d, Figure 7-3 says v=%d u=%d", spots[k][0], mpe_alternate_scan[spots[k][0]],
+              spots[k][1], spots[k][2]);
+}
+
 static void t_dequant_vs_reference(TestCtx *t)
 {
     TestRng rng = { 0xdeadbeefcafef00dULL };
@@ -213,6 +239,31 @@ static void t_dequant_vs_reference(TestCtx *t)
                   "iter %d %s %s q=%d [%d]: level %d W %d -> %d, standard %d",
                   iter, mpeg2 ? "MPEG-2" : "MPEG-1", intra ? "intra" : "inter",
                   q, i, lvl[i], mat[i], got[i], want[i]);
+    }
+}
+
+/* MPEG-2 intra_dc_precision 1..3 (9..10 bits, and 11): the DC level is
+ * F(0,0) / intra_dc_mult rounded and clamped to the precision's range, and
+ * the dequantiser multiplies it back (Table 7-4) before mismatch control. */
+static void t_intra_dc_precision(TestCtx *t)
+{
+    TestRng rng = { 0xdc9dc10ULL };
+    for (int iter = 0; iter < 40000 && !t->case_failed; iter++) {
+        const int prec = 1 + iter % 3, mult = 8 >> prec, q = rand_range(&rng, 1, 31);
+        int16_t lvl[64], got[64], want[64];
+        uint8_t mat[64];
+        random_matrix(&rng, mat, rand_range(&rng, 0, 2));
+        random_levels(&rng, lvl, 2047, 1);
+        const int f00 = rand_range(&rng, -40, 2047);
+        lvl[0] = (int16_t)mpe_quant_intra_dc(f00, prec);
+        const int near = (f00 < 0 ? 0 : f00 + mult / 2) / mult;
+        const int top = (256 << prec) - 1;
+        CHECK(t, lvl[0] == (near > top ? top : near), "prec %d F %d: level %d", prec, f00, lvl[0]);
+        mpe_dequant_intra_dc(got, lvl, q, mat, 1, prec);
+        ref_dequant_mpeg2_dc(want, lvl, q, mat, 1, prec);
+        for (int i = 0; i < 64; i++)
+            CHECK(t, got[i] == want[i], "iter %d prec %d [%d]: %d, standard %d", iter, prec, i,
+                  got[i], want[i]);
     }
 }
 
@@ -470,7 +521,9 @@ int main(void)
     test_run(&t, "zigzag_is_permutation", t_zigzag_permutation);
     test_run(&t, "zigzag_matches_figure_7_2", t_zigzag_figure);
     test_run(&t, "default_matrices", t_default_matrices);
+    test_run(&t, "alternate_scan_matches_figure_7_3", t_alternate_scan);
     test_run(&t, "dequant_matches_standard_pseudocode", t_dequant_vs_reference);
+    test_run(&t, "intra_dc_precision_matches_standard", t_intra_dc_precision);
     test_run(&t, "mpeg2_mismatch_sum_odd", t_mpeg2_mismatch_parity);
     test_run(&t, "mpeg1_outputs_odd_or_zero", t_mpeg1_odd);
     test_run(&t, "intra_dc_round", t_intra_dc);

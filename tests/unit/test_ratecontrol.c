@@ -552,6 +552,53 @@ static void t_bitrate_no_swing(TestCtx *t)
     mpe_rc_free(rc);
 }
 
+/* One B picture between anchors (I B P B P ... P P, as encoder.c lays a
+ * GOP of 12 out), B pictures a third of a P picture's cost: the plan codes
+ * them --pb-ratio coarser than the P pictures around them, the rate holds
+ * and the VBV neither underflows nor swings the I quantiser across GOPs.
+ * (A controller that plans a B picture as a P gives it the P quantiser.) */
+static void t_bitrate_b_pictures(TestCtx *t)
+{
+    TestRng rng = { 61 };
+    MpeRcConfig c = base_config(MPE_RC_BITRATE);
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    c.bitrate = 1.2e6;
+    c.vbv_bits = 1835008;
+    c.bframes = 1;
+    c.pb_ratio = 1.3;
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    double qi_min = 1e9, qi_max = 0, total = 0, qp = 0, worst_pb = 1.3;
+    for (int n = 0; n < 96; n++) {
+        const int k = n % 12;
+        const char type = k == 0 ? 'I' : k == 11 || k % 2 == 0 ? 'P' : 'B';
+        make_picture(&p, &rng);
+        for (int r = 0; r < ROWS; r++)
+            p.a[r] *= type == 'I' ? 4 : type == 'B' ? 1.0 / 3 : 1;
+        Outcome o = run_picture(rc, &p, type, NULL);
+        const double q = mean_q(&p, o.bank);
+        CHECK(t, !o.underflow, "picture %d underflowed", n);
+        if (n < 24)
+            continue;
+        total += (double)(o.bits + 400) + 8.0 * (double)o.stuffing;
+        if (type == 'I') {
+            qi_min = fmin(qi_min, q);
+            qi_max = fmax(qi_max, q);
+        } else if (type == 'P') {
+            qp = q;
+        } else if (qp > 0 && fabs(log(q / qp / 1.3)) > fabs(log(worst_pb / 1.3))) {
+            worst_pb = q / qp;
+        }
+    }
+    CHECK(t, qi_max <= 1.25 * qi_min, "I quantisers from %.2f to %.2f across GOPs", qi_min, qi_max);
+    CHECK(t, worst_pb >= 1.3 / 1.25 && worst_pb <= 1.3 * 1.25, "a B quantiser %.2f x the P before it",
+          worst_pb);
+    const double rate = total * 25 / 72;
+    CHECK(t, fabs(rate / c.bitrate - 1) <= 0.05, "rate %.0f for a target of %.0f", rate, c.bitrate);
+    mpe_rc_free(rc);
+}
+
 static void t_deterministic(TestCtx *t)
 {
     uint64_t bits[2] = { 0, 0 };
@@ -588,6 +635,7 @@ int main(void)
     test_run(&t, "bliinds_target_never_copies", t_bliinds_never_copies);
     test_run(&t, "mad_guard_keeps_mean_level_in_a_fade", t_mad_guard_fade);
     test_run(&t, "bitrate_no_swing_from_gop_to_gop", t_bitrate_no_swing);
+    test_run(&t, "bitrate_b_pictures_pb_ratio_coarser", t_bitrate_b_pictures);
     test_run(&t, "deterministic", t_deterministic);
     return test_finish(&t);
 }

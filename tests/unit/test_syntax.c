@@ -142,7 +142,7 @@ static void test_blocks_round_trip(TestCtx *t)
             BsWriter bw;
             bs_writer_init(&bw, 0);
             if (intra)
-                bs_write_intra_block(&bw, scan, dc_diff, chroma, mpeg2);
+                bs_write_intra_block(&bw, scan, dc_diff, chroma, mpeg2, BS_DCT_TABLE_ZERO);
             else
                 bs_write_inter_block(&bw, scan, mpeg2);
             bs_put(&bw, 16, 0xA5A5);   /* trailing marker: block must end exactly */

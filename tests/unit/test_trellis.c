@@ -91,8 +91,7 @@ static void t_bits_match_writer(TestCtx *t)
         test_skip(t, "no memory");
         return;
     }
-    /* table one has no writer (intra_vlc_format is 0): kinds 0..3 */
-    for (int kind = 0; kind < 4; kind++) {
+    for (int kind = 0; kind < 6; kind++) {
         for (int iter = 0; iter < 2000; iter++) {
             MpeTrellisParams p;
             int16_t level[64], scan[64];
@@ -111,11 +110,12 @@ static void t_bits_match_writer(TestCtx *t)
                 nz += level[i] != 0;
             if (!p.intra && !nz)
                 continue;   /* an empty non-intra block is never written */
+            p.scan = p.mpeg2 && (iter & 1) ? mpe_alternate_scan : NULL;
             for (int i = 0; i < 64; i++)
-                scan[i] = level[mpe_zigzag[i]];
+                scan[i] = level[(p.scan ? p.scan : mpe_zigzag)[i]];
             bs_writer_reset(&bw);
             if (p.intra)
-                bs_write_intra_block(&bw, scan, 0, 0, p.mpeg2);
+                bs_write_intra_block(&bw, scan, 0, 0, p.mpeg2, p.table);
             else
                 bs_write_inter_block(&bw, scan, p.mpeg2);
             /* dc_diff 0 is dct_dc_size_luminance 0, '100' */
@@ -252,14 +252,15 @@ static int code_bits(int *cache, const MpeTrellisParams *p, int first, int run, 
     int *slot = &cache[(first * 64 + run) * 2048 + a];
     if (*slot < 0) {
         const int start = p->intra ? 1 : 0;
+        const uint8_t *scan = p->scan ? p->scan : mpe_zigzag;   /* the bits are the scan's own */
         int16_t one[64] = { 0 }, two[64] = { 0 };
         int eob = bs_vlc_dct_eob[p->intra ? p->table : BS_DCT_TABLE_ZERO].len;
         if (first) {
-            two[mpe_zigzag[start + run]] = (int16_t)a;
+            two[scan[start + run]] = (int16_t)a;
             *slot = mpe_trellis_block_bits(two, p) - eob;
         } else {
-            one[mpe_zigzag[start]] = two[mpe_zigzag[start]] = 1;
-            two[mpe_zigzag[start + 1 + run]] = (int16_t)a;
+            one[scan[start]] = two[scan[start]] = 1;
+            two[scan[start + 1 + run]] = (int16_t)a;
             *slot = mpe_trellis_block_bits(two, p) - mpe_trellis_block_bits(one, p);
         }
     }
@@ -273,17 +274,18 @@ static void reference_search(int16_t out[64], const int16_t coef[64], const int1
                              const MpeTrellisParams *p, int *cache)
 {
     const int start = p->intra ? 1 : 0;
+    const uint8_t *scan = p->scan ? p->scan : mpe_zigzag;
     const int eob = bs_vlc_dct_eob[p->intra ? p->table : BS_DCT_TABLE_ZERO].len;
     int64_t best[65], zero[65];
     int from[65], chosen[65], live[65], n_live = 0;
 
     zero[start] = 0;
     for (int i = start; i < 64; i++)
-        zero[i + 1] = zero[i] + (int64_t)coef[mpe_zigzag[i]] * coef[mpe_zigzag[i]] * MPE_TRELLIS_ONE;
+        zero[i + 1] = zero[i] + (int64_t)coef[scan[i]] * coef[scan[i]] * MPE_TRELLIS_ONE;
     best[start] = 0;
     live[n_live++] = start;
     for (int i = start; i < 64; i++) {
-        const int pos = mpe_zigzag[i];
+        const int pos = scan[i];
         int cand[3], nc = candidates(coef, plain, pos, p, cand);
         if (nc == 1)
             continue;
@@ -314,9 +316,9 @@ static void reference_search(int16_t out[64], const int16_t coef[64], const int1
     }
     memcpy(out, plain, 64 * sizeof(out[0]));
     for (int i = start; i < 64; i++)
-        out[mpe_zigzag[i]] = 0;
+        out[scan[i]] = 0;
     for (int st = last; st != start; st = from[st])
-        out[mpe_zigzag[st - 1]] = (int16_t)chosen[st];
+        out[scan[st - 1]] = (int16_t)chosen[st];
 }
 
 /* Not only the same J as the reference: the same levels, ties included, so
@@ -340,6 +342,8 @@ static void t_same_levels_as_reference(TestCtx *t)
             int c_milli = rand_range(&r, 0, 4) ? rand_range(&r, 0, 3000) : rand_range(&r, 0, 1) * 20000;
             p.qscale = q;
             p.lambda = mpe_trellis_lambda(q, c_milli);
+            /* MPEG-2's alternate_scan: the runs are counted in its order */
+            p.scan = p.mpeg2 && (iter & 1) ? mpe_alternate_scan : NULL;
             random_block(&r, coef, rand_range(&r, 1, 200));
             plain_quant(plain, coef, &p);
             memcpy(mine, plain, sizeof(mine));
@@ -349,8 +353,8 @@ static void t_same_levels_as_reference(TestCtx *t)
             for (int pos = p.intra ? 1 : 0; pos < 64; pos++)
                 real_nz += ref[pos] != 0;
             CHECK(t, !memcmp(mine, ref, sizeof(ref)) && nz == real_nz,
-                  "kind %d iter %d q %d lambda %lld: levels differ from the reference search", kind,
-                  iter, q, (long long)p.lambda);
+                  "kind %d iter %d q %d lambda %lld%s: levels differ from the reference search", kind,
+                  iter, q, (long long)p.lambda, p.scan ? " alternate scan" : "");
         }
     }
     free(cache);

@@ -1,0 +1,35 @@
+/* bdecide.c — adaptive B-picture placement: see bdecide.h. */
+#include "bdecide.h"
+
+#include <string.h>
+
+void mpe_bdecide_intra_costs(uint32_t *intra, const MpePicture *pic, MpeSad16Fn sad16)
+{
+    /* rows read with stride 0: a block of zeros, a block of the mean */
+    static const uint8_t zero[16];
+    uint8_t flat[16];
+    const ptrdiff_t stride = pic->stride[0];
+
+    for (int mby = 0; mby < pic->mb_height; mby++) {
+        for (int mbx = 0; mbx < pic->mb_width; mbx++) {
+            const uint8_t *p = pic->plane[0] + (ptrdiff_t)16 * mby * stride + 16 * mbx;
+            const uint32_t sum = sad16(p, stride, zero, 0);
+            memset(flat, (int)((sum + 128) >> 8), sizeof(flat));
+            intra[mby * pic->mb_width + mbx] = sad16(p, stride, flat, 0);
+        }
+    }
+}
+
+uint64_t mpe_bdecide_cost(const GpuMotion *mv, const uint32_t *intra, int n_mb)
+{
+    uint64_t cost = 0;
+    for (int i = 0; i < n_mb; i++)
+        cost += mv[i].sad < intra[i] ? mv[i].sad : intra[i];
+    return cost;
+}
+
+int mpe_bdecide_stop(const uint64_t *c, int m, int tolerance)
+{
+    /* c[m] / m > (1 + tolerance / 100) c[m-1] / (m-1) */
+    return c[m] * (uint64_t)(m - 1) * 100 > c[m - 1] * (uint64_t)m * (uint64_t)(100 + tolerance);
+}

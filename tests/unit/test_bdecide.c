@@ -1,0 +1,80 @@
+/* test_bdecide: the adaptive B-picture decision's pieces (encoder/bdecide.h):
+ * where a run of B pictures ends for cost sequences of known shape, and
+ * the intra costs, which must be the same with every sad16 variant (the
+ * decision, and so the stream, must not depend on the CPU). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cpu.h"
+#include "encoder/bdecide.h"
+#include "tests/test.h"
+
+/* the first m at which the run of c[1..] stops, 0: never up to n */
+static int stop_at(const uint64_t *c, int n)
+{
+    for (int m = 2; m <= n; m++)
+        if (mpe_bdecide_stop(c, m, MPE_BDECIDE_TOLERANCE))
+            return m;
+    return 0;
+}
+
+static void test_stop(TestCtx *t)
+{
+    /* c[0] unused: costs by distance from the anchor */
+    const uint64_t still[] = { 0, 1000, 1010, 990, 1005 };        /* noise floor */
+    const uint64_t pan[] = { 0, 1000, 2000, 3000, 4000 };         /* new content, steady */
+    const uint64_t lost[] = { 0, 1000, 2000, 9000, 12000 };       /* beyond the reach at 3 */
+    const uint64_t zoom[] = { 0, 1000, 2200, 3000, 4000 };        /* 10 % more per frame at 2 */
+    CHECK(t, stop_at(still, 4) == 0, "a still run stops at %d", stop_at(still, 4));
+    CHECK(t, stop_at(pan, 4) == 0, "a steady pan stops at %d", stop_at(pan, 4));
+    CHECK(t, stop_at(lost, 4) == 3, "a pan beyond the reach stops at %d, not 3", stop_at(lost, 4));
+    CHECK(t, stop_at(zoom, 4) == 2, "a cost 10 %% above proportion stops at %d, not 2", stop_at(zoom, 4));
+    /* the tolerance: 5 % above proportion still joins */
+    const uint64_t edge[] = { 0, 1000, 2100 };
+    CHECK(t, !mpe_bdecide_stop(edge, 2, 5) && mpe_bdecide_stop(edge, 2, 4), "tolerance edge");
+}
+
+static void test_intra(TestCtx *t)
+{
+    MpePicture pic;
+    MpeSadDsp c, best;
+    CHECK(t, mpe_picture_alloc(&pic, 40, 24) == 0, "picture alloc");
+    if (t->case_failed)
+        return;
+    const int n = pic.mb_width * pic.mb_height;
+    uint32_t *ic = calloc((size_t)n, sizeof(*ic)), *ib = calloc((size_t)n, sizeof(*ib));
+    CHECK(t, ic && ib, "alloc");
+    if (!ic || !ib) {
+        free(ic);
+        free(ib);
+        mpe_picture_free(&pic);
+        return;
+    }
+    mpe_sad_dsp_init_c(&c);
+    mpe_sad_dsp_init(&best, mpe_cpu_flags());
+    /* flat macroblock: 0; one sample off by d: d (mean unchanged at 100) */
+    memset(pic.plane[0], 100, (size_t)pic.stride[0] * pic.plane_h[0]);
+    pic.plane[0][3 * pic.stride[0] + 5] = 110;
+    mpe_bdecide_intra_costs(ic, &pic, c.sad16);
+    CHECK(t, ic[0] == 10 && ic[1] == 0, "flat + one sample: %u %u, expected 10 0", ic[0], ic[1]);
+    srand(7);
+    for (int round = 0; round < 20 && !t->case_failed; round++) {
+        for (int i = 0; i < pic.stride[0] * pic.plane_h[0]; i++)
+            pic.plane[0][i] = (uint8_t)(round & 1 ? rand() & 255 : 96 + (rand() & 31));
+        mpe_bdecide_intra_costs(ic, &pic, c.sad16);
+        mpe_bdecide_intra_costs(ib, &pic, best.sad16);
+        CHECK(t, !memcmp(ic, ib, (size_t)n * sizeof(*ic)), "round %d: C and optimised sad16 differ", round);
+    }
+    free(ic);
+    free(ib);
+    mpe_picture_free(&pic);
+}
+
+int main(void)
+{
+    TestCtx t;
+    test_init(&t, "bdecide");
+    test_run(&t, "stop", test_stop);
+    test_run(&t, "intra-costs", test_intra);
+    return test_finish(&t);
+}
