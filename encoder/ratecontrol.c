@@ -697,24 +697,30 @@ static int bracket_closed(const MpeRc *rc)
 }
 
 /* MAD targets.  Each trial costs a coding of the picture and a score, so
- * the search ends on the first ok coding (or mix) within RC_BAND of the
- * target instead of always closing a bracket of two ladder steps and
- * mixing them.  The first coding is predicted from the previous picture of
- * its type (I, P and B apart: B pictures' curves are far flatter) and the
- * slope its trials showed, aiming at the band's middle; the next from this
- * picture's own secant (the model's slope until there are two codings,
- * never flatter than a quarter of the default: scores are noisy), at most
- * a factor 2 in q at a time (4 after two on one side), halfway to the end
- * of the range across a plateau (a P picture's score is its reference's
- * at coarse quantisers), and inside a bracket by interpolation kept off
- * its ends.  A bracket of two adjacent steps (or narrower than RC_MIX_SPAN
- * in ln q) is closed by a row mix aimed at the band's middle; one that
- * misses is shrunk by the secant.  Codings stay on ladder steps: codings
- * between two steps (rows of both, as fill_planned makes them) landed in
- * the band more often but cost 1-14 % more bits at equal score than the
+ * an I or P picture ends on the first ok coding (or mix) within RC_BAND
+ * below its aim instead of always closing a bracket of two ladder steps
+ * and mixing them.  I and P pictures aim RC_REF_MARGIN lower than B
+ * pictures: the B pictures predicted from them pay for what distortion
+ * they carry (aimed at the band's middle like the others, they cost 4-7 %
+ * more bits on pan8).  B pictures end on a mix (or a coding past what a
+ * mix can reach): their bits move 3-5 times as fast as their MAD, and the
  * mix, which switches the rows that save most bits per unit of distortion
- * first. */
+ * first, beat a uniform coding of the same score by 5-15 %.  The first
+ * coding is predicted from the previous picture of its type (I, P and B
+ * apart: B pictures' curves are far flatter) and the slope its trials
+ * showed; the next from this picture's own secant (the model's slope until
+ * there are two codings, never flatter than a quarter of the default:
+ * scores are noisy), at most a factor 2 in q at a time (4 after two on one
+ * side), halfway to the end of the range across a plateau (a P picture's
+ * score is its reference's at coarse quantisers), and inside a bracket by
+ * interpolation kept off its ends.  A bracket of two adjacent steps (or
+ * narrower than RC_MIX_SPAN in ln q) is closed by a row mix aimed at the
+ * aim; one that misses is shrunk by the secant.  Codings stay on ladder
+ * steps: codings between two steps (rows of both, as fill_planned makes
+ * them) landed in the band more often but cost 1-14 % more bits at equal
+ * score than the mix. */
 #define RC_BAND 0.03
+#define RC_REF_MARGIN 0.05
 #define RC_MIX_SPAN 0.2
 
 /* the coarsest quantiser proper: the last two steps drop the residual, then copy */
@@ -723,14 +729,21 @@ static int metric_top(const MpeRc *rc)
     return MPE_MAX(rc->nl - 3, 0);
 }
 
+/* What a picture aims at, as a fraction of the target: the band's middle,
+ * and for I and P pictures RC_REF_MARGIN lower still */
+static double metric_aim_frac(const MpeRc *rc)
+{
+    return 1 - 0.5 * RC_BAND - (rc->mt != 2 ? RC_REF_MARGIN : 0);
+}
+
 static double metric_aim(const MpeRc *rc)
 {
-    return model_y(rc, rc->cfg.target * (1 - 0.5 * RC_BAND));
+    return model_y(rc, rc->cfg.target * metric_aim_frac(rc));
 }
 
 static int in_band(const MpeRc *rc, const Trial *tr)
 {
-    return tr->ok && tr->metric >= rc->cfg.target * (1 - RC_BAND);
+    return tr->ok && tr->metric >= rc->cfg.target * (metric_aim_frac(rc) - 0.5 * RC_BAND);
 }
 
 static double model_slope(const MpeRc *rc, int m)
@@ -1076,7 +1089,7 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
      * two more quantisers */
     if (metric_search(rc)) {
         double q;
-        if (in_band(rc, &rc->bank[rc->cur])) {
+        if (rc->mt != 2 && in_band(rc, &rc->bank[rc->cur])) {
             finish(rc, step, rc->cur);
             return;
         }
@@ -1118,7 +1131,10 @@ start_mix:
     if (metric_needed) {
         const Trial *o = &rc->bank[rc->ok_bank], *f = &rc->bank[rc->fail_bank];
         const double yo = model_y(rc, o->metric), span = model_y(rc, f->metric) - yo;
-        const double aim = metric_search(rc) ? metric_aim(rc) : model_y(rc, rc->cfg.target);
+        /* an ok end already past the band's middle (a B picture's coding
+         * in the band) still gains from switching rows halfway on */
+        const double aim = !metric_search(rc) ? model_y(rc, rc->cfg.target)
+                           : fmax(metric_aim(rc), 0.5 * (yo + model_y(rc, rc->cfg.target)));
         rc->mix_frac = span != 0 ? (aim - yo) / span : 0;
         rc->mix_frac = fmin(fmax(rc->mix_frac, 0), 1);
         /* the failing coding met the metric and only some rows failed the
