@@ -33,6 +33,7 @@
 #include "bitstream/mpeg12.h"
 #include "common/threads.h"
 #include "common/timer.h"
+#include "encoder/aq.h"
 #include "encoder/bdecide.h"
 #include "encoder/checker.h"
 #include "dsp/dsp.h"
@@ -162,6 +163,7 @@ struct MpeEncoder {
     uint8_t *refresh_count;       /* per macroblock: P codings with coefficients since its
                                      last intra coding, in the stream (slice.h) */
     double *aq;                   /* per macroblock: --aq-strength's quantiser factor */
+    MpeAq *aq_plan;               /* --aq-mode's map of them (aq.h), NULL: AQ off */
     MpeRc *rc;
     uint8_t *b_row_q;             /* constant quantiser with B pictures: theirs, per slice */
     uint8_t *i_row_q;             /* constant quantiser, --ip-ratio: the I pictures' */
@@ -468,6 +470,7 @@ void mpe_encoder_close(MpeEncoder *e)
     }
     free(e->refresh_count);
     free(e->aq);
+    mpe_aq_close(e->aq_plan);
     free(e->b_row_q);
     free(e->i_row_q);
     free(e->row_bits);
@@ -811,6 +814,10 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
         plan_slices(e) < 0)
         goto nomem;
     if ((ret = open_rate_control(e, err)) < 0 || (ret = open_checkers(e, err)) < 0)
+        goto fail;
+    if (p->aq_strength > 0 &&
+        (ret = mpe_aq_open(&e->aq_plan, p->aq_mode, p->aq_strength, e->orig[0].mb_width,
+                           e->orig[0].mb_height, err)) < 0)
         goto fail;
     for (int i = 0; i < e->slots; i++)
         if (!(e->mv[i] = calloc((size_t)e->orig[0].mb_width * e->orig[0].mb_height, sizeof(*e->mv[i]))) ||
@@ -1519,35 +1526,6 @@ static int start_chunk_state(MpeEncoder *e, MpeError *err)
     return 0;
 }
 
-/* Variance adaptive quantisation (x264's --aq-mode 1, centred on the
- * picture): a macroblock's quantiser is the row's times 2^(S/6 (log2 of
- * its luma AC energy - the picture's mean of those)), so flat areas, where
- * coding noise shows, get finer steps and busy ones coarser.  Integer sums
- * of the source only: the same on every backend and thread count. */
-static void plan_aq(MpeEncoder *e, const MpePicture *orig)
-{
-    const int mbw = orig->mb_width, mbh = orig->mb_height;
-    const int n = mbw * mbh;
-    double mean = 0;
-    for (int i = 0; i < n; i++) {
-        const uint8_t *y = orig->plane[0] + (ptrdiff_t)16 * (i / mbw) * orig->stride[0] + 16 * (i % mbw);
-        uint32_t sum = 0;
-        uint64_t sq = 0;
-        for (int r = 0; r < 16; r++)
-            for (int c = 0; c < 16; c++) {
-                const uint32_t v = y[(ptrdiff_t)r * orig->stride[0] + c];
-                sum += v;
-                sq += v * v;
-            }
-        const uint64_t energy = sq - (uint64_t)sum * sum / 256;   /* 256 x variance */
-        e->aq[i] = log2((double)(energy > 1 ? energy : 1));
-        mean += e->aq[i];
-    }
-    mean /= n;
-    for (int i = 0; i < n; i++)
-        e->aq[i] = exp2(e->p.aq_strength / 6.0 * (e->aq[i] - mean));
-}
-
 /* Code frame number e->frame_index, fetched already: the rate control's
  * trials, then the chosen bank's slices into the stream. */
 static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **recon_out,
@@ -1604,8 +1582,8 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         .quants = e->quant,
         .q_code = e->q_code,
     };
-    if (e->p.aq_strength > 0)
-        plan_aq(e, orig);
+    if (e->aq_plan && (ret = mpe_aq_plan(e->aq_plan, orig, e->aq, err)) < 0)
+        return ret;
     for (;;) {
         MpeRcStep step;
         MpeRcResult res = { .row_bits = e->row_bits, .row_sse = e->row_sse,

@@ -30,6 +30,7 @@ typedef struct OptDesc {
 static const char *const scan_names[] = { "zigzag", "alternate", NULL };
 static const char *const qscale_type_names[] = { "linear", "nonlinear", NULL };
 static const char *const cqm_names[] = { "mpeg", "flat", "ramp", NULL };
+static const char *const aq_mode_names[] = { "variance", "mad", NULL };   /* MpeAqMode order */
 
 #define OFF(f) offsetof(MpeParam, f)
 
@@ -99,6 +100,10 @@ static const OptDesc options[] = {
                             "2^(S/6 (log2 of its luma variance - the picture's mean of those)), "
                             "coded with the macroblock quant flag; 0: off" },
       OPT_DOUBLE, OFF(aq_strength), -1, 4, 0, NULL },
+    { { "aq-mode", "MODE", "what --aq-strength adapts to: variance (the luma's) or mad (MAD's "
+                           "contrast masking of the source: coarser where its detection stage "
+                           "says distortion is masked, finer where it shows); auto: variance" },
+      OPT_KEYWORD, OFF(aq_mode), 0, 0, 0, aq_mode_names },
     { { "lambda", "C", "rate-distortion choices (the trellis) trade one bit for lambda = C / 1000 * q^2 "
                        "of squared DCT error" },
       OPT_INT, OFF(trellis_lambda), 1, 100000, 0, NULL },

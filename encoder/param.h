@@ -20,6 +20,11 @@ typedef enum MpeMotionSearch {
     MPE_ME_FULL = 1,       /* exhaustive +-search around zero */
 } MpeMotionSearch;
 
+typedef enum MpeAqMode {
+    MPE_AQ_VARIANCE = 0,   /* luma AC energy (encoder/aq.h) */
+    MPE_AQ_MAD = 1,        /* MAD's contrast masking of the source */
+} MpeAqMode;
+
 typedef enum MpeDspChoice {
     MPE_DSP_AUTO = 0,      /* the fastest primitives this CPU runs */
     MPE_DSP_C = 1,         /* the C references (same stream, slower) */
@@ -92,6 +97,7 @@ typedef struct MpeParam {
     char cqm_file[256];  /* the file they were read from */
     double aq_strength;  /* --aq-strength: variance adaptive quantisation, 0 = off; the parser
                             takes -1 < S < 4, mpe_param_check refuses S < 0 */
+    int aq_mode;         /* --aq-mode: MpeAqMode, what --aq-strength adapts to */
     int fps_num;         /* --fps: frame rate; 0/0 = the input's, else 25 */
     int fps_den;
     int start_number;    /* --start: first number of a printf-pattern sequence */

@@ -81,6 +81,31 @@ extern const MadImpl mad_cuda;
 int mad_score_pair(const MadImpl *impl, MadContext *ctx, const uint8_t *ref, const uint8_t *dst,
                    ptrdiff_t stride, MadScore *out, MpeError *err);
 
+/* MAD's contrast masking of one picture alone: the reference side of the
+ * detection stage (SPEC §3.1-3.4: lightness, CSF filter, per block of the
+ * stride-4 grid of 16x16 blocks the mean mu of the filtered lightness and
+ * its modified std sd), without the appearance stage's 20 subbands, so an
+ * encoder can ask before coding where distortion will be masked.  C with
+ * FFTW (a plan made with FFTW_ESTIMATE, single-threaded): the same numbers
+ * on every run and thread count.  open/close plan with FFTW, which is not
+ * thread-safe: not while another thread plans (see above). */
+typedef struct MadMask MadMask;
+
+int mad_mask_open(MadMask **mask, int width, int height, MpeError *err);
+void mad_mask_close(MadMask *mask);
+/* Grid of the maps: rows x cols blocks, row-major; block (by, bx) is the
+ * 16x16 block whose top-left pixel is (4 by, 4 bx). */
+void mad_mask_grid(const MadMask *mask, int *rows, int *cols);
+/* mu and sd (grid-sized) of an 8-bit gray picture in display range. */
+int mad_mask_compute(MadMask *mask, const uint8_t *gray, ptrdiff_t stride, double *mu, double *sd,
+                     MpeError *err);
+/* ln of the smallest std of a CSF-filtered lightness error that MAD's
+ * visibility (SPEC §3.4) counts in a block of these statistics: an error
+ * is seen where ln(sd_err / mu) > max(ln(sd / mu), -5), so the threshold
+ * is max(sd, mu e^-5); +INFINITY where mu is under the luminance
+ * threshold 0.5 and nothing is seen. */
+double mad_mask_threshold(double mu, double sd);
+
 /* RGB24 -> 8-bit gray exactly as the original MATLAB code does (SPEC §2:
  * rgb2gray's coefficients, rounded half away from zero). */
 void mad_rgb_to_gray(uint8_t *gray, ptrdiff_t gstride, const uint8_t *rgb, ptrdiff_t rstride,

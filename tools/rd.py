@@ -94,6 +94,9 @@ CONFIGS = [
     ("mpegenc-full-b2", "mpegenc", ["--me", "full", "--bframes", "2"], QSCALE),
     ("mpegenc-aq", "mpegenc", ["--aq-strength", "1"], QSCALE),
     ("mpegenc-aq05", "mpegenc", ["--aq-strength", "0.5"], QSCALE),
+    ("mpegenc-madaq025", "mpegenc", ["--aq-mode", "mad", "--aq-strength", "0.25"], QSCALE),
+    ("mpegenc-madaq05", "mpegenc", ["--aq-mode", "mad", "--aq-strength", "0.5"], QSCALE),
+    ("mpegenc-madaq1", "mpegenc", ["--aq-mode", "mad", "--aq-strength", "1"], QSCALE),
     # MPEG-2's own switches (issue 19 item 6), one at a time
     ("mpegenc-ivlc0", "mpegenc", ["--intra-vlc", "0"], QSCALE),
     ("mpegenc-ivlc1", "mpegenc", ["--intra-vlc", "1"], QSCALE),
@@ -469,7 +472,7 @@ def bench(opts, w, h, n, gop, points, mad_every, names, configs, bins, missing, 
             "set %s: %dx%d, %d frames, GOP %d (closed), %d points per curve chosen for PSNR-Y %g-%g dB, "
             "BD-rates vs %s; MAD %s" %
             (opts["set"], w, h, n, gop, points, opts["window"][0], opts["window"][1], REF,
-             ("on every %dth frame" % mad_every) if mad_every else "not measured (--mad-every 0)"),
+             ("on one frame in %d" % mad_every) if mad_every else "not measured (--mad-every 0)"),
             "pans over %s" % ("samples/solar/solar_0.png upscaled to 2048x2048"
                               if solar and os.path.basename(solar) == "solar2048.png" else solar or "(no solar frame)")]
     notes = []

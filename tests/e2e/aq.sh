@@ -8,6 +8,8 @@
 # reconstruction are the same with --threads 1 and 2; the stream is not the
 # one --aq-strength 0 writes (macroblocks change quantiser); a PSNR target
 # is still met on every frame; a bit-rate stream passes vbv_check.py.
+# --aq-mode mad (MAD's contrast masking) the same way at constant q, MPEG-1
+# and MPEG-2, and its stream is not variance's; an unknown mode is refused.
 . "$(dirname "$0")/lib.bash"
 
 if ! have ffmpeg || ! have python3; then skip all "ffmpeg/python3 not installed"; exit 0; fi
@@ -51,6 +53,13 @@ check psnr38_every_frame "frames below 38 dB: $low" [ -z "$low" ]
 aq_case cbr300k m2v --bitrate 300k
 v=$(python3 "$ROOT/tests/e2e/vbv_check.py" "$TMP/cbr300k.m2v" 2>&1)
 check cbr300k_vbv "$v" [ "${v%%:*}" = ok ]
+
+aq_case mad_q6 m2v --aq-mode mad --q 6
+aq_case mad_q4_mpeg1 m1v --aq-mode mad --q 4
+check mad_not_variance "--aq-mode mad wrote --aq-mode variance's stream" \
+    bash -c '! cmp -s "$1" "$2"' _ "$TMP/mad_q6.m2v" "$TMP/q6_mpeg2.m2v"
+err=$("$MPEGENC" --quiet --aq-mode psycho -i "$TMP/clip.y4m" -o "$TMP/mode.m2v" 2>&1); rc=$?
+check bad_mode_refused "status $rc: $err" [ $rc = 2 -a ! -e "$TMP/mode.m2v" ]
 
 err=$("$MPEGENC" --quiet --aq-strength -0.5 -i "$TMP/clip.y4m" -o "$TMP/neg.m2v" 2>&1); rc=$?
 check negative_refused "status $rc: $err" [ $rc = 2 -a ! -e "$TMP/neg.m2v" ]

@@ -438,38 +438,44 @@ static double slow_crop_rms(const double *map, int w, int h)
     return sqrt(s / n);
 }
 
+/* out = real(IFFT2(FFT2(lightness of g) . CSF)), SPEC §3.1-3.2; f and sh
+ * are w x h scratch. */
+static void slow_csf_lightness(double *out, const uint8_t *g, int w, int h, double complex *f,
+                               double complex *sh)
+{
+    size_t n = (size_t)w * h;
+    for (size_t i = 0; i < n; i++) /* uint8 g+1 saturates: 255 reads LUT(255) = 254^.733 */
+        f[i] = 0.02874 * pow(g[i] == 255 ? 254.0 : (double)g[i], 2.2 / 3.0);
+    slow_dft2(f, w, h, 0);
+    slow_shift(sh, f, w, h, 0);
+    for (int r = 0; r < h; r++)
+        for (int c = 0; c < w; c++) {
+            double complex z = ((r - (h - 1) / 2.0) + (c - (w - 1) / 2.0) * I) / w * 2.0 * 32;
+            double radfreq = cabs(z);
+            double s = (1 - 0.7) / 2 * cos(4 * carg(z)) + (1 + 0.7) / 2;
+            radfreq /= s;
+            double csf = 2.6 * (0.0192 + 0.114 * radfreq) * exp(-pow(0.114 * radfreq, 1.1));
+            if (radfreq < 7.8909)
+                csf = 0.9809;
+            sh[(size_t)r * w + c] *= csf;
+        }
+    slow_shift(f, sh, w, h, 1);
+    slow_dft2(f, w, h, 1);
+    for (size_t i = 0; i < n; i++)
+        out[i] = creal(f[i]);
+}
+
 static double slow_d_detect(double *hi, const uint8_t *ref, const uint8_t *dst, int w, int h)
 {
     size_t n = (size_t)w * h;
-    double complex *fr = malloc(n * sizeof(*fr)), *fd = malloc(n * sizeof(*fd));
-    double complex *sh = malloc(n * sizeof(*sh));
+    double complex *f = malloc(n * sizeof(*f)), *sh = malloc(n * sizeof(*sh));
     double *rimg = zalloc(n), *eimg = zalloc(n);
     double *mu = zalloc(n), *sd8 = zalloc(n), *sdref = zalloc(n), *sderr = zalloc(n);
 
-    for (int pic = 0; pic < 2; pic++) {
-        const uint8_t *g = pic ? dst : ref;
-        double complex *f = pic ? fd : fr;
-        for (size_t i = 0; i < n; i++) /* uint8 g+1 saturates: 255 reads LUT(255) = 254^.733 */
-            f[i] = 0.02874 * pow(g[i] == 255 ? 254.0 : (double)g[i], 2.2 / 3.0);
-        slow_dft2(f, w, h, 0);
-        slow_shift(sh, f, w, h, 0);
-        for (int r = 0; r < h; r++)
-            for (int c = 0; c < w; c++) {
-                double complex z = ((r - (h - 1) / 2.0) + (c - (w - 1) / 2.0) * I) / w * 2.0 * 32;
-                double radfreq = cabs(z);
-                double s = (1 - 0.7) / 2 * cos(4 * carg(z)) + (1 + 0.7) / 2;
-                radfreq /= s;
-                double csf = 2.6 * (0.0192 + 0.114 * radfreq) * exp(-pow(0.114 * radfreq, 1.1));
-                if (radfreq < 7.8909)
-                    csf = 0.9809;
-                sh[(size_t)r * w + c] *= csf;
-            }
-        slow_shift(f, sh, w, h, 1);
-        slow_dft2(f, w, h, 1);
-        double *out = pic ? eimg : rimg;
-        for (size_t i = 0; i < n; i++)
-            out[i] = creal(f[i]) - (pic ? rimg[i] : 0.0);
-    }
+    slow_csf_lightness(rimg, ref, w, h, f, sh);
+    slow_csf_lightness(eimg, dst, w, h, f, sh);
+    for (size_t i = 0; i < n; i++)
+        eimg[i] -= rimg[i];
     NaiveMaps mr = { .mean16 = mu, .sd8 = sd8 }, me = { .sd16 = sderr };
     naive_tile_maps(&mr, rimg, w, h);
     naive_modified_std(sdref, sd8, w, h);
@@ -496,8 +502,7 @@ static double slow_d_detect(double *hi, const uint8_t *ref, const uint8_t *dst, 
             hi[i] = msk * (sum / 256.0);
         }
     double d = 200.0 * slow_crop_rms(hi, w, h);
-    free(fr);
-    free(fd);
+    free(f);
     free(sh);
     free(rimg);
     free(eimg);
@@ -645,6 +650,53 @@ static void t_slow_odd_sizes(TestCtx *t)
     printf("INFO %s/%s: vs the slow implementation: d_detect %.2e d_appear %.2e mad %.2e, "
            "maps %.2e\n",
            t->prog, t->case_name, worst[0], worst[1], worst[2], worst_map);
+}
+
+/* MadMask (the encoder's --aq-mode mad) against the slow implementation's
+ * reference side: block mean and modified std of the CSF-filtered
+ * lightness on the grid. */
+static void t_mask_vs_slow(TestCtx *t)
+{
+    static const int sizes[][2] = { { 37, 41 }, { 64, 45 }, { 48, 48 } };
+    TestRng rng = { 0x6d61736b2d736c6fULL };
+    double worst = 0.0;
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        int w = sizes[si][0], h = sizes[si][1];
+        size_t n = (size_t)w * h, nb = (size_t)mad_grid_rows(h) * mad_grid_cols(w);
+        uint8_t *g = malloc(n);
+        double complex *f = malloc(n * sizeof(*f)), *sh = malloc(n * sizeof(*sh));
+        double *r = zalloc(n), *mu = zalloc(n), *sd8 = zalloc(n), *sd = zalloc(n);
+        double *gmu = zalloc(nb), *gsd = zalloc(nb);
+        MadMask *m = NULL;
+        MpeError err;
+        make_picture(g, w, h, &rng);
+        slow_csf_lightness(r, g, w, h, f, sh);
+        NaiveMaps nm = { .mean16 = mu, .sd8 = sd8 };
+        naive_tile_maps(&nm, r, w, h);
+        naive_modified_std(sd, sd8, w, h);
+        fill(gmu, nb, SENTINEL);
+        fill(gsd, nb, SENTINEL);
+        int ret = mad_mask_open(&m, w, h, &err);
+        if (ret == 0)
+            ret = mad_mask_compute(m, g, w, gmu, gsd, &err);
+        CHECK(t, ret == 0, "%dx%d: %s", w, h, err.msg);
+        if (ret == 0) {
+            double e = fmax(grid_vs_map(gmu, mu, w, h), grid_vs_map(gsd, sd, w, h));
+            CHECK(t, e <= SLOW_REL_TOL, "%dx%d: mean / modified std error %.3g", w, h, e);
+            worst = fmax(worst, e);
+        }
+        mad_mask_close(m);
+        free(g);
+        free(f);
+        free(sh);
+        free(r);
+        free(mu);
+        free(sd8);
+        free(sd);
+        free(gmu);
+        free(gsd);
+    }
+    printf("INFO %s/%s: vs the slow implementation: %.2e\n", t->prog, t->case_name, worst);
 }
 
 /* ---- behaviour ------------------------------------------------------------ */
@@ -854,6 +906,7 @@ int main(void)
     test_init(&t, "test_mad");
     test_run(&t, "stats_fast_vs_naive", t_stats_fast_vs_naive);
     test_run(&t, "slow_odd_sizes", t_slow_odd_sizes);
+    test_run(&t, "mask_vs_slow", t_mask_vs_slow);
     test_run(&t, "identical_is_zero", t_identical_is_zero);
     test_run(&t, "flat_pictures", t_flat_pictures);
     test_run(&t, "reference_reuse", t_reference_reuse);
