@@ -94,12 +94,15 @@ struct MpeRc {
     double gop_left;       /* bits left for the current GOP */
     int left_i, left_p;    /* pictures of each type left in it */
 
-    /* quality model per picture type: last (ln q, y) and slope dy/dlnq */
-    int have_last[2];
-    double last_x[2], last_y[2], slope[2];
+    /* quality model per picture type: last (ln q, y) and slope dy/dlnq; a
+     * MAD target keeps B pictures apart (index 2: their curves are far
+     * flatter than P pictures'), the other targets do not */
+    int have_last[3];
+    double last_x[3], last_y[3], slope[3];
 
     /* the current picture */
     int t;                 /* 0 = I, 1 = P */
+    int mt;                /* the quality model's index (see have_last) */
     uint64_t header_bits;
     double budget;         /* bit-rate mode: target bits of the whole picture */
     double vbv_max;        /* VBV: bits the picture may not exceed (underflow) */
@@ -172,6 +175,15 @@ static double psnr_of(const MpeRc *rc, uint64_t sse)
 {
     double mse = (double)sse / rc->samples;
     return mse > 0 ? 10.0 * log10(255.0 * 255.0 / mse) : 100.0;
+}
+
+/* A MAD target: the predicted search that ends within a band (see
+ * metric_next_q).  BLIINDS-II keeps the bracket search: its score is not
+ * monotone in q, and on the 2048x2048 clip ending on the first coding in
+ * the band cost 12 % more bits and more trials than closing the bracket. */
+static int metric_search(const MpeRc *rc)
+{
+    return rc->cfg.mode == MPE_RC_QUALITY && rc->cfg.target_metric == MPE_IQA_MAD;
 }
 
 static int guard_on(const MpeRc *rc)
@@ -462,6 +474,7 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
 {
     rc->t = type == 'I' ? 0 : 1;
     rc->pt = type == 'I' ? 0 : type == 'B' ? 2 : 1;
+    rc->mt = type == 'B' && metric_search(rc) ? 2 : rc->t;
     rc->header_bits = header_bits;
     rc->trials = 0;
     rc->np = 0;
@@ -589,7 +602,7 @@ static int top_step(const MpeRc *rc)
                                                                                       : rc->nl - 1;
 }
 
-/* First guess for the picture. */
+/* First guess for the picture (PSNR and BLIINDS-II targets; see metric_first_q). */
 static int first_q(MpeRc *rc)
 {
     const int t = rc->t;
@@ -606,7 +619,8 @@ static int first_q(MpeRc *rc)
     return k;
 }
 
-/* Next uniform quantiser, strictly between the ok and failing ones when both exist. */
+/* Next uniform quantiser (PSNR, BLIINDS-II and bit targets; see
+ * metric_next_q), strictly between the ok and failing ones when both exist. */
 static int next_q(MpeRc *rc)
 {
     const Trial *a = &rc->bank[rc->cur];
@@ -680,6 +694,155 @@ static int bracket_closed(const MpeRc *rc)
         return 0;
     int qok = rc->bank[rc->ok_bank].q, qfail = rc->bank[rc->fail_bank].q;
     return rc->cfg.mode == MPE_RC_BITRATE ? qok == qfail + 1 : qfail == qok + 1;
+}
+
+/* MAD targets.  Each trial costs a coding of the picture and a score, so
+ * an I or P picture ends on the first ok coding (or mix) within RC_BAND
+ * below its aim instead of always closing a bracket of two ladder steps
+ * and mixing them.  I and P pictures aim RC_REF_MARGIN lower than B
+ * pictures: the B pictures predicted from them pay for what distortion
+ * they carry (aimed at the band's middle like the others, they cost 4-7 %
+ * more bits on pan8).  B pictures end on a mix (or a coding past what a
+ * mix can reach): their bits move 3-5 times as fast as their MAD, and the
+ * mix, which switches the rows that save most bits per unit of distortion
+ * first, beat a uniform coding of the same score by 5-15 %.  The first
+ * coding is predicted from the previous picture of its type (I, P and B
+ * apart: B pictures' curves are far flatter) and the slope its trials
+ * showed; the next from this picture's own secant (the model's slope until
+ * there are two codings, never flatter than a quarter of the default:
+ * scores are noisy), at most a factor 2 in q at a time (4 after two on one
+ * side), halfway to the end of the range across a plateau (a P picture's
+ * score is its reference's at coarse quantisers), and inside a bracket by
+ * interpolation kept off its ends.  A bracket of two adjacent steps (or
+ * narrower than RC_MIX_SPAN in ln q) is closed by a row mix aimed at the
+ * aim; one that misses is shrunk by the secant.  Codings stay on ladder
+ * steps: codings between two steps (rows of both, as fill_planned makes
+ * them) landed in the band more often but cost 1-14 % more bits at equal
+ * score than the mix. */
+#define RC_BAND 0.03
+#define RC_REF_MARGIN 0.05
+#define RC_MIX_SPAN 0.2
+
+/* the coarsest quantiser proper: the last two steps drop the residual, then copy */
+static int metric_top(const MpeRc *rc)
+{
+    return MPE_MAX(rc->nl - 3, 0);
+}
+
+/* What a picture aims at, as a fraction of the target: the band's middle,
+ * and for I and P pictures RC_REF_MARGIN lower still */
+static double metric_aim_frac(const MpeRc *rc)
+{
+    return 1 - 0.5 * RC_BAND - (rc->mt != 2 ? RC_REF_MARGIN : 0);
+}
+
+static double metric_aim(const MpeRc *rc)
+{
+    return model_y(rc, rc->cfg.target * metric_aim_frac(rc));
+}
+
+static int in_band(const MpeRc *rc, const Trial *tr)
+{
+    return tr->ok && tr->metric >= rc->cfg.target * (metric_aim_frac(rc) - 0.5 * RC_BAND);
+}
+
+static double model_slope(const MpeRc *rc, int m)
+{
+    return rc->slope[m] != 0 ? rc->slope[m] : default_slope(rc);
+}
+
+/* Bank b at the ladder step nearest quantiser q, strictly inside the
+ * bracket; above the quantisers proper, dropping the residual, and the
+ * copy only once that is known to meet the target (a copy scores far off
+ * where things move: the coding would be wasted). */
+static void metric_fill(MpeRc *rc, int b, double q)
+{
+    const int top = metric_top(rc);
+    const int qok = rc->ok_bank >= 0 ? rc->bank[rc->ok_bank].q : -1;
+    const int qfail = rc->fail_bank >= 0 ? rc->bank[rc->fail_bank].q : top_step(rc) + 1;
+    int k = rc->nl >= 3 && q > qval(rc, top) * 1.02 ? (qok >= rc->nl - 2 ? top_step(rc) : rc->nl - 2)
+                                                   : clamp_q(rc, fmin(q, qval(rc, top)));
+    if (k <= qok)
+        k = qok + 1;
+    if (k >= qfail)
+        k = qfail - 1;
+    fill_uniform(rc, b, MPE_MAX(k, 0));
+}
+
+static double metric_first_q(const MpeRc *rc)
+{
+    /* a type not seen yet borrows the nearest one's model: B from P, P from I */
+    static const int borrow[3][3] = { { 0, 1, 2 }, { 1, 0, 2 }, { 2, 1, 0 } };
+    for (int i = 0; i < 3; i++) {
+        const int m = borrow[rc->mt][i];
+        if (rc->have_last[m])
+            return exp(rc->last_x[m] + (metric_aim(rc) - rc->last_y[m]) / model_slope(rc, m));
+    }
+    return rc->cfg.qscale;
+}
+
+static int metric_at_limit(const MpeRc *rc)
+{
+    return (rc->ok_bank >= 0 && rc->bank[rc->ok_bank].q == top_step(rc)) ||
+           (rc->ok_bank < 0 && rc->fail_bank >= 0 && rc->bank[rc->fail_bank].q_mean <= qval(rc, 0));
+}
+
+/* The next coding's quantiser; 0: close the bracket with a mix instead. */
+static double metric_next_q(const MpeRc *rc)
+{
+    const Trial *o = rc->ok_bank >= 0 ? &rc->bank[rc->ok_bank] : NULL;
+    const Trial *f = rc->fail_bank >= 0 ? &rc->bank[rc->fail_bank] : NULL;
+    const double aim = metric_aim(rc), xmin = log(qval(rc, 0));
+    double slope = model_slope(rc, rc->mt), x;
+
+    if (o && f) {
+        const double xo = log(o->q_mean), xf = log(f->q_mean), w = xf - xo;
+        const double yo = model_y(rc, o->metric), yf = model_y(rc, f->metric);
+        if (w <= RC_MIX_SPAN || f->q <= o->q + 1)
+            return 0;
+        /* a failing end the guard turned down has no score to aim by */
+        x = yf != yo && !f->guarded ? xo + (aim - yo) * w / (yf - yo) : xo + 0.5 * w;
+        return exp(fmin(fmax(x, xo + 0.2 * w), xf - 0.2 * w));
+    }
+    int flat = 0;
+    if (rc->np >= 2 && rc->px[0] != rc->px[1]) {
+        const double s = (rc->py[1] - rc->py[0]) / (rc->px[1] - rc->px[0]);
+        if (s * default_slope(rc) > 0 && isfinite(s))
+            slope = s;
+        /* two codings on one side that hardly differ: a flat stretch (a P
+         * picture's score is its reference's at coarse quantisers), where
+         * any slope creeps; go halfway to the end of the range */
+        flat = rc->run_len >= 2 && fabs(rc->py[1] - rc->py[0]) < 1e-3;
+    }
+    /* scores are noisy: a secant of two close codings, or a picture's
+     * slope, can come out near flat and throw the next coding far off */
+    if (fabs(slope) < 0.25 * fabs(default_slope(rc)))
+        slope = 0.25 * default_slope(rc);
+    const double reach = log(2.0) * (rc->run_len >= 2 ? 2 : 1);
+    if (o) {
+        const double xo = log(o->q_mean), xtop = log(qval(rc, metric_top(rc)));
+        x = flat ? 0.5 * (xo + xtop) : xo + (aim - model_y(rc, o->metric)) / slope;
+        return exp(fmin(fmax(x, xo + 0.05), flat ? INFINITY : xo + reach));
+    }
+    const double xf = log(f->q_mean);
+    /* the guard turned the coding down: its score says coarser, the guard finer */
+    if (f->guarded || flat)
+        return exp(0.5 * (xmin + xf));
+    x = xf + (aim - model_y(rc, f->metric)) / slope;
+    return exp(fmax(fmin(x, xf - 0.05), fmax(xf - reach, xmin)));
+}
+
+/* A mix that missed the target: how much to shrink its share of switched
+ * rows, by the secant between the ok end and the mix (the share's score
+ * is close to linear in it), within [0.25, 0.9]; halve it where the mix
+ * has no score to aim by (the guard turned it down). */
+static double metric_mix_shrink(const MpeRc *rc)
+{
+    const Trial *m = &rc->bank[rc->mix_bank];
+    const double yo = model_y(rc, rc->bank[rc->ok_bank].metric), ym = model_y(rc, m->metric);
+    if (m->guarded || !(ym - yo > 0))
+        return 0.5;
+    return fmin(fmax((metric_aim(rc) - yo) / (ym - yo), 0.25), 0.9);
 }
 
 /* Cannot move further: the best quantiser is at the end of the range. */
@@ -841,6 +1004,8 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
     if (rc->cur < 0) {   /* first trial */
         if (rc->cfg.mode == MPE_RC_BITRATE)
             fill_planned(rc, 0, rc->plan);
+        else if (metric_search(rc))
+            metric_fill(rc, 0, metric_first_q(rc));
         else
             fill_uniform(rc, 0, first_q(rc));
         rc->cur = 0;
@@ -913,7 +1078,7 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
             finish(rc, step, rc->mix_bank);
             return;
         }
-        rc->mix_frac *= 0.5;
+        rc->mix_frac *= metric_search(rc) ? metric_mix_shrink(rc) : 0.5;
         if (!metric_needed || rc->trials >= rc->cfg.max_trials || rc->mix_frac < 0.05) {
             finish(rc, step, closest_bank(rc));
             return;
@@ -922,9 +1087,30 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
     }
     /* searching; the first picture of a type has no model yet and may try
      * two more quantisers */
+    if (metric_search(rc)) {
+        double q;
+        if (rc->mt != 2 && in_band(rc, &rc->bank[rc->cur])) {
+            finish(rc, step, rc->cur);
+            return;
+        }
+        if (rc->trials >= rc->cfg.max_trials + (rc->have_last[rc->mt] ? 0 : 2) ||
+            metric_at_limit(rc)) {
+            finish(rc, step, closest_bank(rc));
+            return;
+        }
+        if ((q = metric_next_q(rc)) == 0)
+            goto start_mix;
+        const int b = free_bank(rc);
+        metric_fill(rc, b, q);
+        rc->cur = b;
+        rc->trials++;
+        *step = (MpeRcStep){ .action = MPE_RC_CODE, .bank = b, .row_q = rc->bank[b].row_q,
+                             .need_metric = 1 };
+        return;
+    }
     if (bracket_closed(rc))
         goto start_mix;
-    if (rc->trials >= rc->cfg.max_trials + (rc->have_last[rc->t] ? 0 : 2) || at_limit(rc)) {
+    if (rc->trials >= rc->cfg.max_trials + (rc->have_last[rc->mt] ? 0 : 2) || at_limit(rc)) {
         /* out of trials with the target between two codings: a mix of them
          * still beats the ok one, and costs nothing where it is exact */
         if (!metric_needed && rc->ok_bank >= 0 && rc->fail_bank >= 0)
@@ -944,8 +1130,12 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
 start_mix:
     if (metric_needed) {
         const Trial *o = &rc->bank[rc->ok_bank], *f = &rc->bank[rc->fail_bank];
-        double span = model_y(rc, f->metric) - model_y(rc, o->metric);
-        rc->mix_frac = span != 0 ? (model_y(rc, rc->cfg.target) - model_y(rc, o->metric)) / span : 0;
+        const double yo = model_y(rc, o->metric), span = model_y(rc, f->metric) - yo;
+        /* an ok end already past the band's middle (a B picture's coding
+         * in the band) still gains from switching rows halfway on */
+        const double aim = !metric_search(rc) ? model_y(rc, rc->cfg.target)
+                           : fmax(metric_aim(rc), 0.5 * (yo + model_y(rc, rc->cfg.target)));
+        rc->mix_frac = span != 0 ? (aim - yo) / span : 0;
         rc->mix_frac = fmin(fmax(rc->mix_frac, 0), 1);
         /* the failing coding met the metric and only some rows failed the
          * guard: try every row that passes it (plan_mix keeps the others) */
@@ -1081,18 +1271,24 @@ int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
             rc->left_p--;
     }
     if (rc->cfg.mode == MPE_RC_QUALITY && tr->q_mean > 0) {
-        /* slope from this picture's extreme trials, if two uniform ones exist */
+        /* slope from this picture's extreme trials, if two exist (uniform
+         * ones, or for a metric target any two codings: the last two when
+         * they are on one side) */
         const Trial *o = rc->ok_bank >= 0 ? &rc->bank[rc->ok_bank] : NULL;
         const Trial *f = rc->fail_bank >= 0 ? &rc->bank[rc->fail_bank] : NULL;
-        if (o && f && o->q != f->q && !f->guarded) {
-            double s = (model_y(rc, f->metric) - model_y(rc, o->metric)) /
-                       (log(qval(rc, f->q)) - log(qval(rc, o->q)));
-            if (s * default_slope(rc) > 0 && isfinite(s))
-                rc->slope[t] = s;
-        }
-        rc->have_last[t] = 1;
-        rc->last_x[t] = log(tr->q_mean);
-        rc->last_y[t] = model_y(rc, tr->metric);
+        const int mt = rc->mt;
+        double s = 0;
+        if (o && f && o->q_mean != f->q_mean && !f->guarded)
+            s = (model_y(rc, f->metric) - model_y(rc, o->metric)) /
+                (log(f->q_mean) - log(o->q_mean));
+        else if (metric_search(rc) && !(o && f) && rc->np >= 2 && rc->px[0] != rc->px[1] &&
+                 !rc->bank[rc->cur].guarded)
+            s = (rc->py[1] - rc->py[0]) / (rc->px[1] - rc->px[0]);
+        if (s * default_slope(rc) > 0 && isfinite(s))
+            rc->slope[mt] = s;
+        rc->have_last[mt] = 1;
+        rc->last_x[mt] = log(tr->q_mean);
+        rc->last_y[mt] = model_y(rc, tr->metric);
     }
     return underflow ? -1 : broke_contract ? -2 : over_cap ? 1 : 0;
 }
