@@ -669,7 +669,9 @@ int main(int argc, char **argv)
     mpe_param_default(&cli.param);
     if ((ret = parse_args(&cli, argc, argv)) >= 0 || (ret = check_cli(&cli, &log)) >= 0)
         return ret;
-    mpe_summary_init(&rs.summary, mpe_param_target(&cli.param, &target), target);
+    /* the metric first: an argument list's order of evaluation is unspecified */
+    const unsigned target_metric = mpe_param_target(&cli.param, &target);
+    mpe_summary_init(&rs.summary, target_metric, target);
 
     t0 = mpe_time_ms();
     if (mpe_input_open(&in, cli.input, cli.param.start_number, &err) < 0) {

@@ -784,7 +784,9 @@ int main(int argc, char **argv)
     if (j.rank == 0) {
         double target;
         int ok;
-        mpe_summary_init(&j.rs.summary, mpe_param_target(&j.cli.param, &target), target);
+        /* the metric first: an argument list's order of evaluation is unspecified */
+        const unsigned target_metric = mpe_param_target(&j.cli.param, &target);
+        mpe_summary_init(&j.rs.summary, target_metric, target);
         mpe_summary_set_size(&j.rs.summary, j.info.width, j.info.height);
         if (j.cli.log && mpe_qlog_open_file(&j.rs.qlog, outputs[OUT_LOG].f, j.cli.log, &err) < 0) {
             fprintf(stderr, "mpegenc: %s\n", err.msg);

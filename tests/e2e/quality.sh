@@ -98,9 +98,13 @@ check log_survives_kill "killed run left $rows complete records" [ "$rows" -gt 0
 # quantiser with the same worst frame
 target_psnr_case() { # name clip
     local name=$1 clip=$2
-    if ! "$MPEGENC" -y --quiet -i "$clip" -o "$TMP/$name.m2v" --target-psnr 40 --log "$TMP/$name.csv" 2>"$TMP/err"; then
+    if ! "$MPEGENC" -y --stats -i "$clip" -o "$TMP/$name.m2v" --target-psnr 40 --log "$TMP/$name.csv" 2>"$TMP/err"; then
         fail "${name}_target_psnr" "encode failed: $(cat "$TMP/err")"; return
     fi
+    # the summary names the target it checked (it once printed 0.00: an
+    # argument read before the call that sets it)
+    check "${name}_target_psnr_summary" "$(grep target "$TMP/err")" \
+        grep -q "target PSNR Y >= 40.00 dB: met on all" "$TMP/err"
     local out
     out=$(py_log "$TMP/$name.csv" '"%d %.3f %.3f" % (sum(1 for r in rows if not 40 <= num(r, "psnr_y_db") <= 41), min(num(r, "psnr_y_db") for r in rows), max(num(r, "psnr_y_db") for r in rows))')
     check "${name}_target_psnr_40_41" "frames outside [40,41], min, max: $out" [ "${out%% *}" = 0 ]
