@@ -18,10 +18,11 @@ if ! have ffmpeg || ! have python3; then skip all "ffmpeg/python3 not installed"
 N=14
 make_y4m "$TMP/clip.y4m" 176x144 $N
 aq_case() { # NAME EXT ARGS...
-    local name=$1 ext=$2 out="$TMP/$1" d p n; shift 2
-    if ! "$MPEGENC" -y --quiet --gop 6 --threads 1 --aq-strength 1 --log "$out.csv" "$@" \
-        -i "$TMP/clip.y4m" -o "$out.$ext" --recon "$out.y4m" 2>"$TMP/err"; then
-        fail "$name" "exit $?: $(cat "$TMP/err")"; return
+    local name=$1 ext=$2 out="$TMP/$1" d p n rc=0; shift 2
+    "$MPEGENC" -y --quiet --gop 6 --threads 1 --aq-strength 1 --log "$out.csv" "$@" \
+        -i "$TMP/clip.y4m" -o "$out.$ext" --recon "$out.y4m" 2>"$TMP/err" || rc=$?
+    if [ $rc != 0 ]; then
+        fail "$name" "exit $rc: $(cat "$TMP/err")"; return
     fi
     if d=$(ffmpeg_clean_decode "$out.$ext" </dev/null); then pass "${name}_ffmpeg_clean"; else fail "${name}_ffmpeg_clean" "$d"; fi
     if have mpeg2dec; then
