@@ -87,7 +87,15 @@ big="$TMP/big.y4m"
 make_y4m "$big" 704x576 200
 "$MPEGENC" -y --quiet -i "$big" -o "$TMP/k.m2v" --threads 1 --dsp c --log "$TMP/k.csv" &
 pid=$!
-sleep 1.5
+# killed once the log holds a record or two (at most 60 s), not after a
+# fixed time: under load 1.5 s was sometimes not enough for a first record
+klog=""
+for _ in $(seq 600); do
+    klog=$(ls "$TMP"/k.csv.tmp-* 2>/dev/null | head -n 1)
+    [ -n "$klog" ] && [ "$(wc -l <"$klog")" -ge 3 ] && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+done
 kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
 klog=$(ls "$TMP"/k.csv.tmp-* 2>/dev/null | head -n 1)
 [ -n "$klog" ] && cp "$klog" "$TMP/k_partial.csv"
