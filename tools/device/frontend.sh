@@ -13,12 +13,8 @@ D=${1:-devrun}
 shift || true
 BACKENDS=${*:-cuda opencl}
 O=${OUT:-/tmp}
-export LD_LIBRARY_PATH="$PWD/$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 nvidia-smi -L
-# register NVIDIA's OpenCL driver with the ICD loader if the image does not
-lib=$(ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 2>/dev/null | head -1)
-[ -n "$lib" ] || lib=$(find /usr /opt -name 'libnvidia-opencl.so*' 2>/dev/null | head -1)
-if [ -n "$lib" ]; then mkdir -p /tmp/icd; echo "$lib" > /tmp/icd/nvidia.icd; export OCL_ICD_VENDORS=/tmp/icd; fi
 "$D/bin/mpegenc" --list-backends
 if [ -f "$D/obj/frontend_cuda.cu.o" ] && command -v cuobjdump >/dev/null; then
     cuobjdump --dump-sass "$D/obj/frontend_cuda.cu.o" > "$O/sass.txt" 2>&1

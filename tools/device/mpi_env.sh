@@ -2,7 +2,7 @@
 # its mpegenc): the libraries, Open MPI (the machine's, else the one
 # `mpi.sh --stage` copied into $D/mpi), the mpirun command line as MPIRUN,
 # an ffmpeg as FF (empty if none), and pingpong_clip.
-export LD_LIBRARY_PATH="$PWD/$D/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 if ! command -v mpirun >/dev/null && [ -x "$D/mpi/usr/bin/mpirun" ]; then
     export OPAL_PREFIX="$PWD/$D/mpi/usr"
     export PATH="$OPAL_PREFIX/bin:$PATH"

@@ -13,9 +13,7 @@
 set -u
 D=${1:-devrun}
 O=${OUT:-/tmp}
-export LD_LIBRARY_PATH="$PWD/$D/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-lib=$(ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 2>/dev/null | head -1)
-if [ -n "$lib" ]; then mkdir -p /tmp/icd; echo "$lib" > /tmp/icd/nvidia.icd; export OCL_ICD_VENDORS=/tmp/icd; fi
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 E="$D/bin/mpegenc"
 GPUS=${GPUS:-cuda opencl}
 BINS="$E"
