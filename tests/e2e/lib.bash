@@ -83,6 +83,20 @@ ffmpeg_clean_decode() {
     [ -z "$log" ] || { echo "ffmpeg warned: $log"; return 1; }
 }
 
+# check_decodes NAME STREAM PICTURES RECON: ffmpeg decodes STREAM strictly,
+# libmpeg2 parses PICTURES pictures of it, and the encoder's --recon RECON
+# equals ffmpeg's decode (>= 50 dB; decoded with -fps_mode passthrough, as
+# ffmpeg repeats a frame of an MPEG-1 stream with B pictures otherwise)
+check_decodes() {
+    local name=$1 s=$2 n=$3 rec=$4 got d
+    if d=$(ffmpeg_clean_decode "$s"); then pass "$name/ffmpeg-clean"; else fail "$name/ffmpeg-clean" "$d"; fi
+    got=$(mpeg2dec_pictures "$s")
+    check "$name/libmpeg2-pictures" "libmpeg2 parsed $got pictures, expected $n" [ "$got" = "$n" ]
+    ffmpeg -v error -y -i "$s" -fps_mode passthrough -f yuv4mpegpipe "$s.dec.y4m"
+    got=$(psnr_y "$rec" "$s.dec.y4m")
+    check "$name/recon-is-decode" "--recon vs ffmpeg's decode: $got dB" ge "$got" 50
+}
+
 # ge A B: A >= B for decimal numbers ("inf" counts as large)
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "inf") exit 0; exit !(a + 0 >= b + 0) }'; }
 gt() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "inf") exit 0; exit !(a + 0 > b + 0) }'; }
