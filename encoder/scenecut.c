@@ -36,12 +36,13 @@ static int block_sum(const MpeFrame *f, int x, int y)
     return sum;
 }
 
-/* Block row by's block sums, by level (sum / 16), into level[]. */
-static void count_row(const MpeFrame *f, int by, int bw, uint32_t level[256])
+/* Block row by's block sums, by level (sum / 16), into level[]; simd 0:
+ * block_sum alone (the C reference). */
+static void count_row(const MpeFrame *f, int by, int bw, uint32_t level[256], int simd)
 {
     int bx = 0;
 #if defined(__SSE2__)
-    if (f->format == MPE_FRAME_YUV420) {
+    if (simd && f->format == MPE_FRAME_YUV420) {
         /* two blocks at a time: rows 0, 2, 4, 6 with their odd samples
          * masked off, summed by psadbw into one sum per block: block_sum's
          * sums exactly, in a third of the front end's time for this count */
@@ -57,9 +58,27 @@ static void count_row(const MpeFrame *f, int by, int bw, uint32_t level[256])
             level[_mm_cvtsi128_si32(_mm_unpackhi_epi64(acc, acc)) / 16]++;
         }
     }
+#else
+    (void)simd;
 #endif
     for (; bx < bw; bx++)
         level[block_sum(f, 8 * bx, 8 * by) / 16]++;
+}
+
+static void count_levels(const MpeFrame *f, uint32_t level[256], int simd)
+{
+    for (int by = 0; by < f->height / 8; by++)
+        count_row(f, by, f->width / 8, level, simd);
+}
+
+void mpe_scenecut_levels_c(const MpeFrame *f, uint32_t level[256])
+{
+    count_levels(f, level, 0);
+}
+
+void mpe_scenecut_levels(const MpeFrame *f, uint32_t level[256])
+{
+    count_levels(f, level, 1);
 }
 
 /* The block means' histogram, in bins of the frame's own standard score
@@ -76,8 +95,7 @@ double mpe_scenecut_score(MpeSceneCut *sc, int n, const MpeFrame *f)
     const int bw = f->width / 8, bh = f->height / 8;
     uint64_t s1 = 0, s2 = 0;
 
-    for (int by = 0; by < bh; by++)
-        count_row(f, by, bw, level);
+    mpe_scenecut_levels(f, level);
     sc->blocks = bw * bh;
     for (int v = 0; v < 256; v++) {
         s1 += (uint64_t)v * level[v];

@@ -33,4 +33,11 @@ void mpe_scenecut_init(MpeSceneCut *sc);
  * last frame taken. */
 double mpe_scenecut_score(MpeSceneCut *sc, int n, const MpeFrame *f);
 
+/* The histogram the score starts from: every whole 8x8 block of f counted
+ * at its level, the sum of 16 of its luma samples / 16, into level[256]
+ * (added to).  _c is the plain C reference; the other is what the score
+ * uses (SSE2 for YUV frames where built), bit for bit the same. */
+void mpe_scenecut_levels_c(const MpeFrame *f, uint32_t level[256]);
+void mpe_scenecut_levels(const MpeFrame *f, uint32_t level[256]);
+
 #endif

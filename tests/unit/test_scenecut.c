@@ -89,10 +89,45 @@ static void test_recorded_scores(TestCtx *t)
     }
 }
 
+/* The count the score uses (SSE2 for YUV) against the C reference, on
+ * random frames of odd sizes and strides (blocks left over beside the two
+ * at a time, rows wider than the frame) and on extreme samples (all 255:
+ * every block at level 255). */
+static void test_levels_vs_c(TestCtx *t)
+{
+    TestRng rng = { 0x1E7E15ULL };
+    for (int k = 0; k < 40; k++) {
+        const MpeFrameFormat fmt = k % 4 == 3 ? MPE_FRAME_RGB24 : MPE_FRAME_YUV420;
+        const int w = 8 + (int)(test_rand(&rng) % 300), h = 8 + (int)(test_rand(&rng) % 120);
+        MpeFrame f;
+        if (mpe_frame_alloc(&f, fmt, w, h) < 0) {
+            CHECK(t, 0, "out of memory");
+            return;
+        }
+        const int planes = fmt == MPE_FRAME_RGB24 ? 1 : 3;
+        for (int c = 0; c < planes; c++)
+            for (int y = 0; y < (c ? (h + 1) / 2 : h); y++)
+                for (int x = 0; x < f.stride[c]; x++)
+                    f.data[c][y * f.stride[c] + x] = k == 0 ? 255 : (uint8_t)test_rand(&rng);
+        uint32_t want[256] = { 0 }, got[256] = { 0 };
+        mpe_scenecut_levels_c(&f, want);
+        mpe_scenecut_levels(&f, got);
+        mpe_frame_free(&f);
+        int bad = -1;
+        for (int v = 0; v < 256 && bad < 0; v++)
+            bad = want[v] != got[v] ? v : -1;
+        CHECK(t, bad < 0, "%s %dx%d: level %d counted %u times, C reference %u", planes == 1 ? "rgb" : "yuv",
+              w, h, bad, bad < 0 ? 0 : got[bad], bad < 0 ? 0 : want[bad]);
+        if (k == 0)
+            CHECK(t, want[255] == (uint32_t)((w / 8) * (h / 8)), "all-255 frame: %u blocks at 255", want[255]);
+    }
+}
+
 int main(void)
 {
     TestCtx t;
     test_init(&t, "scenecut");
     test_run(&t, "recorded-scores", test_recorded_scores);
+    test_run(&t, "levels-vs-c", test_levels_vs_c);
     return test_finish(&t);
 }
