@@ -44,14 +44,13 @@ void mpe_frame_free(MpeFrame *f)
     memset(f, 0, sizeof(*f));
 }
 
-int mpe_picture_alloc(MpePicture *pic, int width, int height)
+size_t mpe_picture_layout(MpePicture *pic, int width, int height, uint8_t *buf)
 {
     size_t off[3], total = 0;
-    uint8_t *buf;
 
     memset(pic, 0, sizeof(*pic));
     if (width <= 0 || height <= 0)
-        return -EINVAL;
+        return 0;
     pic->width = width;
     pic->height = height;
     pic->mb_width = (width + 15) / 16;
@@ -64,12 +63,22 @@ int mpe_picture_alloc(MpePicture *pic, int width, int height)
         off[c] = total;
         total += (size_t)pic->stride[c] * pic->plane_h[c];
     }
-    /* 64-byte alignment keeps rows friendly to SIMD and DMA later on. */
-    buf = aligned_alloc(64, ALIGN_UP(total, 64));
-    if (!buf)
-        return -ENOMEM;
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; buf && c < 3; c++)
         pic->plane[c] = buf + off[c];
+    return ALIGN_UP(total, 64);
+}
+
+int mpe_picture_alloc(MpePicture *pic, int width, int height)
+{
+    const size_t size = mpe_picture_layout(pic, width, height, NULL);
+    uint8_t *buf;
+
+    if (!size)
+        return -EINVAL;
+    /* 64-byte alignment keeps rows friendly to SIMD and DMA later on. */
+    if (!(buf = aligned_alloc(64, size)))
+        return -ENOMEM;
+    mpe_picture_layout(pic, width, height, buf);
     pic->alloc = buf;
     return 0;
 }
@@ -100,6 +109,14 @@ void mpe_picture_from_yuv(MpePicture *pic, const MpeFrame *src)
                    src->data[c] + (size_t)y * src->stride[c], (size_t)w);
         pad_plane(pic->plane[c], pic->stride[c], w, h, pic->plane_w[c], pic->plane_h[c]);
     }
+}
+
+void mpe_picture_copy(MpePicture *dst, const MpePicture *src)
+{
+    for (int c = 0; c < 3; c++)
+        for (int y = 0; y < src->plane_h[c]; y++)
+            memcpy(dst->plane[c] + (ptrdiff_t)y * dst->stride[c], src->plane[c] + (ptrdiff_t)y * src->stride[c],
+                   (size_t)src->plane_w[c]);
 }
 
 uint64_t mpe_plane_sse(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w, int h)

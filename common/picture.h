@@ -37,11 +37,17 @@ typedef struct MpePicture {
     void *alloc;
 } MpePicture;
 
+/* The picture's geometry (planes padded to whole macroblocks, strides a
+ * multiple of 32) with its planes in buf (64-aligned, or NULL: none yet);
+ * returns the bytes buf needs, 0 for a bad size.  pic->alloc stays NULL. */
+size_t mpe_picture_layout(MpePicture *pic, int width, int height, uint8_t *buf);
 int mpe_picture_alloc(MpePicture *pic, int width, int height);
 void mpe_picture_free(MpePicture *pic);
 /* Copy a YUV 4:2:0 frame into the picture and fill the padding by edge
  * replication. */
 void mpe_picture_from_yuv(MpePicture *pic, const MpeFrame *src);
+/* Copy src's padded planes into dst (the same size, any strides). */
+void mpe_picture_copy(MpePicture *dst, const MpePicture *src);
 
 /* Sum of squared differences of two w x h 8-bit planes (w <= 4095): the
  * C version of PSNR's sums (iqa/) and of the DSP table's sse (dsp/, which

@@ -534,10 +534,8 @@ static int cpu_download(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *m
     const MpePicture *src = &ctx->pic[slot];
 
     (void)err;
-    for (int c = 0; pic && c < 3; c++)
-        for (int y = 0; y < src->plane_h[c]; y++)
-            memcpy(pic->plane[c] + (ptrdiff_t)y * pic->stride[c],
-                   src->plane[c] + (ptrdiff_t)y * src->stride[c], (size_t)src->plane_w[c]);
+    if (pic)
+        mpe_picture_copy(pic, src);
     if (mv)
         memcpy(mv, ctx->mv[slot], (size_t)src->mb_width * src->mb_height * sizeof(*mv));
     return 0;

@@ -423,22 +423,9 @@ static int cuda_alloc_slot(GpuContext *g, int slot, MpeError *err)
            "cudaHostAlloc(input)");
     CU_TRY(cudaHostAlloc((void **)&s->h_out, geo->plane_off[3] + geo->mv_size, cudaHostAllocDefault),
            "cudaHostAlloc(output)");
-    MpePicture *hp = &s->host_pic;
-    size_t off[3], total = 0;
-    hp->width = geo->width;
-    hp->height = geo->height;
-    hp->mb_width = geo->mb_w;
-    hp->mb_height = geo->mb_h;
-    for (int c = 0; c < 3; c++) {
-        hp->plane_w[c] = geo->plane_w[c];
-        hp->plane_h[c] = geo->plane_h[c];
-        hp->stride[c] = (geo->plane_w[c] + 31) & ~31;   /* as mpe_picture_alloc's */
-        off[c] = total;
-        total += (size_t)hp->stride[c] * hp->plane_h[c];
-    }
-    CU_TRY(cudaHostAlloc((void **)&s->h_yuv, total, cudaHostAllocDefault), "cudaHostAlloc(yuv)");
-    for (int c = 0; c < 3; c++)
-        hp->plane[c] = s->h_yuv + off[c];
+    const size_t yuv_size = mpe_picture_layout(&s->host_pic, geo->width, geo->height, NULL);
+    CU_TRY(cudaHostAlloc((void **)&s->h_yuv, yuv_size, cudaHostAllocDefault), "cudaHostAlloc(yuv)");
+    mpe_picture_layout(&s->host_pic, geo->width, geo->height, s->h_yuv);
     cudaEvent_t *timed[] = { &s->ev_start, &s->ev_uploaded, &s->ev_converted, &s->ev_planes_out,
                              &s->ev_search0, &s->ev_search1, &s->ev_mv_out };
     for (size_t k = 0; k < sizeof(timed) / sizeof(timed[0]); k++)
@@ -613,11 +600,8 @@ static int cuda_download(GpuContext *g, int slot, MpePicture *pic, GpuMotion *mv
 {
     const CudaSlot *s = &g->slot[slot];
     (void)err;
-    if (pic && !s->converted_on_device) {
-        for (int c = 0; c < 3; c++)
-            for (int y = 0; y < s->host_pic.plane_h[c]; y++)
-                memcpy(pic->plane[c] + (size_t)y * pic->stride[c],
-                       s->host_pic.plane[c] + (size_t)y * s->host_pic.stride[c], (size_t)s->host_pic.plane_w[c]);
+    if (pic && !s->converted_on_device) {   /* a YUV frame: on the host already */
+        mpe_picture_copy(pic, &s->host_pic);
         pic = NULL;
     }
     gpu_unpack_readback(pic, mv, s->h_out, g->geo);
