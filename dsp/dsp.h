@@ -4,7 +4,9 @@
  *   entry              C reference            FAST_C           SSE2    AVX2
  *   fdct, idct         mpe_[fi]dct_c          _fast_c          -       _avx2
  *   quant_intra/inter  mpe_quant_*_ref        _fast            -       _avx2
- *   predict, intra_activity, get/diff/put/add_pixels   _c      -       _sse2   -
+ *   predict, pred_sad, intra_activity,
+ *   get/diff/put/add_pixels   _c                      -                _sse2   -
+ *   hpel_sads          mpe_hpel_sads_c        -                -       _avx2
  *   sse                mpe_plane_sse          -                -       _avx2
  *   write_intra/inter_block  bs_write_*_block _fast            -       -
  * Every variant gives output identical to its reference
@@ -27,6 +29,8 @@ typedef struct MpeDsp {
     MpeDctFn fdct, idct;                 /* dsp/dct.h */
     MpeQuantFn quant_intra, quant_inter; /* dsp/quant.h */
     MpePredictFn predict;                /* dsp/pred.h */
+    MpePredSadFn pred_sad;
+    MpeHpelSadsFn hpel_sads;
     MpeActivityFn intra_activity;
     MpeGetPixelsFn get_pixels;
     MpeDiffPixelsFn diff_pixels;

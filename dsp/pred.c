@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "common/cpu.h"
+#include "dsp/sad.h"
 #ifdef MPE_ARCH_X86
 #include <immintrin.h>
 #endif
@@ -32,6 +33,24 @@ void mpe_predict_c(uint8_t *dst, ptrdiff_t dstride, const uint8_t *ref, ptrdiff_
                 dst[x] = s[x];
         }
     }
+}
+
+uint32_t mpe_pred_sad_c(const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref, ptrdiff_t rstride,
+                        int px, int py)
+{
+    uint8_t pred[256];
+    mpe_predict_c(pred, 16, ref, rstride, px, py, 16, 16);
+    return mpe_sad16_c(src, sstride, pred, 16);
+}
+
+void mpe_hpel_sads_c(uint32_t sad[9], const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref,
+                     ptrdiff_t rstride)
+{
+    /* ref's position is (1, 1) of the plane starting one row and one
+     * column before it, so the offsets reach -1 */
+    for (int i = 0; i < 9; i++)
+        sad[i] = mpe_pred_sad_c(src, sstride, ref - rstride - 1, rstride, 2 + i % 3 - 1,
+                                2 + i / 3 - 1);
 }
 
 uint32_t mpe_intra_activity_c(const uint8_t *p, ptrdiff_t stride)
@@ -159,35 +178,73 @@ SSE2 static inline __m128i avg4_hi(__m128i a, __m128i b, __m128i c, __m128i d)
     return _mm_srli_epi16(_mm_add_epi16(s, _mm_set1_epi16(2)), 2);
 }
 
-SSE2 static void predict16_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *s, ptrdiff_t rstride,
-                           int hx, int hy, int bh)
+/* One predicted row of 16: stored at *dst, or, where dst is NULL, its SAD
+ * against the source row at *src added to acc (pred_sad). */
+SSE2 static inline __m128i emit16(__m128i row, uint8_t **dst, ptrdiff_t dstride,
+                                  const uint8_t **src, ptrdiff_t sstride, __m128i acc)
 {
+    if (*dst) {
+        _mm_storeu_si128((__m128i *)*dst, row);
+        *dst += dstride;
+        return acc;
+    }
+    acc = _mm_add_epi64(acc, _mm_sad_epu8(row, _mm_loadu_si128((const __m128i *)*src)));
+    *src += sstride;
+    return acc;
+}
+
+/* predict16 (dst) or pred_sad (dst NULL: the SAD against src, returned in
+ * acc's two halves); inlined into each with dst constant. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+SSE2 static inline __m128i predict16_rows(uint8_t *dst, ptrdiff_t dstride, const uint8_t *s,
+                                          ptrdiff_t rstride, int hx, int hy, int bh,
+                                          const uint8_t *src, ptrdiff_t sstride)
+{
+    __m128i acc = _mm_setzero_si128();
     if (!hx && !hy) {
-        for (int y = 0; y < bh; y++, s += rstride, dst += dstride)
-            _mm_storeu_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)s));
+        for (int y = 0; y < bh; y++, s += rstride)
+            acc = emit16(_mm_loadu_si128((const __m128i *)s), &dst, dstride, &src, sstride, acc);
     } else if (!hy) {
-        for (int y = 0; y < bh; y++, s += rstride, dst += dstride)
-            _mm_storeu_si128((__m128i *)dst, _mm_avg_epu8(_mm_loadu_si128((const __m128i *)s),
-                                                          _mm_loadu_si128((const __m128i *)(s + 1))));
+        for (int y = 0; y < bh; y++, s += rstride)
+            acc = emit16(_mm_avg_epu8(_mm_loadu_si128((const __m128i *)s),
+                                      _mm_loadu_si128((const __m128i *)(s + 1))),
+                         &dst, dstride, &src, sstride, acc);
     } else if (!hx) {
         __m128i a = _mm_loadu_si128((const __m128i *)s);
-        for (int y = 0; y < bh; y++, s += rstride, dst += dstride) {
+        for (int y = 0; y < bh; y++, s += rstride) {
             __m128i b = _mm_loadu_si128((const __m128i *)(s + rstride));
-            _mm_storeu_si128((__m128i *)dst, _mm_avg_epu8(a, b));
+            acc = emit16(_mm_avg_epu8(a, b), &dst, dstride, &src, sstride, acc);
             a = b;
         }
     } else {
         __m128i a = _mm_loadu_si128((const __m128i *)s);
         __m128i b = _mm_loadu_si128((const __m128i *)(s + 1));
-        for (int y = 0; y < bh; y++, s += rstride, dst += dstride) {
+        for (int y = 0; y < bh; y++, s += rstride) {
             __m128i c = _mm_loadu_si128((const __m128i *)(s + rstride));
             __m128i d = _mm_loadu_si128((const __m128i *)(s + rstride + 1));
-            _mm_storeu_si128((__m128i *)dst,
-                             _mm_packus_epi16(avg4_lo(a, b, c, d), avg4_hi(a, b, c, d)));
+            acc = emit16(_mm_packus_epi16(avg4_lo(a, b, c, d), avg4_hi(a, b, c, d)), &dst, dstride,
+                         &src, sstride, acc);
             a = c;
             b = d;
         }
     }
+    return acc;
+}
+
+SSE2 static void predict16_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *s, ptrdiff_t rstride,
+                           int hx, int hy, int bh)
+{
+    predict16_rows(dst, dstride, s, rstride, hx, hy, bh, NULL, 0);
+}
+
+SSE2 uint32_t mpe_pred_sad_sse2(const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref,
+                                ptrdiff_t rstride, int px, int py)
+{
+    const __m128i acc = predict16_rows(NULL, 0, ref + (py >> 1) * rstride + (px >> 1), rstride,
+                                       px & 1, py & 1, 16, src, sstride);
+    return (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)));
 }
 
 SSE2 static inline __m128i load8(const uint8_t *p)
@@ -242,6 +299,89 @@ SSE2 uint32_t mpe_intra_activity_sse2(const uint8_t *p, ptrdiff_t stride)
 }
 
 #define AVX2 __attribute__((target("avx2")))
+
+/* The four diagonal averages of a row pair, (a + b + c + d + 2) >> 2 from
+ * the horizontal pair sums l (columns x-1, x) and r (x, x+1) of two rows,
+ * packed as psadbw wants them against src_pairs: per 128-bit lane the left
+ * diagonal's 8 samples, then the right one's. */
+AVX2 static inline __m256i diag_pair(__m256i l0, __m256i l1, __m256i r0, __m256i r1)
+{
+    const __m256i two = _mm256_set1_epi16(2);
+    const __m256i dl = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(l0, l1), two), 2);
+    const __m256i dr = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(r0, r1), two), 2);
+    return _mm256_packus_epi16(dl, dr);
+}
+
+/* Rows -1 .. 16 of columns -1 .. 16 once each: per row the three column
+ * offsets A (x-1), B (x), C (x+1), the pair sums A+B and B+C in 16-bit
+ * lanes (the diagonals' halves, shared by the row above and below), and the
+ * vertical average of B with the row below (the (0,+1) candidate here, the
+ * (0,-1) one on the next row). */
+AVX2 void mpe_hpel_sads_avx2(uint32_t sad[9], const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref,
+                             ptrdiff_t rstride)
+{
+    const uint8_t *r = ref - rstride;
+    __m128i a0 = _mm_loadu_si128((const __m128i *)(r - 1));
+    __m128i b0 = _mm_loadu_si128((const __m128i *)r);
+    __m256i b16 = _mm256_cvtepu8_epi16(b0);
+    __m256i l0 = _mm256_add_epi16(_mm256_cvtepu8_epi16(a0), b16);
+    __m128i c0 = _mm_loadu_si128((const __m128i *)(r + 1));
+    __m256i r0 = _mm256_add_epi16(b16, _mm256_cvtepu8_epi16(c0));
+    __m128i vprev = b0;
+    __m256i dprev = _mm256_setzero_si256();
+    __m256i acc_up = _mm256_setzero_si256(), acc_down = acc_up, acc_h = acc_up, acc_v = acc_up;
+    __m128i acc_c = _mm_setzero_si128();
+
+    /* y = -1 only primes the row above row 0 */
+    for (int y = -1; y < 16; y++, r += rstride) {
+        const uint8_t *n = r + rstride;   /* row y + 1 */
+        const __m128i a1 = _mm_loadu_si128((const __m128i *)(n - 1));
+        const __m128i b1 = _mm_loadu_si128((const __m128i *)n);
+        const __m128i c1 = _mm_loadu_si128((const __m128i *)(n + 1));
+        const __m256i b1w = _mm256_cvtepu8_epi16(b1);
+        const __m256i l1 = _mm256_add_epi16(_mm256_cvtepu8_epi16(a1), b1w);
+        const __m256i r1 = _mm256_add_epi16(b1w, _mm256_cvtepu8_epi16(c1));
+        const __m256i dcur = diag_pair(l0, l1, r0, r1);
+        const __m128i vcur = _mm_avg_epu8(b0, b1);
+        if (y >= 0) {
+            const __m128i s = _mm_loadu_si128((const __m128i *)(src + y * sstride));
+            const __m256i s2 = _mm256_broadcastsi128_si256(s);
+            const __m256i pairs = _mm256_permute4x64_epi64(_mm256_castsi128_si256(s), 0x50);
+            acc_up = _mm256_add_epi64(acc_up, _mm256_sad_epu8(dprev, pairs));
+            acc_down = _mm256_add_epi64(acc_down, _mm256_sad_epu8(dcur, pairs));
+            acc_h = _mm256_add_epi64(
+                acc_h, _mm256_sad_epu8(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_avg_epu8(a0, b0)),
+                                                               _mm_avg_epu8(b0, c0), 1),
+                                       s2));
+            acc_v = _mm256_add_epi64(
+                acc_v, _mm256_sad_epu8(_mm256_inserti128_si256(_mm256_castsi128_si256(vprev), vcur, 1), s2));
+            acc_c = _mm_add_epi64(acc_c, _mm_sad_epu8(b0, s));
+        }
+        a0 = a1;
+        b0 = b1;
+        c0 = c1;
+        l0 = l1;
+        r0 = r1;
+        dprev = dcur;
+        vprev = vcur;
+    }
+    /* acc_up/down lanes: left's low half, right's low half, left's high
+     * half, right's high half; acc_h/v: a candidate per 128-bit lane */
+    uint64_t u[4], d[4], h[4], v[4];
+    _mm256_storeu_si256((__m256i *)u, acc_up);
+    _mm256_storeu_si256((__m256i *)d, acc_down);
+    _mm256_storeu_si256((__m256i *)h, acc_h);
+    _mm256_storeu_si256((__m256i *)v, acc_v);
+    sad[0] = (uint32_t)(u[0] + u[2]);
+    sad[1] = (uint32_t)(v[0] + v[1]);
+    sad[2] = (uint32_t)(u[1] + u[3]);
+    sad[3] = (uint32_t)(h[0] + h[1]);
+    sad[4] = (uint32_t)(_mm_cvtsi128_si32(acc_c) + _mm_cvtsi128_si32(_mm_srli_si128(acc_c, 8)));
+    sad[5] = (uint32_t)(h[2] + h[3]);
+    sad[6] = (uint32_t)(d[0] + d[2]);
+    sad[7] = (uint32_t)(v[2] + v[3]);
+    sad[8] = (uint32_t)(d[1] + d[3]);
+}
 
 /* 16 samples a step: differences in 16-bit lanes, squared and paired by
  * pmaddwd into 32-bit lanes (a row's lane sums stay below 2^31). */

@@ -21,6 +21,29 @@ void mpe_predict_c(uint8_t *dst, ptrdiff_t dstride, const uint8_t *ref, ptrdiff_
 void mpe_predict_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *ref, ptrdiff_t rstride,
                       int px, int py, int bw, int bh);
 
+/* SAD of the 16x16 block src against predict's 16x16 output at half-pel
+ * position (px, py) of ref, without writing the prediction: the half-pel
+ * refinement's and the B modes' cost of one candidate. */
+typedef uint32_t (*MpePredSadFn)(const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref,
+                                 ptrdiff_t rstride, int px, int py);
+uint32_t mpe_pred_sad_c(const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref, ptrdiff_t rstride,
+                        int px, int py);
+uint32_t mpe_pred_sad_sse2(const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref,
+                           ptrdiff_t rstride, int px, int py);
+
+/* The SADs of the 16x16 block src against the 9 half-pel predictions
+ * around the full-pel block at ref: sad[3 * (hy + 1) + hx + 1] for the
+ * half-pel offset (hx, hy) in {-1, 0, 1}^2, each what pred_sad gives at
+ * (2 x + hx, 2 y + hy) for ref's own position (x, y).  Reads ref's rows
+ * -1 .. 16 and columns -1 .. 16.  One pass shares the loads and the
+ * averages of neighbouring candidates. */
+typedef void (*MpeHpelSadsFn)(uint32_t sad[9], const uint8_t *src, ptrdiff_t sstride,
+                              const uint8_t *ref, ptrdiff_t rstride);
+void mpe_hpel_sads_c(uint32_t sad[9], const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref,
+                     ptrdiff_t rstride);
+void mpe_hpel_sads_avx2(uint32_t sad[9], const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref,
+                        ptrdiff_t rstride);
+
 /* Sum over a 16x16 block of |p - mean|, mean = (sum + 128) >> 8: the cost
  * of coding it intra, comparable with a prediction SAD. */
 typedef uint32_t (*MpeActivityFn)(const uint8_t *p, ptrdiff_t stride);

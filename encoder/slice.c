@@ -276,10 +276,19 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
                               uint32_t *out_cost, uint32_t *out_sad0)
 {
     const MpePicture *ref = dir_ref(pc, dir);
-    const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
+    const ptrdiff_t sstride = pc->orig->stride[0], rstride = ref->stride[0];
+    const uint8_t *src = pc->orig->plane[0] + 16 * mby * sstride + 16 * mbx;
     const uint32_t lambda = (uint32_t)pc->qscale;
     uint32_t bsad = UINT32_MAX, bcost = UINT32_MAX;
     int bvx = 0, bvy = 0;
+    /* the nine around the full-pel vector in one pass (hpel_sads) where
+     * all of its reads lie inside the plane, else one by one */
+    const int fx = 16 * mbx + m->dx, fy = 16 * mby + m->dy;
+    const uint8_t *full = ref->plane[0] + fy * rstride + fx;
+    const int nine_inside = fx >= 1 && fy >= 1 && fx + 17 <= ref->plane_w[0] &&
+                            fy + 17 <= ref->plane_h[0];
+    uint32_t nine[9];
+    int have_nine = 0;
 
     if (out_sad0)
         *out_sad0 = UINT32_MAX;
@@ -300,14 +309,22 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
             if (abs(vx - 2 * m->dx) <= 1 && abs(vy - 2 * m->dy) <= 1)
                 continue;   /* among the nine already */
         }
-        uint8_t pred[256];
         if (!vector_valid(pc, dir, 16 * mbx, 16 * mby, vx, vy))
             continue;
         const uint32_t rate = lambda * (uint32_t)vector_bits(pc, st, dir, vx, vy);
         if (rate > bcost)
             continue;
-        pc->dsp->predict(pred, 16, ref->plane[0], ref->stride[0], 32 * mbx + vx, 32 * mby + vy, 16, 16);
-        uint32_t sad = pc->sad16(src, pc->orig->stride[0], pred, 16);
+        uint32_t sad;
+        if (i == 4) {   /* the full-pel vector: the reference itself */
+            sad = pc->sad16(src, sstride, full, rstride);
+        } else if (i < 9 && nine_inside) {
+            if (!have_nine)
+                pc->dsp->hpel_sads(nine, src, sstride, full, rstride);
+            have_nine = 1;
+            sad = nine[i];
+        } else {
+            sad = pc->dsp->pred_sad(src, sstride, ref->plane[0], rstride, 32 * mbx + vx, 32 * mby + vy);
+        }
         uint32_t cost = sad + rate;
         if (!vx && !vy && out_sad0)
             *out_sad0 = sad;

@@ -325,6 +325,52 @@ static void check_pred_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const 
             report_speed(ca, "predict 16x16 xy", c_ns, v_ns);
         }
     }
+    if (fresh(ca, (AnyFn)d->pred_sad, (AnyFn)c->pred_sad)) {
+        for (int n = 0; n < 20000 && !t->case_failed; n++) {
+            if (n % 64 == 0) {
+                fill_plane(&r, ref, PW * PH, n % 3);
+                fill_plane(&r, src, PW * PH, (n / 3) % 3);
+                if (n % 128 == 64)   /* the largest differences */
+                    for (int i = 0; i < PW * PH; i++)
+                        src[i] = (uint8_t)(255 - ref[i]);
+            }
+            int px = rnd(&r, 0, 2 * (PW - 17)), py = rnd(&r, 0, 2 * (PH - 17));
+            const uint8_t *s = src + rnd(&r, 0, PH - 16) * PW + rnd(&r, 0, PW - 16);
+            uint32_t a = c->pred_sad(s, PW, ref, PW, px, py), b = d->pred_sad(s, PW, ref, PW, px, py);
+            CHECK(t, a == b, "pred_sad at (%d,%d)/2: %u vs %u", px, py, a, b);
+        }
+        if (ca->bench) {
+            TIME_NS(c_ns, 50000, sink32 = c->pred_sad(src, PW, ref, PW, 2 * (it_ & 15) + 1, 3));
+            TIME_NS(v_ns, 50000, sink32 = d->pred_sad(src, PW, ref, PW, 2 * (it_ & 15) + 1, 3));
+            report_speed(ca, "pred_sad xy", c_ns, v_ns);
+        }
+    }
+    if (fresh(ca, (AnyFn)d->hpel_sads, (AnyFn)c->hpel_sads)) {
+        for (int n = 0; n < 20000 && !t->case_failed; n++) {
+            if (n % 64 == 0) {
+                fill_plane(&r, ref, PW * PH, n % 3);
+                fill_plane(&r, src, PW * PH, (n / 3) % 3);
+                if (n % 128 == 64)
+                    for (int i = 0; i < PW * PH; i++)
+                        src[i] = (uint8_t)(255 - ref[i]);
+            }
+            /* the reads, rows and columns -1 .. 16, inside the plane */
+            const uint8_t *p = ref + rnd(&r, 1, PH - 17) * PW + rnd(&r, 1, PW - 17);
+            const uint8_t *s = src + rnd(&r, 0, PH - 16) * PW + rnd(&r, 0, PW - 16);
+            uint32_t a[9], b[9];
+            c->hpel_sads(a, s, PW, p, PW);
+            d->hpel_sads(b, s, PW, p, PW);
+            for (int i = 0; i < 9; i++)
+                CHECK(t, a[i] == b[i], "hpel_sads offset (%d,%d): %u vs %u", i % 3 - 1, i / 3 - 1,
+                      a[i], b[i]);
+        }
+        if (ca->bench) {
+            uint32_t a[9];
+            TIME_NS(c_ns, 20000, { c->hpel_sads(a, src, PW, ref + PW + 1 + (it_ & 15), PW); sink32 = a[4]; });
+            TIME_NS(v_ns, 20000, { d->hpel_sads(a, src, PW, ref + PW + 1 + (it_ & 15), PW); sink32 = a[4]; });
+            report_speed(ca, "hpel_sads (9)", c_ns, v_ns);
+        }
+    }
     if (fresh(ca, (AnyFn)d->intra_activity, (AnyFn)c->intra_activity)) {
         for (int n = 0; n < 20000 && !t->case_failed; n++) {
             if (n % 16 == 0)
@@ -685,6 +731,7 @@ static void t_mask_zero_is_c(TestCtx *t)
     mpe_dsp_init_c(&c);
     CHECK(t, d.fdct == mpe_fdct_c && d.idct == mpe_idct_c && d.quant_intra == mpe_quant_intra_ref &&
                  d.quant_inter == mpe_quant_inter_ref && d.predict == mpe_predict_c &&
+                 d.pred_sad == mpe_pred_sad_c && d.hpel_sads == mpe_hpel_sads_c &&
                  d.intra_activity == mpe_intra_activity_c && d.get_pixels == mpe_get_pixels_c &&
                  d.diff_pixels == mpe_diff_pixels_c && d.put_pixels == mpe_put_pixels_c &&
                  d.add_pixels == mpe_add_pixels_c && d.sse == mpe_plane_sse &&
