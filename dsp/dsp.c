@@ -17,6 +17,7 @@ void mpe_dsp_init_c(MpeDsp *dsp)
     dsp->intra_activity = mpe_intra_activity_c;
     dsp->get_pixels = mpe_get_pixels_c;
     dsp->diff_pixels = mpe_diff_pixels_c;
+    dsp->block_energy = mpe_block_energy_c;
     dsp->put_pixels = mpe_put_pixels_c;
     dsp->add_pixels = mpe_add_pixels_c;
     dsp->sse = mpe_plane_sse;
@@ -33,6 +34,7 @@ static void dsp_init_x86(MpeDsp *dsp, unsigned cpu_flags)
         dsp->intra_activity = mpe_intra_activity_sse2;
         dsp->get_pixels = mpe_get_pixels_sse2;
         dsp->diff_pixels = mpe_diff_pixels_sse2;
+        dsp->block_energy = mpe_block_energy_sse2;
         dsp->put_pixels = mpe_put_pixels_sse2;
         dsp->add_pixels = mpe_add_pixels_sse2;
     }

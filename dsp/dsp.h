@@ -5,7 +5,7 @@
  *   fdct, idct         mpe_[fi]dct_c          _fast_c          -       _avx2
  *   quant_intra/inter  mpe_quant_*_ref        _fast            -       _avx2
  *   predict, pred_sad, intra_activity,
- *   get/diff/put/add_pixels   _c                      -                _sse2   -
+ *   get/diff/put/add_pixels, block_energy   _c        -                _sse2   -
  *   hpel_sads          mpe_hpel_sads_c        -                -       _avx2
  *   sse                mpe_plane_sse          -                -       _avx2
  *   write_intra/inter_block  bs_write_*_block _fast            -       -
@@ -34,6 +34,7 @@ typedef struct MpeDsp {
     MpeActivityFn intra_activity;
     MpeGetPixelsFn get_pixels;
     MpeDiffPixelsFn diff_pixels;
+    MpeBlockEnergyFn block_energy;
     MpePutPixelsFn put_pixels;
     MpeAddPixelsFn add_pixels;
     MpeSseFn sse;                        /* dsp/pred.h */

@@ -91,6 +91,18 @@ uint32_t mpe_diff_pixels_c(int16_t blk[64], const uint8_t *src, ptrdiff_t sstrid
     return sum;
 }
 
+uint32_t mpe_block_energy_c(const int16_t blk[64], int32_t *sum)
+{
+    int32_t s = 0;
+    uint32_t sq = 0;
+    for (int i = 0; i < 64; i++) {
+        s += blk[i];
+        sq += (uint32_t)(blk[i] * blk[i]);
+    }
+    *sum = s;
+    return sq;
+}
+
 void mpe_put_pixels_c(uint8_t *dst, ptrdiff_t stride, const int16_t blk[64])
 {
     for (int y = 0; y < 8; y++)
@@ -131,6 +143,25 @@ SSE2 uint32_t mpe_diff_pixels_sse2(int16_t blk[64], const uint8_t *src, ptrdiff_
         acc = _mm_add_epi64(acc, _mm_sad_epu8(s, p));   /* the upper 8 bytes are zero in both */
     }
     return (uint32_t)_mm_cvtsi128_si32(acc);
+}
+
+/* pmaddwd pairs the squares (and, against ones, the values) into int32
+ * lanes: at most 8 * 2 * 255^2 per lane */
+SSE2 uint32_t mpe_block_energy_sse2(const int16_t blk[64], int32_t *sum)
+{
+    const __m128i one = _mm_set1_epi16(1);
+    __m128i s = _mm_setzero_si128(), sq = s;
+    for (int i = 0; i < 64; i += 8) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(blk + i));
+        s = _mm_add_epi32(s, _mm_madd_epi16(v, one));
+        sq = _mm_add_epi32(sq, _mm_madd_epi16(v, v));
+    }
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    sq = _mm_add_epi32(sq, _mm_shuffle_epi32(sq, 0x4E));
+    sq = _mm_add_epi32(sq, _mm_shuffle_epi32(sq, 0xB1));
+    *sum = _mm_cvtsi128_si32(s);
+    return (uint32_t)_mm_cvtsi128_si32(sq);
 }
 
 SSE2 void mpe_put_pixels_sse2(uint8_t *dst, ptrdiff_t stride, const int16_t blk[64])

@@ -75,6 +75,13 @@ void mpe_add_pixels_c(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, ptrd
 void mpe_add_pixels_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, ptrdiff_t pstride,
                          const int16_t blk[64]);
 
+/* The sum and (returned) the sum of squares of a residual block, values in
+ * [-255, 255]: the energy that bounds every DCT coefficient (the slice
+ * coder's exact test for a block that quantises to nothing). */
+typedef uint32_t (*MpeBlockEnergyFn)(const int16_t blk[64], int32_t *sum);
+uint32_t mpe_block_energy_c(const int16_t blk[64], int32_t *sum);
+uint32_t mpe_block_energy_sse2(const int16_t blk[64], int32_t *sum);
+
 /* Sum of squared differences of two w x h sample rectangles (w <= 4095):
  * the slices' distortion, measured as they finish. */
 typedef uint64_t (*MpeSseFn)(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int w,

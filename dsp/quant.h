@@ -33,6 +33,29 @@ int mpe_quant_intra(int16_t level[64], const int16_t coef[64], int qscale,
 int mpe_quant_inter(int16_t level[64], const int16_t coef[64], int qscale,
                     const uint8_t matrix[64], int max_level);
 
+/* Does a residual block certainly quantise to all-zero non-intra levels
+ * (mpe_quant_inter after the forward DCT of dct.h), so that the transform
+ * can be skipped?  From its sum of |r|, sum of r and sum of r^2 (values in
+ * [-256, 255]) and qw = qscale * the inter matrix's smallest entry; a
+ * level is zero when 8 |F| < qscale W.  Two bounds, either enough:
+ *  - every coefficient obeys |F| <= sum|r| / 4 (+ its rounding), so
+ *    2 sum|r| + 8 <= qw;
+ *  - the transform is orthonormal (Parseval): the AC coefficients' squares
+ *    sum to E / 64 with E = 64 sum r^2 - (sum r)^2, the DC is sum r / 8, and
+ *    dct.h's output is within 1/2 + 1.4e-4 of the exact value, so |F| <
+ *    exact + 1; zero when sqrt(E) + 8 <= qw and |sum r| + 8 <= qw.
+ * The second is the tighter one on noise-like residuals (about half of the
+ * first's bound), the first on sparse ones. */
+static inline int mpe_quant_inter_all_zero(uint32_t sum_abs, int32_t sum, uint32_t sum_sq, int qw)
+{
+    if (2 * (int64_t)sum_abs + 8 <= qw)
+        return 1;
+    if (qw <= 8 || (sum < 0 ? -(int64_t)sum : sum) + 8 > qw)
+        return 0;
+    const int64_t e = 64 * (int64_t)sum_sq - (int64_t)sum * sum;
+    return e <= (int64_t)(qw - 8) * (qw - 8);
+}
+
 /* Inverse quantisation exactly as a decoder does it, including saturation to
  * [-2048, 2047] and mismatch control: MPEG-1 makes each non-zero coefficient
  * odd (towards zero) before saturation, so -2048 can remain; MPEG-2 toggles the LSB of F(7,7) when the sum of all

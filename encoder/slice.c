@@ -180,20 +180,23 @@ static int quantise_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
 {
     int cbp = 0, wmin = 255;
 
-    /* Every coefficient obeys |F| <= sum|r| / 4 (+ rounding), and a level is
-     * zero when 8|F| < qscale * W; so when 2 sum|r| + 8 <= qscale * min(W)
-     * all levels are zero and the transform can be skipped without changing
-     * a single bit (most of a static background takes this path). */
+    /* A block whose levels are certainly all zero (mpe_quant_inter_all_zero)
+     * skips the transform without changing a single bit: most of a static
+     * background, and most noise-only residuals, take this path. */
     for (int i = 0; i < 64; i++)
         wmin = pc->quant->inter_matrix[i] < wmin ? pc->quant->inter_matrix[i] : wmin;
+    const int qw = pc->qscale * wmin;
     for (int b = 0; b < 6; b++) {
         int16_t blk[64];
         int stride, pstride;
         const uint8_t *src = block_ptr(pc->orig, mbx, mby, b, &stride);
         const uint8_t *p = pred_ptr(pred_y, pred_c, b, &pstride);
-        const int sum_abs = (int)pc->dsp->diff_pixels(blk, src, stride, p, pstride);
+        const uint32_t sum_abs = pc->dsp->diff_pixels(blk, src, stride, p, pstride);
+        int32_t sum = 0;
+        /* the energy only where the cheaper bound leaves it open */
+        const uint32_t sum_sq = 2 * (int64_t)sum_abs + 8 <= qw ? 0 : pc->dsp->block_energy(blk, &sum);
 
-        if (2 * sum_abs + 8 <= pc->qscale * wmin) {
+        if (mpe_quant_inter_all_zero(sum_abs, sum, sum_sq, qw)) {
             memset(level[b], 0, sizeof(level[b]));
             continue;
         }

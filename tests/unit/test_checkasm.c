@@ -390,7 +390,8 @@ static void check_pred_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const 
     const int diff = fresh(ca, (AnyFn)d->diff_pixels, (AnyFn)c->diff_pixels);
     const int put = fresh(ca, (AnyFn)d->put_pixels, (AnyFn)c->put_pixels);
     const int add = fresh(ca, (AnyFn)d->add_pixels, (AnyFn)c->add_pixels);
-    if (!(get | diff | put | add))
+    const int energy = fresh(ca, (AnyFn)d->block_energy, (AnyFn)c->block_energy);
+    if (!(get | diff | put | add | energy))
         return;
     for (int n = 0; n < 20000 && !t->case_failed; n++) {
         if (n % 16 == 0) {
@@ -414,8 +415,14 @@ static void check_pred_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const 
             uint32_t sb = d->diff_pixels(bb + GUARD, s, PW, p, PW);
             CHECK(t, sa == sb && !memcmp(ba, bb, sizeof(ba)), "diff_pixels: sum %u vs %u", sa, sb);
         }
-        /* reconstruction inputs are IDCT outputs: [-256, 255] */
+        /* reconstruction inputs are IDCT outputs: [-256, 255]; residuals,
+         * the energy's input, lie inside that too */
         make_block(&r, blk, n, -256, 255);
+        if (energy) {
+            int32_t sa, sb;
+            uint32_t qa = c->block_energy(blk, &sa), qb = d->block_energy(blk, &sb);
+            CHECK(t, qa == qb && sa == sb, "block_energy: %u, %d vs %u, %d", qa, sa, qb, sb);
+        }
         if (put) {
             memset(da, SENTINEL8, sizeof(da));
             memset(db, SENTINEL8, sizeof(db));
@@ -734,6 +741,7 @@ static void t_mask_zero_is_c(TestCtx *t)
                  d.pred_sad == mpe_pred_sad_c && d.hpel_sads == mpe_hpel_sads_c &&
                  d.intra_activity == mpe_intra_activity_c && d.get_pixels == mpe_get_pixels_c &&
                  d.diff_pixels == mpe_diff_pixels_c && d.put_pixels == mpe_put_pixels_c &&
+                 d.block_energy == mpe_block_energy_c &&
                  d.add_pixels == mpe_add_pixels_c && d.sse == mpe_plane_sse &&
                  d.write_intra_block == bs_write_intra_block &&
                  d.write_inter_block == bs_write_inter_block,

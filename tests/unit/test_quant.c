@@ -6,8 +6,10 @@
  * arrays, Sign(), "& 1" parity, long arithmetic), so a slip in either shows. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "dsp/dct.h"
 #include "dsp/quant.h"
 #include "tests/test.h"
 
@@ -514,6 +516,72 @@ static void t_zero_block(TestCtx *t)
         CHECK(t, lvl[i] == 0, "inter [%d] = %d", i, lvl[i]);
 }
 
+/* mpe_quant_inter_all_zero's promise: whenever it says so, the reference
+ * transform and quantiser give no level at all.  Blocks near its bounds:
+ * one DCT basis function (all the energy in one coefficient: where the
+ * energy bound is tight) or a flat block (the DC) at amplitudes around the
+ * dead zone, single impulses (the sum-of-|r| bound), noise of every
+ * strength; each at every quantiser with the flat and a ramp matrix. */
+static void t_all_zero_bound(TestCtx *t)
+{
+    TestRng r = { 4242 };
+    uint8_t ramp[64];
+    long said = 0, said_energy = 0;
+    for (int i = 0; i < 64; i++)
+        ramp[i] = (uint8_t)(16 + (i >> 3) + (i & 7));
+    for (int n = 0; n < 60000 && !t->case_failed; n++) {
+        int16_t blk[64], coef[64], lvl[64];
+        const int kind = n % 4;
+        const int qscale = 1 + n / 4 % 31;
+        const uint8_t *m = n / 124 % 2 ? ramp : mpe_default_inter_matrix;
+        const double dead = qscale * 16 / 8.0;   /* |F| where levels start, flat matrix */
+        if (kind == 0) {   /* one basis function, amplitude around the dead zone */
+            const int u = rand_range(&r, 0, 7), v = rand_range(&r, 0, 7);
+            const double amp = dead * (0.6 + 0.8 * (test_rand(&r) % 1000) / 1000.0);
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 8; x++) {
+                    double b = (u ? 0.5 : 0.5 / sqrt(2.0)) * cos((2 * x + 1) * u * M_PI / 16) *
+                               (v ? 0.5 : 0.5 / sqrt(2.0)) * cos((2 * y + 1) * v * M_PI / 16);
+                    blk[8 * y + x] = (int16_t)lrint(amp * b + rand_range(&r, -1, 1) * 0.5);
+                }
+        } else if (kind == 1) {   /* flat: the DC alone */
+            const int v = rand_range(&r, -(int)dead / 4 - 2, (int)dead / 4 + 2);
+            for (int i = 0; i < 64; i++)
+                blk[i] = (int16_t)(v + (i == 0 ? rand_range(&r, -1, 1) : 0));
+        } else if (kind == 2) {   /* an impulse or two */
+            memset(blk, 0, sizeof(blk));
+            for (int k = rand_range(&r, 1, 2); k > 0; k--)
+                blk[rand_range(&r, 0, 63)] = (int16_t)rand_range(&r, -4 * (int)dead - 4, 4 * (int)dead + 4);
+        } else {   /* noise */
+            const int a = rand_range(&r, 0, 1 + qscale / 2);
+            for (int i = 0; i < 64; i++)
+                blk[i] = (int16_t)rand_range(&r, -a, a);
+        }
+        uint32_t sum_abs = 0, sum_sq = 0;
+        int32_t sum = 0;
+        for (int i = 0; i < 64; i++) {
+            sum_abs += (uint32_t)abs(blk[i]);
+            sum += blk[i];
+            sum_sq += (uint32_t)(blk[i] * blk[i]);
+        }
+        int wmin = 255;
+        for (int i = 0; i < 64; i++)
+            wmin = m[i] < wmin ? m[i] : wmin;
+        const int qw = qscale * wmin;
+        if (!mpe_quant_inter_all_zero(sum_abs, sum, sum_sq, qw))
+            continue;
+        said++;
+        said_energy += 2 * (int64_t)sum_abs + 8 > qw;
+        memcpy(coef, blk, sizeof(coef));
+        mpe_fdct_c(coef);
+        const int nz = mpe_quant_inter(lvl, coef, qscale, m, 2047);
+        CHECK(t, nz == 0, "block %d (kind %d, q %d): said all zero, %d levels", n, kind, qscale, nz);
+    }
+    /* both bounds had their say */
+    CHECK(t, said > 10000 && said_energy > 3000, "%ld blocks said all zero, %ld by the energy", said,
+          said_energy);
+}
+
 int main(void)
 {
     TestCtx t;
@@ -531,5 +599,6 @@ int main(void)
     test_run(&t, "quant_dequant_round_trip", t_roundtrip);
     test_run(&t, "levels_clamp_to_max_level", t_clamp);
     test_run(&t, "zero_block", t_zero_block);
+    test_run(&t, "all_zero_bound_never_wrong", t_all_zero_bound);
     return test_finish(&t);
 }
