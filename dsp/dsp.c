@@ -13,6 +13,7 @@ void mpe_dsp_init_c(MpeDsp *dsp)
     dsp->quant_inter = mpe_quant_inter_ref;
     dsp->predict = mpe_predict_c;
     dsp->pred_sad = mpe_pred_sad_c;
+    dsp->bipred_sad = mpe_bipred_sad_c;
     dsp->hpel_sads = mpe_hpel_sads_c;
     dsp->intra_activity = mpe_intra_activity_c;
     dsp->get_pixels = mpe_get_pixels_c;
@@ -31,6 +32,7 @@ static void dsp_init_x86(MpeDsp *dsp, unsigned cpu_flags)
     if (cpu_flags & MPE_CPU_SSE2) {
         dsp->predict = mpe_predict_sse2;
         dsp->pred_sad = mpe_pred_sad_sse2;
+        dsp->bipred_sad = mpe_bipred_sad_sse2;
         dsp->intra_activity = mpe_intra_activity_sse2;
         dsp->get_pixels = mpe_get_pixels_sse2;
         dsp->diff_pixels = mpe_diff_pixels_sse2;

@@ -4,7 +4,7 @@
  *   entry              C reference            FAST_C           SSE2    AVX2
  *   fdct, idct         mpe_[fi]dct_c          _fast_c          -       _avx2
  *   quant_intra/inter  mpe_quant_*_ref        _fast            -       _avx2
- *   predict, pred_sad, intra_activity,
+ *   predict, pred_sad, bipred_sad, intra_activity,
  *   get/diff/put/add_pixels, block_energy   _c        -                _sse2   -
  *   hpel_sads          mpe_hpel_sads_c        -                -       _avx2
  *   sse                mpe_plane_sse          -                -       _avx2
@@ -30,6 +30,7 @@ typedef struct MpeDsp {
     MpeQuantFn quant_intra, quant_inter; /* dsp/quant.h */
     MpePredictFn predict;                /* dsp/pred.h */
     MpePredSadFn pred_sad;
+    MpeBipredSadFn bipred_sad;
     MpeHpelSadsFn hpel_sads;
     MpeActivityFn intra_activity;
     MpeGetPixelsFn get_pixels;

@@ -43,6 +43,18 @@ uint32_t mpe_pred_sad_c(const uint8_t *src, ptrdiff_t sstride, const uint8_t *re
     return mpe_sad16_c(src, sstride, pred, 16);
 }
 
+uint32_t mpe_bipred_sad_c(const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref0,
+                          ptrdiff_t r0stride, int px0, int py0, const uint8_t *ref1,
+                          ptrdiff_t r1stride, int px1, int py1)
+{
+    uint8_t p0[256], p1[256];
+    mpe_predict_c(p0, 16, ref0, r0stride, px0, py0, 16, 16);
+    mpe_predict_c(p1, 16, ref1, r1stride, px1, py1, 16, 16);
+    for (int i = 0; i < 256; i++)
+        p0[i] = (uint8_t)((p0[i] + p1[i] + 1) >> 1);
+    return mpe_sad16_c(src, sstride, p0, 16);
+}
+
 void mpe_hpel_sads_c(uint32_t sad[9], const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref,
                      ptrdiff_t rstride)
 {
@@ -209,44 +221,56 @@ SSE2 static inline __m128i avg4_hi(__m128i a, __m128i b, __m128i c, __m128i d)
     return _mm_srli_epi16(_mm_add_epi16(s, _mm_set1_epi16(2)), 2);
 }
 
-/* One predicted row of 16: stored at *dst, or, where dst is NULL, its SAD
- * against the source row at *src added to acc (pred_sad). */
-SSE2 static inline __m128i emit16(__m128i row, uint8_t **dst, ptrdiff_t dstride,
-                                  const uint8_t **src, ptrdiff_t sstride, __m128i acc)
+/* Where predict16_rows puts each predicted row of 16: stored at dst, or,
+ * where dst is NULL, averaged with the row at avg (16 a row, unless NULL:
+ * the other prediction of an interpolated one) and its SAD against the
+ * source row at src added to the returned sum. */
+typedef struct RowSink {
+    uint8_t *dst;
+    ptrdiff_t dstride;
+    const uint8_t *src;
+    ptrdiff_t sstride;
+    const uint8_t *avg;
+} RowSink;
+
+SSE2 static inline __m128i emit16(__m128i row, RowSink *k, __m128i acc)
 {
-    if (*dst) {
-        _mm_storeu_si128((__m128i *)*dst, row);
-        *dst += dstride;
+    if (k->dst) {
+        _mm_storeu_si128((__m128i *)k->dst, row);
+        k->dst += k->dstride;
         return acc;
     }
-    acc = _mm_add_epi64(acc, _mm_sad_epu8(row, _mm_loadu_si128((const __m128i *)*src)));
-    *src += sstride;
+    if (k->avg) {
+        row = _mm_avg_epu8(row, _mm_loadu_si128((const __m128i *)k->avg));
+        k->avg += 16;
+    }
+    acc = _mm_add_epi64(acc, _mm_sad_epu8(row, _mm_loadu_si128((const __m128i *)k->src)));
+    k->src += k->sstride;
     return acc;
 }
 
-/* predict16 (dst) or pred_sad (dst NULL: the SAD against src, returned in
- * acc's two halves); inlined into each with dst constant. */
+/* predict16, pred_sad and bipred_sad (the sink says which; inlined into
+ * each with it constant). */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-SSE2 static inline __m128i predict16_rows(uint8_t *dst, ptrdiff_t dstride, const uint8_t *s,
-                                          ptrdiff_t rstride, int hx, int hy, int bh,
-                                          const uint8_t *src, ptrdiff_t sstride)
+SSE2 static inline __m128i predict16_rows(RowSink k, const uint8_t *s, ptrdiff_t rstride, int hx,
+                                          int hy, int bh)
 {
     __m128i acc = _mm_setzero_si128();
     if (!hx && !hy) {
         for (int y = 0; y < bh; y++, s += rstride)
-            acc = emit16(_mm_loadu_si128((const __m128i *)s), &dst, dstride, &src, sstride, acc);
+            acc = emit16(_mm_loadu_si128((const __m128i *)s), &k, acc);
     } else if (!hy) {
         for (int y = 0; y < bh; y++, s += rstride)
             acc = emit16(_mm_avg_epu8(_mm_loadu_si128((const __m128i *)s),
                                       _mm_loadu_si128((const __m128i *)(s + 1))),
-                         &dst, dstride, &src, sstride, acc);
+                         &k, acc);
     } else if (!hx) {
         __m128i a = _mm_loadu_si128((const __m128i *)s);
         for (int y = 0; y < bh; y++, s += rstride) {
             __m128i b = _mm_loadu_si128((const __m128i *)(s + rstride));
-            acc = emit16(_mm_avg_epu8(a, b), &dst, dstride, &src, sstride, acc);
+            acc = emit16(_mm_avg_epu8(a, b), &k, acc);
             a = b;
         }
     } else {
@@ -255,8 +279,7 @@ SSE2 static inline __m128i predict16_rows(uint8_t *dst, ptrdiff_t dstride, const
         for (int y = 0; y < bh; y++, s += rstride) {
             __m128i c = _mm_loadu_si128((const __m128i *)(s + rstride));
             __m128i d = _mm_loadu_si128((const __m128i *)(s + rstride + 1));
-            acc = emit16(_mm_packus_epi16(avg4_lo(a, b, c, d), avg4_hi(a, b, c, d)), &dst, dstride,
-                         &src, sstride, acc);
+            acc = emit16(_mm_packus_epi16(avg4_lo(a, b, c, d), avg4_hi(a, b, c, d)), &k, acc);
             a = c;
             b = d;
         }
@@ -267,14 +290,28 @@ SSE2 static inline __m128i predict16_rows(uint8_t *dst, ptrdiff_t dstride, const
 SSE2 static void predict16_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *s, ptrdiff_t rstride,
                            int hx, int hy, int bh)
 {
-    predict16_rows(dst, dstride, s, rstride, hx, hy, bh, NULL, 0);
+    const RowSink k = { dst, dstride, NULL, 0, NULL };
+    predict16_rows(k, s, rstride, hx, hy, bh);
 }
 
 SSE2 uint32_t mpe_pred_sad_sse2(const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref,
                                 ptrdiff_t rstride, int px, int py)
 {
-    const __m128i acc = predict16_rows(NULL, 0, ref + (py >> 1) * rstride + (px >> 1), rstride,
-                                       px & 1, py & 1, 16, src, sstride);
+    const RowSink k = { NULL, 0, src, sstride, NULL };
+    const __m128i acc =
+        predict16_rows(k, ref + (py >> 1) * rstride + (px >> 1), rstride, px & 1, py & 1, 16);
+    return (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)));
+}
+
+SSE2 uint32_t mpe_bipred_sad_sse2(const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref0,
+                                  ptrdiff_t r0stride, int px0, int py0, const uint8_t *ref1,
+                                  ptrdiff_t r1stride, int px1, int py1)
+{
+    uint8_t first[256];
+    const RowSink store = { first, 16, NULL, 0, NULL }, sad = { NULL, 0, src, sstride, first };
+    predict16_rows(store, ref0 + (py0 >> 1) * r0stride + (px0 >> 1), r0stride, px0 & 1, py0 & 1, 16);
+    const __m128i acc = predict16_rows(sad, ref1 + (py1 >> 1) * r1stride + (px1 >> 1), r1stride,
+                                       px1 & 1, py1 & 1, 16);
     return (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)));
 }
 

@@ -31,6 +31,19 @@ uint32_t mpe_pred_sad_c(const uint8_t *src, ptrdiff_t sstride, const uint8_t *re
 uint32_t mpe_pred_sad_sse2(const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref,
                            ptrdiff_t rstride, int px, int py);
 
+/* SAD of src against an interpolated prediction: the 16x16 predictions at
+ * (px0, py0) of ref0 and (px1, py1) of ref1 averaged, rounding up (13818-2
+ * §7.6.7.1), without writing it (the B modes' cost). */
+typedef uint32_t (*MpeBipredSadFn)(const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref0,
+                                   ptrdiff_t r0stride, int px0, int py0, const uint8_t *ref1,
+                                   ptrdiff_t r1stride, int px1, int py1);
+uint32_t mpe_bipred_sad_c(const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref0,
+                          ptrdiff_t r0stride, int px0, int py0, const uint8_t *ref1,
+                          ptrdiff_t r1stride, int px1, int py1);
+uint32_t mpe_bipred_sad_sse2(const uint8_t *src, ptrdiff_t sstride, const uint8_t *ref0,
+                             ptrdiff_t r0stride, int px0, int py0, const uint8_t *ref1,
+                             ptrdiff_t r1stride, int px1, int py1);
+
 /* The SADs of the 16x16 block src against the 9 half-pel predictions
  * around the full-pel block at ref: sad[3 * (hy + 1) + hx + 1] for the
  * half-pel offset (hx, hy) in {-1, 0, 1}^2, each what pred_sad gives at

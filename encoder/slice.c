@@ -386,13 +386,20 @@ static int b_mode_bits(int mode)
     return mode == (MODE_FWD | MODE_BWD) ? 2 : mode == MODE_BWD ? 3 : 4;
 }
 
-/* Luma SAD of mode with vectors v against the source. */
+/* Luma SAD of mode with vectors v against the source (predict_b's luma,
+ * not written). */
 static uint32_t b_mode_sad(const MpePictureCtx *pc, int mode, int mbx, int mby, const int v[2][2])
 {
-    uint8_t pred_y[256];
     const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
-    predict_b(pc, mode, mbx, mby, v, pred_y, NULL);
-    return pc->sad16(src, pc->orig->stride[0], pred_y, 16);
+    const MpePicture *f = pc->ref, *b = pc->ref_bwd;
+    if (mode == (MODE_FWD | MODE_BWD))
+        return pc->dsp->bipred_sad(src, pc->orig->stride[0], f->plane[0], f->stride[0],
+                                   32 * mbx + v[0][0], 32 * mby + v[0][1], b->plane[0], b->stride[0],
+                                   32 * mbx + v[1][0], 32 * mby + v[1][1]);
+    const int dir = mode == MODE_FWD ? DIR_FWD : DIR_BWD;
+    const MpePicture *ref = dir_ref(pc, dir);
+    return pc->dsp->pred_sad(src, pc->orig->stride[0], ref->plane[0], ref->stride[0],
+                             32 * mbx + v[dir][0], 32 * mby + v[dir][1]);
 }
 
 /* Can the previous macroblock's mode with the predictors as vectors (what a
@@ -600,14 +607,12 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
             /* the copy of the reference: zero vector, nothing coded */
         } else if (is_p) {
             const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
-            uint8_t zero_pred[256];
             uint32_t sad0;
             uint32_t bsad = choose_vector(pc, &st, DIR_FWD, mbx, mby, &pc->mv[addr], &vx, &vy, NULL, &sad0);
-            if (sad0 == UINT32_MAX) {   /* not among those choose_vector measured */
-                pc->dsp->predict(zero_pred, 16, pc->ref->plane[0], pc->ref->stride[0], 32 * mbx,
-                                 32 * mby, 16, 16);
-                sad0 = pc->sad16(src, pc->orig->stride[0], zero_pred, 16);
-            }
+            if (sad0 == UINT32_MAX)   /* not among those choose_vector measured */
+                sad0 = pc->sad16(src, pc->orig->stride[0],
+                                 pc->ref->plane[0] + 16 * mby * pc->ref->stride[0] + 16 * mbx,
+                                 pc->ref->stride[0]);
             /* the zero vector sends no vector at all (and may skip) */
             if (sad0 <= bsad + (uint32_t)pc->qscale * (uint32_t)vector_bits(pc, &st, DIR_FWD, vx, vy) +
                             ZERO_MV_BIAS) {

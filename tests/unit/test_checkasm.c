@@ -345,6 +345,30 @@ static void check_pred_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const 
             report_speed(ca, "pred_sad xy", c_ns, v_ns);
         }
     }
+    if (fresh(ca, (AnyFn)d->bipred_sad, (AnyFn)c->bipred_sad)) {
+        static uint8_t ref1[PW * PH];
+        for (int n = 0; n < 20000 && !t->case_failed; n++) {
+            if (n % 64 == 0) {
+                fill_plane(&r, ref, PW * PH, n % 3);
+                fill_plane(&r, ref1, PW * PH, (n / 3) % 3);
+                fill_plane(&r, src, PW * PH, (n / 9) % 3);
+                if (n % 128 == 64)
+                    for (int i = 0; i < PW * PH; i++)
+                        ref1[i] = ref[i] = (uint8_t)(255 - src[i]);
+            }
+            int px0 = rnd(&r, 0, 2 * (PW - 17)), py0 = rnd(&r, 0, 2 * (PH - 17));
+            int px1 = rnd(&r, 0, 2 * (PW - 17)), py1 = rnd(&r, 0, 2 * (PH - 17));
+            const uint8_t *s = src + rnd(&r, 0, PH - 16) * PW + rnd(&r, 0, PW - 16);
+            uint32_t a = c->bipred_sad(s, PW, ref, PW, px0, py0, ref1, PW, px1, py1);
+            uint32_t b = d->bipred_sad(s, PW, ref, PW, px0, py0, ref1, PW, px1, py1);
+            CHECK(t, a == b, "bipred_sad at (%d,%d)/2 and (%d,%d)/2: %u vs %u", px0, py0, px1, py1, a, b);
+        }
+        if (ca->bench) {
+            TIME_NS(c_ns, 50000, sink32 = c->bipred_sad(src, PW, ref, PW, 2 * (it_ & 15) + 1, 3, ref, PW, 5, 2 * (it_ & 7)));
+            TIME_NS(v_ns, 50000, sink32 = d->bipred_sad(src, PW, ref, PW, 2 * (it_ & 15) + 1, 3, ref, PW, 5, 2 * (it_ & 7)));
+            report_speed(ca, "bipred_sad", c_ns, v_ns);
+        }
+    }
     if (fresh(ca, (AnyFn)d->hpel_sads, (AnyFn)c->hpel_sads)) {
         for (int n = 0; n < 20000 && !t->case_failed; n++) {
             if (n % 64 == 0) {
@@ -739,6 +763,7 @@ static void t_mask_zero_is_c(TestCtx *t)
     CHECK(t, d.fdct == mpe_fdct_c && d.idct == mpe_idct_c && d.quant_intra == mpe_quant_intra_ref &&
                  d.quant_inter == mpe_quant_inter_ref && d.predict == mpe_predict_c &&
                  d.pred_sad == mpe_pred_sad_c && d.hpel_sads == mpe_hpel_sads_c &&
+                 d.bipred_sad == mpe_bipred_sad_c &&
                  d.intra_activity == mpe_intra_activity_c && d.get_pixels == mpe_get_pixels_c &&
                  d.diff_pixels == mpe_diff_pixels_c && d.put_pixels == mpe_put_pixels_c &&
                  d.block_energy == mpe_block_energy_c &&
