@@ -157,10 +157,10 @@ void bs_write_motion_delta(BsWriter *bw, int delta, int f_code)
 
 int bs_motion_delta_bits(int delta, int f_code)
 {
-    const int r_size = f_code - 1, f = 1 << r_size;
+    const int r_size = f_code - 1;
     if (delta == 0)
         return bs_vlc_motion_code[16].len;
-    const int code = (abs(delta) - 1) / f + 1;
+    const int code = ((abs(delta) - 1) >> r_size) + 1;   /* f = 2^r_size, a non-negative dividend */
     return bs_vlc_motion_code[16 + (delta < 0 ? -code : code)].len + r_size;
 }
 

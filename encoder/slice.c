@@ -42,18 +42,33 @@ static int dir_f_code(const MpePictureCtx *pc, int dir)
 }
 
 /* A vector is usable when its prediction reads only inside the padded
- * reference (which is what the decoder has) and it fits the f_code range. */
-static int vector_valid(const MpePictureCtx *pc, int dir, int x0, int y0, int vx, int vy)
+ * reference (which is what the decoder has) and it fits the f_code range.
+ * For the macroblock at (x0, y0) those are a box of vectors: a half-pel
+ * position p reads samples p >> 1 .. (p >> 1) + 15 + (p & 1), inside a
+ * plane of size n exactly when 0 <= p <= 2 (n - 16). */
+typedef struct VectorBox {
+    int lo[2], hi[2];
+} VectorBox;
+
+static VectorBox vector_box(const MpePictureCtx *pc, int dir, int x0, int y0)
 {
     const int f = 1 << (dir_f_code(pc, dir) - 1);
-    const int px = 2 * x0 + vx, py = 2 * y0 + vy;
     const MpePicture *ref = dir_ref(pc, dir);
-    if (vx < -16 * f || vx > 16 * f - 1 || vy < -16 * f || vy > 16 * f - 1)
-        return 0;
-    if (px < 0 || py < 0)
-        return 0;
-    return (px >> 1) + 16 + (px & 1) <= ref->plane_w[0] &&
-           (py >> 1) + 16 + (py & 1) <= ref->plane_h[0];
+    const VectorBox b = { { MPE_MAX(-16 * f, -2 * x0), MPE_MAX(-16 * f, -2 * y0) },
+                          { MPE_MIN(16 * f - 1, 2 * (ref->plane_w[0] - 16 - x0)),
+                            MPE_MIN(16 * f - 1, 2 * (ref->plane_h[0] - 16 - y0)) } };
+    return b;
+}
+
+static int in_box(const VectorBox *b, int vx, int vy)
+{
+    return vx >= b->lo[0] && vx <= b->hi[0] && vy >= b->lo[1] && vy <= b->hi[1];
+}
+
+static int vector_valid(const MpePictureCtx *pc, int dir, int x0, int y0, int vx, int vy)
+{
+    const VectorBox b = vector_box(pc, dir, x0, y0);
+    return in_box(&b, vx, vy);
 }
 
 /* The 6 prediction blocks (Y 16x16, Cb, Cr 8x8) for vector (vx, vy) from
@@ -292,6 +307,15 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
                             fy + 17 <= ref->plane_h[0];
     uint32_t nine[9];
     int have_nine = 0;
+    /* the nine share three horizontal and three vertical components: their
+     * bits and validity once each */
+    const VectorBox box = vector_box(pc, dir, 16 * mbx, 16 * mby);
+    const int f_code = dir_f_code(pc, dir);
+    int bits[2][3];
+    for (int j = 0; j < 3; j++) {
+        bits[0][j] = bs_motion_delta_bits(wrap_delta(f_code, 2 * m->dx + j - 1, st->pmv[dir][0]), f_code);
+        bits[1][j] = bs_motion_delta_bits(wrap_delta(f_code, 2 * m->dy + j - 1, st->pmv[dir][1]), f_code);
+    }
 
     if (out_sad0)
         *out_sad0 = UINT32_MAX;
@@ -312,9 +336,10 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
             if (abs(vx - 2 * m->dx) <= 1 && abs(vy - 2 * m->dy) <= 1)
                 continue;   /* among the nine already */
         }
-        if (!vector_valid(pc, dir, 16 * mbx, 16 * mby, vx, vy))
+        if (!in_box(&box, vx, vy))
             continue;
-        const uint32_t rate = lambda * (uint32_t)vector_bits(pc, st, dir, vx, vy);
+        const uint32_t rate =
+            lambda * (uint32_t)(i < 9 ? bits[0][i % 3] + bits[1][i / 3] : vector_bits(pc, st, dir, vx, vy));
         if (rate > bcost)
             continue;
         uint32_t sad;
