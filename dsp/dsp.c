@@ -11,6 +11,8 @@ void mpe_dsp_init_c(MpeDsp *dsp)
     dsp->idct = mpe_idct_c;
     dsp->quant_intra = mpe_quant_intra_ref;
     dsp->quant_inter = mpe_quant_inter_ref;
+    dsp->dequant_intra = mpe_dequant_intra_dc;
+    dsp->dequant_inter = mpe_dequant_inter;
     dsp->predict = mpe_predict_c;
     dsp->pred_sad = mpe_pred_sad_c;
     dsp->bipred_sad = mpe_bipred_sad_c;
@@ -45,6 +47,8 @@ static void dsp_init_x86(MpeDsp *dsp, unsigned cpu_flags)
         dsp->idct = mpe_idct_avx2;
         dsp->quant_intra = mpe_quant_intra_avx2;
         dsp->quant_inter = mpe_quant_inter_avx2;
+        dsp->dequant_intra = mpe_dequant_intra_avx2;
+        dsp->dequant_inter = mpe_dequant_inter_avx2;
         dsp->sse = mpe_sse_avx2;
         dsp->hpel_sads = mpe_hpel_sads_avx2;
     }

@@ -4,6 +4,8 @@
  *   entry              C reference            FAST_C           SSE2    AVX2
  *   fdct, idct         mpe_[fi]dct_c          _fast_c          -       _avx2
  *   quant_intra/inter  mpe_quant_*_ref        _fast            -       _avx2
+ *   dequant_intra      mpe_dequant_intra_dc   -                -       _avx2
+ *   dequant_inter      mpe_dequant_inter      -                -       _avx2
  *   predict, pred_sad, bipred_sad, intra_activity,
  *   get/diff/put/add_pixels, block_energy   _c        -                _sse2   -
  *   hpel_sads          mpe_hpel_sads_c        -                -       _avx2
@@ -28,6 +30,8 @@ typedef void (*MpeInterBlockFn)(BsWriter *bw, const int16_t scan[64], int mpeg2)
 typedef struct MpeDsp {
     MpeDctFn fdct, idct;                 /* dsp/dct.h */
     MpeQuantFn quant_intra, quant_inter; /* dsp/quant.h */
+    MpeDequantIntraFn dequant_intra;
+    MpeDequantInterFn dequant_inter;
     MpePredictFn predict;                /* dsp/pred.h */
     MpePredSadFn pred_sad;
     MpeBipredSadFn bipred_sad;

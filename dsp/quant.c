@@ -340,6 +340,91 @@ AVX2 int mpe_quant_intra_avx2(int16_t level[64], const int16_t coef[64], const M
     return 64 - zeros - ac0;
 }
 
+/* x / 2^s truncated towards zero, as C's division, in int32 lanes. */
+AVX2 static inline __m256i div_pow2(__m256i x, int s)
+{
+    const __m256i bias = _mm256_and_si256(_mm256_srai_epi32(x, 31), _mm256_set1_epi32((1 << s) - 1));
+    return _mm256_sra_epi32(_mm256_add_epi32(x, bias), _mm_cvtsi32_si128(s));
+}
+
+AVX2 static inline __m256i clamp_coef(__m256i x)
+{
+    return _mm256_min_epi32(_mm256_max_epi32(x, _mm256_set1_epi32(-2048)), _mm256_set1_epi32(2047));
+}
+
+/* mpe_mpeg1_oddify_clamp: an even non-zero value one step towards zero */
+AVX2 static inline __m256i oddify_clamp(__m256i rec)
+{
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256i even = _mm256_cmpeq_epi32(_mm256_and_si256(rec, one), _mm256_setzero_si256());
+    return clamp_coef(_mm256_sub_epi32(rec, _mm256_and_si256(_mm256_sign_epi32(one, rec), even)));
+}
+
+/* Eight int32 coefficients (already inside [-2048, 2047]) stored as int16. */
+AVX2 static inline void store_coef8(int16_t *dst, __m256i v)
+{
+    _mm_storeu_si128((__m128i *)dst,
+                     _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+}
+
+/* mpe_mpeg2_mismatch from the sum of all 64 coefficients in lanes. */
+AVX2 static inline void mismatch_from_sum(int16_t coef[64], __m256i sum)
+{
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    if (!(_mm_cvtsi128_si32(s) & 1))
+        coef[63] = (int16_t)(coef[63] & 1 ? coef[63] - 1 : coef[63] + 1);
+}
+
+/* mpe_dequant_intra_dc eight coefficients at a time: the same int32
+ * products (no overflow for any int16 level and quantiser up to 56), the
+ * same truncating division, oddification, saturation and mismatch control. */
+AVX2 void mpe_dequant_intra_avx2(int16_t coef[64], const int16_t level[64], int qscale,
+                                 const uint8_t matrix[64], int mpeg2, int dc_precision)
+{
+    /* MPEG-1 (2 l q W) / 16; MPEG-2 (2 l W 2q) / 32 */
+    const __m256i mul = _mm256_set1_epi32((mpeg2 ? 4 : 2) * qscale);
+    const int shift = mpeg2 ? 5 : 4;
+    const int32_t dc = mpe_clamp32((8 >> dc_precision) * (int32_t)level[0], -2048, 2047);
+    __m256i sum = _mm256_setzero_si256();
+
+    for (int i = 0; i < 64; i += 8) {
+        const __m256i l = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(level + i)));
+        const __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(matrix + i)));
+        const __m256i rec = div_pow2(_mm256_mullo_epi32(_mm256_mullo_epi32(l, w), mul), shift);
+        __m256i c = mpeg2 ? clamp_coef(rec) : oddify_clamp(rec);
+        if (i == 0)
+            c = _mm256_blend_epi32(c, _mm256_set1_epi32(dc), 1);
+        sum = _mm256_add_epi32(sum, c);
+        store_coef8(coef + i, c);
+    }
+    if (mpeg2)
+        mismatch_from_sum(coef, sum);
+}
+
+/* mpe_dequant_inter eight coefficients at a time (as the intra one). */
+AVX2 void mpe_dequant_inter_avx2(int16_t coef[64], const int16_t level[64], int qscale,
+                                 const uint8_t matrix[64], int mpeg2)
+{
+    /* MPEG-1 ((2 l + Sign l) q W) / 16; MPEG-2 ((2 l + Sign l) W 2q) / 32 */
+    const __m256i mul = _mm256_set1_epi32((mpeg2 ? 2 : 1) * qscale), one = _mm256_set1_epi32(1);
+    const int shift = mpeg2 ? 5 : 4;
+    __m256i sum = _mm256_setzero_si256();
+
+    for (int i = 0; i < 64; i += 8) {
+        const __m256i l = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(level + i)));
+        const __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(matrix + i)));
+        const __m256i t = _mm256_add_epi32(_mm256_add_epi32(l, l), _mm256_sign_epi32(one, l));
+        const __m256i rec = div_pow2(_mm256_mullo_epi32(_mm256_mullo_epi32(t, w), mul), shift);
+        const __m256i c = mpeg2 ? clamp_coef(rec) : oddify_clamp(rec);
+        sum = _mm256_add_epi32(sum, c);
+        store_coef8(coef + i, c);
+    }
+    if (mpeg2)
+        mismatch_from_sum(coef, sum);
+}
+
 /* mpe_quant_inter_fast eight coefficients at a time. */
 AVX2 int mpe_quant_inter_avx2(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q)
 {

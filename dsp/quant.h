@@ -65,6 +65,18 @@ void mpe_dequant_intra(int16_t coef[64], const int16_t level[64], int qscale,
 void mpe_dequant_inter(int16_t coef[64], const int16_t level[64], int qscale,
                        const uint8_t matrix[64], int mpeg2);
 
+/* The inverse quantisers as DSP entries (dsp.h): mpe_dequant_intra_dc and
+ * mpe_dequant_inter are the C references; the AVX2 ones give identical
+ * output for any int16 levels and qscale 1..56. */
+typedef void (*MpeDequantIntraFn)(int16_t coef[64], const int16_t level[64], int qscale,
+                                  const uint8_t matrix[64], int mpeg2, int dc_precision);
+typedef void (*MpeDequantInterFn)(int16_t coef[64], const int16_t level[64], int qscale,
+                                  const uint8_t matrix[64], int mpeg2);
+void mpe_dequant_intra_avx2(int16_t coef[64], const int16_t level[64], int qscale,
+                            const uint8_t matrix[64], int mpeg2, int dc_precision);
+void mpe_dequant_inter_avx2(int16_t coef[64], const int16_t level[64], int qscale,
+                            const uint8_t matrix[64], int mpeg2);
+
 /* MPEG-2 intra_dc_precision p (0..3: 8..11 bits, 13818-2 §7.4.1): the DC
  * level is F(0,0) / intra_dc_mult rounded, intra_dc_mult = 8 >> p, in
  * 0..(256 << p) - 1.  The quantisers above set the 8-bit level (p = 0);

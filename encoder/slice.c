@@ -180,8 +180,8 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
         }
         st->dc_pred[comp] = level[0];
 
-        mpe_dequant_intra_dc(blk, level, pc->qscale, pc->quant->intra_matrix, pc->mpeg2,
-                             pc->dc_precision);
+        pc->dsp->dequant_intra(blk, level, pc->qscale, pc->quant->intra_matrix, pc->mpeg2,
+                               pc->dc_precision);
         pc->dsp->idct(blk);
         pc->dsp->put_pixels(rec, rstride, blk);
     }
@@ -239,7 +239,7 @@ static void reconstruct_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
         const uint8_t *p = pred_ptr(pred_y, pred_c, b, &pstride);
 
         if (cbp & (1 << (5 - b))) {
-            mpe_dequant_inter(blk, level[b], pc->qscale, pc->quant->inter_matrix, pc->mpeg2);
+            pc->dsp->dequant_inter(blk, level[b], pc->qscale, pc->quant->inter_matrix, pc->mpeg2);
             pc->dsp->idct(blk);
             pc->dsp->add_pixels(rec, rstride, p, pstride, blk);
         } else {

@@ -247,8 +247,76 @@ static void check_quant_entry(TestCtx *t, const Checkasm *ca, const char *what, 
     }
 }
 
+/* Inverse quantisers: every level in [-2047, 2047] at every position (a
+ * sliding ramp), sparse and extreme int16 levels, both formats, every
+ * quantiser 1..56 (the non-linear scale's MPEG-1 units), flat, default and
+ * random matrices, every intra DC precision; sentinels around the output. */
+static void check_dequant_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const MpeDsp *c)
+{
+    const int intra = fresh(ca, (AnyFn)d->dequant_intra, (AnyFn)c->dequant_intra);
+    const int inter = fresh(ca, (AnyFn)d->dequant_inter, (AnyFn)c->dequant_inter);
+    int16_t lvl[64], a[64 + 2 * GUARD], b[64 + 2 * GUARD];
+    uint8_t m[64];
+    TestRng r = { 6 };
+    if (!intra && !inter)
+        return;
+    for (int n = 0; n < 40000 && !t->case_failed; n++) {
+        const int kind = n % 4, qs = 1 + n / 4 % 56, mpeg2 = n / 224 % 2, dcp = n / 448 % 4;
+        if (kind == 0) {
+            const int l0 = -2047 + (n / 4 % 64) * 64;
+            for (int i = 0; i < 64; i++)
+                lvl[i] = (int16_t)MPE_CLAMP(l0 + i, -2047, 2047);
+        } else if (kind == 1) {
+            for (int i = 0; i < 64; i++)
+                lvl[i] = (int16_t)(test_rand(&r) % 6 == 0 ? rnd(&r, -40, 40) : 0);
+        } else if (kind == 2) {
+            for (int i = 0; i < 64; i++)
+                lvl[i] = (int16_t)rnd(&r, -2047, 2047);
+        } else {
+            for (int i = 0; i < 64; i++)
+                lvl[i] = (int16_t)(test_rand(&r) & 1 ? rnd(&r, -32768, 32767) : 0);
+        }
+        lvl[0] = (int16_t)rnd(&r, 0, (256 << dcp) - 1);   /* the intra DC level's range */
+        const int mk = n / 896 % 3;
+        for (int i = 0; i < 64; i++)
+            m[i] = mk == 0 ? 16 : mk == 1 ? mpe_default_intra_matrix[i] : (uint8_t)rnd(&r, 1, 255);
+        if (intra) {
+            for (int i = 0; i < 64 + 2 * GUARD; i++)
+                a[i] = b[i] = SENTINEL16;
+            c->dequant_intra(a + GUARD, lvl, qs, m, mpeg2, mpeg2 ? dcp : 0);
+            d->dequant_intra(b + GUARD, lvl, qs, m, mpeg2, mpeg2 ? dcp : 0);
+            CHECK(t, !memcmp(a, b, sizeof(a)), "dequant_intra (kind %d, q %d, mpeg%d, dc %d) differs",
+                  kind, qs, mpeg2 + 1, dcp);
+        }
+        if (inter) {
+            for (int i = 0; i < 64 + 2 * GUARD; i++)
+                a[i] = b[i] = SENTINEL16;
+            c->dequant_inter(a + GUARD, lvl, qs, m, mpeg2);
+            d->dequant_inter(b + GUARD, lvl, qs, m, mpeg2);
+            CHECK(t, !memcmp(a, b, sizeof(a)), "dequant_inter (kind %d, q %d, mpeg%d) differs", kind,
+                  qs, mpeg2 + 1);
+        }
+    }
+    if (ca->bench) {
+        double c_ns, v_ns;
+        for (int i = 0; i < 64; i++)
+            lvl[i] = (int16_t)(i % 7 == 0 ? rnd(&r, -30, 30) : 0);
+        if (intra) {
+            TIME_NS(c_ns, 50000, { c->dequant_intra(a, lvl, 8, mpe_default_intra_matrix, 1, 0); sink16 = a[5]; });
+            TIME_NS(v_ns, 50000, { d->dequant_intra(a, lvl, 8, mpe_default_intra_matrix, 1, 0); sink16 = a[5]; });
+            report_speed(ca, "dequant_intra", c_ns, v_ns);
+        }
+        if (inter) {
+            TIME_NS(c_ns, 50000, { c->dequant_inter(a, lvl, 8, mpe_default_inter_matrix, 1); sink16 = a[5]; });
+            TIME_NS(v_ns, 50000, { d->dequant_inter(a, lvl, 8, mpe_default_inter_matrix, 1); sink16 = a[5]; });
+            report_speed(ca, "dequant_inter", c_ns, v_ns);
+        }
+    }
+}
+
 static void check_quant_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const MpeDsp *c)
 {
+    check_dequant_entries(t, ca, d, c);
     if (fresh(ca, (AnyFn)d->quant_intra, (AnyFn)c->quant_intra))
         check_quant_entry(t, ca, "quant_intra", d->quant_intra, c->quant_intra);
     if (fresh(ca, (AnyFn)d->quant_inter, (AnyFn)c->quant_inter))
@@ -762,6 +830,7 @@ static void t_mask_zero_is_c(TestCtx *t)
     mpe_dsp_init_c(&c);
     CHECK(t, d.fdct == mpe_fdct_c && d.idct == mpe_idct_c && d.quant_intra == mpe_quant_intra_ref &&
                  d.quant_inter == mpe_quant_inter_ref && d.predict == mpe_predict_c &&
+                 d.dequant_intra == mpe_dequant_intra_dc && d.dequant_inter == mpe_dequant_inter &&
                  d.pred_sad == mpe_pred_sad_c && d.hpel_sads == mpe_hpel_sads_c &&
                  d.bipred_sad == mpe_bipred_sad_c &&
                  d.intra_activity == mpe_intra_activity_c && d.get_pixels == mpe_get_pixels_c &&
