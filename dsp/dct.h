@@ -28,6 +28,26 @@ void mpe_idct_fast_c(int16_t block[64]);
 void mpe_fdct_avx2(int16_t block[64]);
 void mpe_idct_avx2(int16_t block[64]);
 
+/* A cheap certificate for the forward transform's largest coefficient
+ * (the slice coder's test for a residual that quantises to nothing, without
+ * the exact transform).  For a block of residuals in [-256, 255], returns
+ * max |R(u,v)| over the 64 outputs of the same separable transform done in
+ * 16-bit arithmetic: the matrix mpe_dct_tab rounded to Q14
+ * (mpe_dct_tab_q14), the first (vertical) pass rounded to Q4 (floor of
+ * x + 1/2), the second exact; R is in Q18.  Each R / 2^18 lies within
+ *     (MPE_FDCT_BOUND_ERR + MPE_FDCT_BOUND_ERR_PER_ABS * sum |r|) / 2^18
+ * of the exact F(u,v) (the entries are within 2^-15 of the true matrix, the
+ * Q4 rounding adds at most 2^-5 per intermediate, times the largest row
+ * sum of |T|, 2.83; 2^-15 (0.49 + 0.49) sum|r| for the entries' error on
+ * the samples and on the intermediates), and mpe_fdct_*'s output within
+ * 1/2 + 1.4e-4 of the exact F. */
+#define MPE_FDCT_BOUND_ERR 23300
+#define MPE_FDCT_BOUND_ERR_PER_ABS 8
+uint32_t mpe_fdct_bound_c(const int16_t block[64]);
+uint32_t mpe_fdct_bound_avx2(const int16_t block[64]);
+typedef uint32_t (*MpeFdctBoundFn)(const int16_t block[64]);
+extern const int16_t mpe_dct_tab_q14[8][8];
+
 /* T[k][n] = round(2^30 * C(k)/2 * cos((2n+1) k pi / 16)), shared by every variant. */
 extern const int32_t mpe_dct_tab[8][8];
 

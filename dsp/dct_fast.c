@@ -126,9 +126,145 @@ void mpe_idct_fast_c(int16_t block[64])
     }
 }
 
+/* mpe_dct_tab / 2^16 rounded, half away from zero (so the symmetry
+ * T[u][7-x] = (-1)^u T[u][x] survives; tests/unit/test_dct.c checks both). */
+const int16_t mpe_dct_tab_q14[8][8] = {
+    { 5793, 5793, 5793, 5793, 5793, 5793, 5793, 5793 },
+    { 8035, 6811, 4551, 1598, -1598, -4551, -6811, -8035 },
+    { 7568, 3135, -3135, -7568, -7568, -3135, 3135, 7568 },
+    { 6811, -1598, -8035, -4551, 4551, 8035, 1598, -6811 },
+    { 5793, -5793, -5793, 5793, 5793, -5793, -5793, 5793 },
+    { 4551, -8035, 1598, 6811, -6811, -1598, 8035, -4551 },
+    { 3135, -7568, 7568, -3135, -3135, 7568, -7568, 3135 },
+    { 1598, -4551, 6811, -8035, 8035, -6811, 4551, -1598 },
+};
+
+/* floor(x / 2^s) of an int64 without shifting a negative value */
+static inline int64_t floor_shift(int64_t x, int s)
+{
+    return x >= 0 ? x >> s : -((-x + ((int64_t)1 << s) - 1) >> s);
+}
+
+uint32_t mpe_fdct_bound_c(const int16_t block[64])
+{
+    int32_t mid[8][8];   /* [v][x], Q4 */
+    uint32_t max = 0;
+    for (int v = 0; v < 8; v++)
+        for (int x = 0; x < 8; x++) {
+            int64_t p = 0;
+            for (int y = 0; y < 8; y++)
+                p += (int64_t)mpe_dct_tab_q14[v][y] * block[8 * y + x];
+            mid[v][x] = (int32_t)floor_shift(p + 512, 10);
+        }
+    for (int v = 0; v < 8; v++)
+        for (int u = 0; u < 8; u++) {
+            int64_t r = 0;
+            for (int x = 0; x < 8; x++)
+                r += (int64_t)mpe_dct_tab_q14[u][x] * mid[v][x];
+            const uint32_t a = (uint32_t)(r < 0 ? -r : r);
+            max = a > max ? a : max;
+        }
+    return max;
+}
+
 #ifdef MPE_ARCH_X86
 
 #define AVX2 __attribute__((target("avx2")))
+
+/* Pairs (a[k], b[k]) of eight int16 columns in one vector for pmaddwd. */
+AVX2 static inline __m256i pair16(__m128i a, __m128i b)
+{
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi16(a, b)),
+                                   _mm_unpackhi_epi16(a, b), 1);
+}
+
+/* A pmaddwd constant: c0 for the first of each pair, c1 for the second. */
+#define COEF_PAIR(c0, c1) _mm256_set1_epi32((int32_t)(((uint32_t)(uint16_t)(c1) << 16) | (uint16_t)(c0)))
+
+/* out[u] = sum_y A[u][y] in[y], column by column, A = mpe_dct_tab_q14
+ * (its entries written out: u's row, first four columns), exact in int32:
+ * fwd8's even/odd folding (A keeps T's symmetry) through pmaddwd; inputs
+ * below 11600, so the folded sums fit int16.  Written out in full: the
+ * compiler keeps loops over the arrays in memory. */
+#define FWD_Q14(out, in)                                                                          \
+    do {                                                                                          \
+        const __m128i s0_ = _mm_add_epi16(in[0], in[7]), s1_ = _mm_add_epi16(in[1], in[6]);      \
+        const __m128i s2_ = _mm_add_epi16(in[2], in[5]), s3_ = _mm_add_epi16(in[3], in[4]);      \
+        const __m128i d0_ = _mm_sub_epi16(in[0], in[7]), d1_ = _mm_sub_epi16(in[1], in[6]);      \
+        const __m128i d2_ = _mm_sub_epi16(in[2], in[5]), d3_ = _mm_sub_epi16(in[3], in[4]);      \
+        const __m256i s01_ = pair16(s0_, s1_), s23_ = pair16(s2_, s3_);                          \
+        const __m256i d01_ = pair16(d0_, d1_), d23_ = pair16(d2_, d3_);                          \
+        out[0] = _mm256_add_epi32(_mm256_madd_epi16(s01_, COEF_PAIR(5793, 5793)),                \
+                                  _mm256_madd_epi16(s23_, COEF_PAIR(5793, 5793)));               \
+        out[2] = _mm256_add_epi32(_mm256_madd_epi16(s01_, COEF_PAIR(7568, 3135)),                \
+                                  _mm256_madd_epi16(s23_, COEF_PAIR(-3135, -7568)));             \
+        out[4] = _mm256_add_epi32(_mm256_madd_epi16(s01_, COEF_PAIR(5793, -5793)),               \
+                                  _mm256_madd_epi16(s23_, COEF_PAIR(-5793, 5793)));              \
+        out[6] = _mm256_add_epi32(_mm256_madd_epi16(s01_, COEF_PAIR(3135, -7568)),               \
+                                  _mm256_madd_epi16(s23_, COEF_PAIR(7568, -3135)));              \
+        out[1] = _mm256_add_epi32(_mm256_madd_epi16(d01_, COEF_PAIR(8035, 6811)),                \
+                                  _mm256_madd_epi16(d23_, COEF_PAIR(4551, 1598)));               \
+        out[3] = _mm256_add_epi32(_mm256_madd_epi16(d01_, COEF_PAIR(6811, -1598)),               \
+                                  _mm256_madd_epi16(d23_, COEF_PAIR(-8035, -4551)));             \
+        out[5] = _mm256_add_epi32(_mm256_madd_epi16(d01_, COEF_PAIR(4551, -8035)),               \
+                                  _mm256_madd_epi16(d23_, COEF_PAIR(1598, 6811)));               \
+        out[7] = _mm256_add_epi32(_mm256_madd_epi16(d01_, COEF_PAIR(1598, -4551)),               \
+                                  _mm256_madd_epi16(d23_, COEF_PAIR(6811, -8035)));              \
+    } while (0)
+
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+AVX2 static inline void transpose8x16(__m128i r[8])
+{
+    __m128i a[8], b[8];
+    for (int i = 0; i < 4; i++) {
+        a[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        b[4 * i + 0] = _mm_unpacklo_epi32(a[4 * i + 0], a[4 * i + 2]);
+        b[4 * i + 1] = _mm_unpackhi_epi32(a[4 * i + 0], a[4 * i + 2]);
+        b[4 * i + 2] = _mm_unpacklo_epi32(a[4 * i + 1], a[4 * i + 3]);
+        b[4 * i + 3] = _mm_unpackhi_epi32(a[4 * i + 1], a[4 * i + 3]);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[2 * i] = _mm_unpacklo_epi64(b[i], b[4 + i]);
+        r[2 * i + 1] = _mm_unpackhi_epi64(b[i], b[4 + i]);
+    }
+}
+
+/* The first pass's output rounded to Q4 (floor of x + 1/2; |q| < 11600). */
+#define ROUND_Q4(v) _mm256_srai_epi32(_mm256_add_epi32((v), _mm256_set1_epi32(512)), 10)
+#define PACK_ROW(v) _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1))
+
+AVX2 uint32_t mpe_fdct_bound_avx2(const int16_t block[64])
+{
+    __m128i rows[8];
+    __m256i out[8];
+    for (int y = 0; y < 8; y++)
+        rows[y] = _mm_loadu_si128((const __m128i *)(block + 8 * y));
+    FWD_Q14(out, rows);   /* out[v]: column x in lane x */
+    rows[0] = PACK_ROW(ROUND_Q4(out[0]));
+    rows[1] = PACK_ROW(ROUND_Q4(out[1]));
+    rows[2] = PACK_ROW(ROUND_Q4(out[2]));
+    rows[3] = PACK_ROW(ROUND_Q4(out[3]));
+    rows[4] = PACK_ROW(ROUND_Q4(out[4]));
+    rows[5] = PACK_ROW(ROUND_Q4(out[5]));
+    rows[6] = PACK_ROW(ROUND_Q4(out[6]));
+    rows[7] = PACK_ROW(ROUND_Q4(out[7]));
+    transpose8x16(rows);   /* rows[x]: v in lane v */
+    FWD_Q14(out, rows);    /* out[u]: R[v][u] in lane v */
+    const __m256i m01 = _mm256_max_epu32(_mm256_abs_epi32(out[0]), _mm256_abs_epi32(out[1]));
+    const __m256i m23 = _mm256_max_epu32(_mm256_abs_epi32(out[2]), _mm256_abs_epi32(out[3]));
+    const __m256i m45 = _mm256_max_epu32(_mm256_abs_epi32(out[4]), _mm256_abs_epi32(out[5]));
+    const __m256i m67 = _mm256_max_epu32(_mm256_abs_epi32(out[6]), _mm256_abs_epi32(out[7]));
+    const __m256i m = _mm256_max_epu32(_mm256_max_epu32(m01, m23), _mm256_max_epu32(m45, m67));
+    __m128i h = _mm_max_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    h = _mm_max_epu32(h, _mm_shuffle_epi32(h, 0x4E));
+    h = _mm_max_epu32(h, _mm_shuffle_epi32(h, 0xB1));
+    return (uint32_t)_mm_cvtsi128_si32(h);
+}
 
 /* x / 2^S rounded like round_shift, in int64 lanes (|x| < 2^61).  AVX2 has
  * no 64-bit arithmetic shift: adding 2^62 makes every value non-negative so

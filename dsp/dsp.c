@@ -9,6 +9,7 @@ void mpe_dsp_init_c(MpeDsp *dsp)
 {
     dsp->fdct = mpe_fdct_c;
     dsp->idct = mpe_idct_c;
+    dsp->fdct_bound = mpe_fdct_bound_c;
     dsp->quant_intra = mpe_quant_intra_ref;
     dsp->quant_inter = mpe_quant_inter_ref;
     dsp->dequant_intra = mpe_dequant_intra_dc;
@@ -45,6 +46,7 @@ static void dsp_init_x86(MpeDsp *dsp, unsigned cpu_flags)
     if (cpu_flags & MPE_CPU_AVX2) {
         dsp->fdct = mpe_fdct_avx2;
         dsp->idct = mpe_idct_avx2;
+        dsp->fdct_bound = mpe_fdct_bound_avx2;
         dsp->quant_intra = mpe_quant_intra_avx2;
         dsp->quant_inter = mpe_quant_inter_avx2;
         dsp->dequant_intra = mpe_dequant_intra_avx2;

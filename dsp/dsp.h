@@ -3,6 +3,7 @@
  * overwrites entries with the variants the flags allow (common/cpu.h):
  *   entry              C reference            FAST_C           SSE2    AVX2
  *   fdct, idct         mpe_[fi]dct_c          _fast_c          -       _avx2
+ *   fdct_bound         mpe_fdct_bound_c       -                -       _avx2
  *   quant_intra/inter  mpe_quant_*_ref        _fast            -       _avx2
  *   dequant_intra      mpe_dequant_intra_dc   -                -       _avx2
  *   dequant_inter      mpe_dequant_inter      -                -       _avx2
@@ -29,6 +30,7 @@ typedef void (*MpeInterBlockFn)(BsWriter *bw, const int16_t scan[64], int mpeg2)
 
 typedef struct MpeDsp {
     MpeDctFn fdct, idct;                 /* dsp/dct.h */
+    MpeFdctBoundFn fdct_bound;
     MpeQuantFn quant_intra, quant_inter; /* dsp/quant.h */
     MpeDequantIntraFn dequant_intra;
     MpeDequantInterFn dequant_inter;

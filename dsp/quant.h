@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "dsp/dct.h"
+
 /* mpe_zigzag[i] = raster index of the i-th coefficient in zigzag order. */
 extern const uint8_t mpe_zigzag[64];
 /* MPEG-2 alternate_scan 1 (13818-2 Figure 7-3), in the same form. */
@@ -54,6 +56,16 @@ static inline int mpe_quant_inter_all_zero(uint32_t sum_abs, int32_t sum, uint32
         return 0;
     const int64_t e = 64 * (int64_t)sum_sq - (int64_t)sum * sum;
     return e <= (int64_t)(qw - 8) * (qw - 8);
+}
+
+/* The same question answered with mpe_fdct_bound's certificate (dct.h):
+ * every level is zero when every |F| <= K = ceil(qw / 8) - 1, and
+ * |F| < bound / 2^18 + its error + 1/2 + 1.4e-4. */
+static inline int mpe_quant_inter_zero_by_bound(uint32_t bound, uint32_t sum_abs, int qw)
+{
+    const int64_t k = (qw + 7) / 8 - 1;
+    return (int64_t)bound + MPE_FDCT_BOUND_ERR + MPE_FDCT_BOUND_ERR_PER_ABS * (int64_t)sum_abs <=
+           k * (1 << 18) + 131019;   /* (K + 0.4998) 2^18 */
 }
 
 /* Inverse quantisation exactly as a decoder does it, including saturation to

@@ -211,7 +211,8 @@ static int quantise_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
         /* the energy only where the cheaper bound leaves it open */
         const uint32_t sum_sq = 2 * (int64_t)sum_abs + 8 <= qw ? 0 : pc->dsp->block_energy(blk, &sum);
 
-        if (mpe_quant_inter_all_zero(sum_abs, sum, sum_sq, qw)) {
+        if (mpe_quant_inter_all_zero(sum_abs, sum, sum_sq, qw) ||
+            mpe_quant_inter_zero_by_bound(pc->dsp->fdct_bound(blk), sum_abs, qw)) {
             memset(level[b], 0, sizeof(level[b]));
             continue;
         }

@@ -180,6 +180,22 @@ static void check_dct_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const M
         if (ca->bench)
             bench_dct(ca, "fdct", d->fdct, c->fdct, -256, 255);
     }
+    if (fresh(ca, (AnyFn)d->fdct_bound, (AnyFn)c->fdct_bound)) {
+        TestRng r = { 12 };
+        int16_t b[64];
+        for (int n = 0; n < 40000 && !t->case_failed; n++) {
+            make_block(&r, b, n, n % 12 < 6 ? -256 : -rnd(&r, 1, 40), n % 12 < 6 ? 255 : rnd(&r, 1, 40));
+            const uint32_t x = c->fdct_bound(b), y = d->fdct_bound(b);
+            CHECK(t, x == y, "fdct_bound: block %d (kind %d): %u vs %u", n, n % 6, x, y);
+        }
+        if (ca->bench) {
+            double c_ns, v_ns;
+            make_block(&r, b, 0, -20, 20);
+            TIME_NS(c_ns, 50000, { b[it_ & 63] ^= 1; sink32 = c->fdct_bound(b); });
+            TIME_NS(v_ns, 50000, { b[it_ & 63] ^= 1; sink32 = d->fdct_bound(b); });
+            report_speed(ca, "fdct_bound", c_ns, v_ns);
+        }
+    }
     if (fresh(ca, (AnyFn)d->idct, (AnyFn)c->idct)) {
         check_dct(t, "idct", d->idct, c->idct, -2048, 2047, 20000, 41);
         check_dct(t, "idct", d->idct, c->idct, -40, 40, 6000, 51);
@@ -829,6 +845,7 @@ static void t_mask_zero_is_c(TestCtx *t)
     mpe_dsp_init(&d, 0);
     mpe_dsp_init_c(&c);
     CHECK(t, d.fdct == mpe_fdct_c && d.idct == mpe_idct_c && d.quant_intra == mpe_quant_intra_ref &&
+                 d.fdct_bound == mpe_fdct_bound_c &&
                  d.quant_inter == mpe_quant_inter_ref && d.predict == mpe_predict_c &&
                  d.dequant_intra == mpe_dequant_intra_dc && d.dequant_inter == mpe_dequant_inter &&
                  d.pred_sad == mpe_pred_sad_c && d.hpel_sads == mpe_hpel_sads_c &&

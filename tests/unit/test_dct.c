@@ -7,6 +7,8 @@
  * the usual IEEE 1180 harness, rounds). */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/cpu.h"
@@ -468,6 +470,74 @@ static void t_table_symmetry(TestCtx *t)
     CHECK(t, mpe_dct_tab[4][0] == mpe_dct_tab[0][0], "T40 != T00");
 }
 
+/* mpe_fdct_bound's matrix: mpe_dct_tab / 2^16 rounded (each entry within
+ * 2^-15 of the true one, which its error bound assumes) and T's symmetry
+ * (which the AVX2 one's folding assumes). */
+static void t_bound_table(TestCtx *t)
+{
+    for (int u = 0; u < 8; u++)
+        for (int x = 0; x < 8; x++) {
+            const int32_t v = mpe_dct_tab[u][x];
+            const int32_t want = v < 0 ? -((-v + 32768) >> 16) : (v + 32768) >> 16;
+            CHECK(t, mpe_dct_tab_q14[u][x] == want, "Q14[%d][%d] = %d, want %d", u, x,
+                  mpe_dct_tab_q14[u][x], want);
+            if (x < 4)
+                CHECK(t, mpe_dct_tab_q14[u][7 - x] == (u & 1 ? -mpe_dct_tab_q14[u][x] : mpe_dct_tab_q14[u][x]),
+                      "Q14 symmetry at [%d][%d]", u, x);
+        }
+}
+
+/* The promise of dct.h's bound: every coefficient of mpe_fdct_c satisfies
+ * |F| 2^18 < bound + MPE_FDCT_BOUND_ERR + MPE_FDCT_BOUND_ERR_PER_ABS sum|r|
+ * + 0.5002 2^18, on residual-like blocks (noise of every strength, single
+ * basis functions, extremes, checkerboards of +-256).  The smallest slack
+ * seen is printed: it shows how tight the constants are. */
+static void t_bound_holds(TestCtx *t)
+{
+    TestRng r = { 99 };
+    int64_t min_slack = INT64_MAX;
+    for (int n = 0; n < 100000 && !t->case_failed; n++) {
+        int16_t b[64], f[64];
+        const int kind = n % 5;
+        if (kind == 0) {
+            const int a = 1 + (int)(test_rand(&r) % 64);
+            for (int i = 0; i < 64; i++)
+                b[i] = (int16_t)((int)(test_rand(&r) % (unsigned)(2 * a + 1)) - a);
+        } else if (kind == 1) {
+            const int u = (int)(test_rand(&r) % 8), v = (int)(test_rand(&r) % 8);
+            const double amp = (double)(test_rand(&r) % 200000) / 100.0;
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 8; x++)
+                    b[8 * y + x] = (int16_t)lrint(amp * mpe_dct_tab[u][x] / 1073741824.0 *
+                                                  mpe_dct_tab[v][y] / 1073741824.0);
+        } else if (kind == 2) {
+            for (int i = 0; i < 64; i++)
+                b[i] = (int16_t)(test_rand(&r) & 1 ? 255 : -256);
+        } else if (kind == 3) {
+            for (int i = 0; i < 64; i++)
+                b[i] = (int16_t)(((i >> 3) ^ i) & 1 ? 255 : -256);
+        } else {
+            for (int i = 0; i < 64; i++)
+                b[i] = (int16_t)((int)(test_rand(&r) % 512) - 256);
+        }
+        int64_t sum_abs = 0;
+        for (int i = 0; i < 64; i++)
+            sum_abs += b[i] < 0 ? -b[i] : b[i];
+        memcpy(f, b, sizeof(f));
+        mpe_fdct_c(f);
+        int maxf = 0;
+        for (int i = 0; i < 64; i++)
+            maxf = abs(f[i]) > maxf ? abs(f[i]) : maxf;
+        const int64_t lim = (int64_t)mpe_fdct_bound_c(b) + MPE_FDCT_BOUND_ERR +
+                            MPE_FDCT_BOUND_ERR_PER_ABS * sum_abs + 131125;
+        const int64_t slack = lim - ((int64_t)maxf << 18);
+        min_slack = slack < min_slack ? slack : min_slack;
+        CHECK(t, slack > 0, "block %d (kind %d): max |F| %d beyond the bound's %.4f", n, kind, maxf,
+              (double)lim / (1 << 18));
+    }
+    printf("     smallest slack %.4f coefficient units\n", (double)min_slack / (1 << 18));
+}
+
 int main(void)
 {
     TestCtx t;
@@ -489,5 +559,7 @@ int main(void)
     test_run(&t, "determinism", t_determinism);
     test_run(&t, "int16_extremes_saturate", t_extremes);
     test_run(&t, "table_butterfly_symmetry", t_table_symmetry);
+    test_run(&t, "bound_table_q14", t_bound_table);
+    test_run(&t, "bound_holds", t_bound_holds);
     return test_finish(&t);
 }

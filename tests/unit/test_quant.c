@@ -516,7 +516,8 @@ static void t_zero_block(TestCtx *t)
         CHECK(t, lvl[i] == 0, "inter [%d] = %d", i, lvl[i]);
 }
 
-/* mpe_quant_inter_all_zero's promise: whenever it says so, the reference
+/* mpe_quant_inter_all_zero's and mpe_quant_inter_zero_by_bound's promise
+ * (the latter with mpe_fdct_bound_c): whenever either says so, the reference
  * transform and quantiser give no level at all.  Blocks near its bounds:
  * one DCT basis function (all the energy in one coefficient: where the
  * energy bound is tight) or a flat block (the DC) at amplitudes around the
@@ -526,7 +527,7 @@ static void t_all_zero_bound(TestCtx *t)
 {
     TestRng r = { 4242 };
     uint8_t ramp[64];
-    long said = 0, said_energy = 0;
+    long said = 0, said_energy = 0, said_bound = 0;
     for (int i = 0; i < 64; i++)
         ramp[i] = (uint8_t)(16 + (i >> 3) + (i & 7));
     for (int n = 0; n < 60000 && !t->case_failed; n++) {
@@ -568,18 +569,22 @@ static void t_all_zero_bound(TestCtx *t)
         for (int i = 0; i < 64; i++)
             wmin = m[i] < wmin ? m[i] : wmin;
         const int qw = qscale * wmin;
-        if (!mpe_quant_inter_all_zero(sum_abs, sum, sum_sq, qw))
+        const int by_sums = mpe_quant_inter_all_zero(sum_abs, sum, sum_sq, qw);
+        const int by_bound = mpe_quant_inter_zero_by_bound(mpe_fdct_bound_c(blk), sum_abs, qw);
+        if (!by_sums && !by_bound)
             continue;
         said++;
-        said_energy += 2 * (int64_t)sum_abs + 8 > qw;
+        said_energy += by_sums && 2 * (int64_t)sum_abs + 8 > qw;
+        said_bound += by_bound;
         memcpy(coef, blk, sizeof(coef));
         mpe_fdct_c(coef);
         const int nz = mpe_quant_inter(lvl, coef, qscale, m, 2047);
         CHECK(t, nz == 0, "block %d (kind %d, q %d): said all zero, %d levels", n, kind, qscale, nz);
     }
-    /* both bounds had their say */
-    CHECK(t, said > 10000 && said_energy > 3000, "%ld blocks said all zero, %ld by the energy", said,
-          said_energy);
+    /* every bound had its say */
+    CHECK(t, said > 10000 && said_energy > 3000 && said_bound > 10000,
+          "%ld blocks said all zero, %ld by the energy, %ld by the transform bound", said, said_energy,
+          said_bound);
 }
 
 int main(void)
