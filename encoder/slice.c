@@ -314,8 +314,13 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
     const int f_code = dir_f_code(pc, dir);
     int bits[2][3];
     for (int j = 0; j < 3; j++) {
-        bits[0][j] = bs_motion_delta_bits(wrap_delta(f_code, 2 * m->dx + j - 1, st->pmv[dir][0]), f_code);
-        bits[1][j] = bs_motion_delta_bits(wrap_delta(f_code, 2 * m->dy + j - 1, st->pmv[dir][1]), f_code);
+        const int c[2] = { 2 * m->dx + j - 1, 2 * m->dy + j - 1 };
+        /* only a component inside the box wraps into a motion code (the
+         * others are never priced) */
+        for (int d = 0; d < 2; d++)
+            bits[d][j] = c[d] >= box.lo[d] && c[d] <= box.hi[d]
+                             ? bs_motion_delta_bits(wrap_delta(f_code, c[d], st->pmv[dir][d]), f_code)
+                             : 0;
     }
 
     if (out_sad0)
