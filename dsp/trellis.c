@@ -99,6 +99,33 @@ int mpe_trellis_block_bits(const int16_t level[64], const MpeTrellisParams *p)
     return bits;
 }
 
+void mpe_trellis_intra_bits_both(const int16_t level[64], const MpeTrellisParams *p, int bits[2])
+{
+    const uint8_t *scan = block_scan(p);
+    int b0 = bs_vlc_dct_eob[BS_DCT_TABLE_ZERO].len, b1 = bs_vlc_dct_eob[BS_DCT_TABLE_ONE].len;
+    int run = 0;
+
+    for (int i = 1; i < 64; i++) {
+        const int l = level[scan[i]];
+        if (!l) {
+            run++;
+            continue;
+        }
+        const int a = l < 0 ? -l : l, escape = escape_bits(a, p->mpeg2);
+        if (run <= BS_DCT_MAX_RUN && a <= BS_DCT_MAX_LEVEL) {
+            const int z = bs_vlc_dct_zero[run][a].len, o = bs_vlc_dct_one[run][a].len;
+            b0 += z ? z + 1 : escape;
+            b1 += o ? o + 1 : escape;
+        } else {
+            b0 += escape;
+            b1 += escape;
+        }
+        run = 0;
+    }
+    bits[0] = b0;
+    bits[1] = b1;
+}
+
 static int64_t sq(int x)
 {
     return (int64_t)x * x;

@@ -71,6 +71,11 @@ int64_t mpe_trellis_cost(const int16_t level[64], const int16_t coef[64], const 
  * bitstream/mpeg12.c writes them (0 for an empty non-intra block). */
 int mpe_trellis_block_bits(const int16_t level[64], const MpeTrellisParams *p);
 
+/* An intra block's mpe_trellis_block_bits in table zero and table one at
+ * once (bits[BS_DCT_TABLE_ZERO], bits[BS_DCT_TABLE_ONE]): one pass for
+ * --intra-vlc auto's count; p's table is ignored. */
+void mpe_trellis_intra_bits_both(const int16_t level[64], const MpeTrellisParams *p, int bits[2]);
+
 /* Decoder-exact reconstruction of one coefficient at raster position pos
  * (AC for intra blocks), before MPEG-2 mismatch control. */
 int mpe_trellis_recon(int level, int pos, const MpeTrellisParams *p);

@@ -172,11 +172,11 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
         pc->dsp->write_intra_block(bw, scan, level[0] - st->dc_pred[comp], comp != 0, pc->mpeg2,
                                    pc->intra_vlc_table);
         if (pc->count_intra_tables) {
-            MpeTrellisParams tp = { .intra = 1, .mpeg2 = 1, .scan = pc->scan };
-            for (int table = 0; table < 2; table++) {
-                tp.table = table;
-                st->table_bits[table] += mpe_trellis_block_bits(level, &tp);
-            }
+            const MpeTrellisParams tp = { .intra = 1, .mpeg2 = 1, .scan = pc->scan };
+            int bits[2];
+            mpe_trellis_intra_bits_both(level, &tp, bits);
+            st->table_bits[BS_DCT_TABLE_ZERO] += bits[BS_DCT_TABLE_ZERO];
+            st->table_bits[BS_DCT_TABLE_ONE] += bits[BS_DCT_TABLE_ONE];
         }
         st->dc_pred[comp] = level[0];
 

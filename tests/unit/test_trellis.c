@@ -123,6 +123,15 @@ static void t_bits_match_writer(TestCtx *t)
             int counted = mpe_trellis_block_bits(level, &p);
             CHECK(t, written == counted, "kind %d iter %d: writer %d bits, model %d", kind, iter,
                   written, counted);
+            if (p.intra) {   /* both tables at once, as the writer would spend them */
+                int both[2];
+                mpe_trellis_intra_bits_both(level, &p, both);
+                bs_writer_reset(&bw);
+                bs_write_intra_block(&bw, scan, 0, 0, p.mpeg2, !p.table);
+                CHECK(t, both[p.table] == counted && both[!p.table] == (int)bs_bit_count(&bw) - 3,
+                      "kind %d iter %d: both tables %d, %d vs writer %d (table %d), %d", kind, iter,
+                      both[0], both[1], counted, p.table, (int)bs_bit_count(&bw) - 3);
+            }
         }
     }
     bs_writer_free(&bw);
