@@ -198,20 +198,23 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
     int64_t adj[65];                 /* by live state: its best J less the zeros before it */
     int n_states = 0;
 
-    zsum[start] = 0;
-    for (int i = start; i < 64; i++)
-        zsum[i + 1] = zsum[i] + sq(coef[scan[i]]) * MPE_TRELLIS_ONE;
     states[n_states] = (uint8_t)start;
     adj[n_states++] = 0;
 
-    /* the scan positions with a candidate, in order */
+    /* the zeros' prefix sums, and the scan positions with a candidate, in
+     * order, in one pass */
     uint8_t list[64];
     int n_list = 0;
+    int64_t z = 0;
+    zsum[start] = 0;
     for (int i = start; i < 64; i++) {
         const int pos = scan[i], c = coef[pos], ca = c < 0 ? -c : c;
+        const int32_t c2 = c * c;   /* |c| <= 2048 */
+        z += (int64_t)c2 * MPE_TRELLIS_ONE;
+        zsum[i + 1] = z;
         const int r1 = saturate_mag(recon_mag(1, p->matrix[pos] * p->qscale, intra, mpeg1), c < 0);
         list[n_list] = (uint8_t)i;
-        n_list += level[pos] != 0 || (c != 0 && p->max_level >= 1 && sq(ca - r1) < sq(ca));
+        n_list += level[pos] != 0 || (c != 0 && p->max_level >= 1 && (ca - r1) * (ca - r1) < c2);
     }
 
     /* COST_INF / 2 plus any J stays below COST_INF and above every real J */
