@@ -181,12 +181,13 @@ AVX2 static inline __m256i pair16(__m128i a, __m128i b)
 /* A pmaddwd constant: c0 for the first of each pair, c1 for the second. */
 #define COEF_PAIR(c0, c1) _mm256_set1_epi32((int32_t)(((uint32_t)(uint16_t)(c1) << 16) | (uint16_t)(c0)))
 
-/* out[u] = sum_y A[u][y] in[y], column by column, A = mpe_dct_tab_q14
- * (its entries written out: u's row, first four columns), exact in int32:
- * fwd8's even/odd folding (A keeps T's symmetry) through pmaddwd; inputs
- * below 11600, so the folded sums fit int16.  Written out in full: the
- * compiler keeps loops over the arrays in memory. */
-#define FWD_Q14(out, in)                                                                          \
+/* EMIT(u, sum_y A[u][y] in[y]) for u = 0..7, column by column, A =
+ * mpe_dct_tab_q14 (its entries written out: u's row, first four columns),
+ * exact in int32: fwd8's even/odd folding (A keeps T's symmetry) through
+ * pmaddwd; inputs below 11600, so the folded sums fit int16.  in[] is read
+ * before the first EMIT (which may overwrite it).  Written out in full, each
+ * output consumed as it is made: loops over arrays stay in memory. */
+#define FWD_Q14(in, EMIT)                                                                         \
     do {                                                                                          \
         const __m128i s0_ = _mm_add_epi16(in[0], in[7]), s1_ = _mm_add_epi16(in[1], in[6]);      \
         const __m128i s2_ = _mm_add_epi16(in[2], in[5]), s3_ = _mm_add_epi16(in[3], in[4]);      \
@@ -194,22 +195,22 @@ AVX2 static inline __m256i pair16(__m128i a, __m128i b)
         const __m128i d2_ = _mm_sub_epi16(in[2], in[5]), d3_ = _mm_sub_epi16(in[3], in[4]);      \
         const __m256i s01_ = pair16(s0_, s1_), s23_ = pair16(s2_, s3_);                          \
         const __m256i d01_ = pair16(d0_, d1_), d23_ = pair16(d2_, d3_);                          \
-        out[0] = _mm256_add_epi32(_mm256_madd_epi16(s01_, COEF_PAIR(5793, 5793)),                \
-                                  _mm256_madd_epi16(s23_, COEF_PAIR(5793, 5793)));               \
-        out[2] = _mm256_add_epi32(_mm256_madd_epi16(s01_, COEF_PAIR(7568, 3135)),                \
-                                  _mm256_madd_epi16(s23_, COEF_PAIR(-3135, -7568)));             \
-        out[4] = _mm256_add_epi32(_mm256_madd_epi16(s01_, COEF_PAIR(5793, -5793)),               \
-                                  _mm256_madd_epi16(s23_, COEF_PAIR(-5793, 5793)));              \
-        out[6] = _mm256_add_epi32(_mm256_madd_epi16(s01_, COEF_PAIR(3135, -7568)),               \
-                                  _mm256_madd_epi16(s23_, COEF_PAIR(7568, -3135)));              \
-        out[1] = _mm256_add_epi32(_mm256_madd_epi16(d01_, COEF_PAIR(8035, 6811)),                \
-                                  _mm256_madd_epi16(d23_, COEF_PAIR(4551, 1598)));               \
-        out[3] = _mm256_add_epi32(_mm256_madd_epi16(d01_, COEF_PAIR(6811, -1598)),               \
-                                  _mm256_madd_epi16(d23_, COEF_PAIR(-8035, -4551)));             \
-        out[5] = _mm256_add_epi32(_mm256_madd_epi16(d01_, COEF_PAIR(4551, -8035)),               \
-                                  _mm256_madd_epi16(d23_, COEF_PAIR(1598, 6811)));               \
-        out[7] = _mm256_add_epi32(_mm256_madd_epi16(d01_, COEF_PAIR(1598, -4551)),               \
-                                  _mm256_madd_epi16(d23_, COEF_PAIR(6811, -8035)));              \
+        EMIT(0, _mm256_add_epi32(_mm256_madd_epi16(s01_, COEF_PAIR(5793, 5793)),                 \
+                                 _mm256_madd_epi16(s23_, COEF_PAIR(5793, 5793))));               \
+        EMIT(2, _mm256_add_epi32(_mm256_madd_epi16(s01_, COEF_PAIR(7568, 3135)),                 \
+                                 _mm256_madd_epi16(s23_, COEF_PAIR(-3135, -7568))));             \
+        EMIT(4, _mm256_add_epi32(_mm256_madd_epi16(s01_, COEF_PAIR(5793, -5793)),                \
+                                 _mm256_madd_epi16(s23_, COEF_PAIR(-5793, 5793))));              \
+        EMIT(6, _mm256_add_epi32(_mm256_madd_epi16(s01_, COEF_PAIR(3135, -7568)),                \
+                                 _mm256_madd_epi16(s23_, COEF_PAIR(7568, -3135))));              \
+        EMIT(1, _mm256_add_epi32(_mm256_madd_epi16(d01_, COEF_PAIR(8035, 6811)),                 \
+                                 _mm256_madd_epi16(d23_, COEF_PAIR(4551, 1598))));               \
+        EMIT(3, _mm256_add_epi32(_mm256_madd_epi16(d01_, COEF_PAIR(6811, -1598)),                \
+                                 _mm256_madd_epi16(d23_, COEF_PAIR(-8035, -4551))));             \
+        EMIT(5, _mm256_add_epi32(_mm256_madd_epi16(d01_, COEF_PAIR(4551, -8035)),                \
+                                 _mm256_madd_epi16(d23_, COEF_PAIR(1598, 6811))));               \
+        EMIT(7, _mm256_add_epi32(_mm256_madd_epi16(d01_, COEF_PAIR(1598, -4551)),                \
+                                 _mm256_madd_epi16(d23_, COEF_PAIR(6811, -8035))));              \
     } while (0)
 
 #if defined(__GNUC__)
@@ -234,32 +235,24 @@ AVX2 static inline void transpose8x16(__m128i r[8])
     }
 }
 
-/* The first pass's output rounded to Q4 (floor of x + 1/2; |q| < 11600). */
-#define ROUND_Q4(v) _mm256_srai_epi32(_mm256_add_epi32((v), _mm256_set1_epi32(512)), 10)
-#define PACK_ROW(v) _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1))
+/* The first pass's output rounded to Q4 (floor of x + 1/2; |q| < 11600),
+ * as row v of int16; the second's folded into the running max of |R|. */
+#define EMIT_ROW(v, x)                                                                            \
+    do {                                                                                          \
+        const __m256i q_ = _mm256_srai_epi32(_mm256_add_epi32((x), _mm256_set1_epi32(512)), 10); \
+        rows[v] = _mm_packs_epi32(_mm256_castsi256_si128(q_), _mm256_extracti128_si256(q_, 1));  \
+    } while (0)
+#define EMIT_MAX(u, x) (m = _mm256_max_epu32(m, _mm256_abs_epi32(x)))
 
 AVX2 uint32_t mpe_fdct_bound_avx2(const int16_t block[64])
 {
     __m128i rows[8];
-    __m256i out[8];
+    __m256i m = _mm256_setzero_si256();
     for (int y = 0; y < 8; y++)
         rows[y] = _mm_loadu_si128((const __m128i *)(block + 8 * y));
-    FWD_Q14(out, rows);   /* out[v]: column x in lane x */
-    rows[0] = PACK_ROW(ROUND_Q4(out[0]));
-    rows[1] = PACK_ROW(ROUND_Q4(out[1]));
-    rows[2] = PACK_ROW(ROUND_Q4(out[2]));
-    rows[3] = PACK_ROW(ROUND_Q4(out[3]));
-    rows[4] = PACK_ROW(ROUND_Q4(out[4]));
-    rows[5] = PACK_ROW(ROUND_Q4(out[5]));
-    rows[6] = PACK_ROW(ROUND_Q4(out[6]));
-    rows[7] = PACK_ROW(ROUND_Q4(out[7]));
-    transpose8x16(rows);   /* rows[x]: v in lane v */
-    FWD_Q14(out, rows);    /* out[u]: R[v][u] in lane v */
-    const __m256i m01 = _mm256_max_epu32(_mm256_abs_epi32(out[0]), _mm256_abs_epi32(out[1]));
-    const __m256i m23 = _mm256_max_epu32(_mm256_abs_epi32(out[2]), _mm256_abs_epi32(out[3]));
-    const __m256i m45 = _mm256_max_epu32(_mm256_abs_epi32(out[4]), _mm256_abs_epi32(out[5]));
-    const __m256i m67 = _mm256_max_epu32(_mm256_abs_epi32(out[6]), _mm256_abs_epi32(out[7]));
-    const __m256i m = _mm256_max_epu32(_mm256_max_epu32(m01, m23), _mm256_max_epu32(m45, m67));
+    FWD_Q14(rows, EMIT_ROW);   /* rows[v]: column x in lane x */
+    transpose8x16(rows);       /* rows[x]: v in lane v */
+    FWD_Q14(rows, EMIT_MAX);   /* R[v][u] in lane v */
     __m128i h = _mm_max_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
     h = _mm_max_epu32(h, _mm_shuffle_epi32(h, 0x4E));
     h = _mm_max_epu32(h, _mm_shuffle_epi32(h, 0xB1));
