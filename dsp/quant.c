@@ -230,7 +230,9 @@ void mpe_quantizer_init(MpeQuantizer *q, int qscale, const uint8_t intra_matrix[
     q->max_level = max_level;
     q->intra_matrix = intra_matrix;
     q->inter_matrix = inter_matrix;
+    q->inter_wmin = 255;
     for (int i = 0; i < 64; i++) {
+        q->inter_wmin = inter_matrix[i] < q->inter_wmin ? inter_matrix[i] : q->inter_wmin;
         uint64_t qwi = (uint64_t)qscale * intra_matrix[i], qwn = (uint64_t)qscale * inter_matrix[i];
         q->intra_qw[i] = (uint32_t)qwi;
         q->intra_recip[i] = (((uint64_t)1 << 32) + 2 * qwi - 1) / (2 * qwi);

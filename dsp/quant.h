@@ -112,6 +112,7 @@ typedef struct MpeQuantizer {
     uint32_t intra_qw[64];     /* qscale * W_intra */
     uint64_t intra_recip[64];  /* ceil(2^32 / (2 qscale W_intra)) */
     uint64_t inter_recip[64];  /* ceil(2^32 / (qscale W_inter)) */
+    int inter_wmin;            /* the smallest W_inter (mpe_quant_inter_all_zero's) */
 } MpeQuantizer;
 
 void mpe_quantizer_init(MpeQuantizer *q, int qscale, const uint8_t intra_matrix[64],

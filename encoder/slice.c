@@ -193,14 +193,12 @@ static int quantise_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
                              const uint8_t pred_y[256], const uint8_t pred_c[2][64],
                              int16_t level[6][64])
 {
-    int cbp = 0, wmin = 255;
+    int cbp = 0;
 
     /* A block whose levels are certainly all zero (mpe_quant_inter_all_zero)
      * skips the transform without changing a single bit: most of a static
      * background, and most noise-only residuals, take this path. */
-    for (int i = 0; i < 64; i++)
-        wmin = pc->quant->inter_matrix[i] < wmin ? pc->quant->inter_matrix[i] : wmin;
-    const int qw = pc->qscale * wmin;
+    const int qw = pc->qscale * pc->quant->inter_wmin;
     for (int b = 0; b < 6; b++) {
         int16_t blk[64];
         int stride, pstride;
