@@ -55,9 +55,12 @@
  *
  * What bounds each kernel, measured with ncu on an H100 (3.35 TB/s) at
  * 2048^2, float subbands (double in brackets; docs/PERF.md has the rest):
- *   upload        the host's copy into pinned memory (5-8 GB/s on that
- *                 machine's one thread, so ~0.5 ms for 4 MB; split over the
- *                 caller's pool when MadOptions.pool is set) + PCIe
+ *   upload        PCIe: 0.085 ms for 4 MB from page-locked memory (the
+ *                 encoder's checker registers its buffers, iqa_upload then
+ *                 sends them by DMA directly); from pageable memory the
+ *                 host's copy into pinned staging comes first (5-8 GB/s on
+ *                 that machine's one thread, so 0.4-0.7 ms; split over the
+ *                 caller's pool when MadOptions.pool is set)
  *   sum, prep     memory: 1 + 18 bytes per pixel, 10 + 27 us
  *   D2Z, Z2D      memory, 2 kernels per transform, ~75 us each
  *   subband mul   memory: 8 (16) bytes written per pixel and subband, 1.0
@@ -1176,12 +1179,8 @@ static int appearance(MadContext *ctx, int is_ref, MpeError *err)
     return 0;
 }
 
-/* Queues the reference's work and returns: the stream orders it after a
- * score still pending (which is then collected against the old reference)
- * and before any later one.  Synchronous only with timing on, to read the
- * events. */
-static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t stride,
-                              MpeError *err)
+/* The reference's work, queued. */
+static int reference_device(MadContext *ctx, const uint8_t *ref, ptrdiff_t stride, MpeError *err)
 {
     int ret = mad_check_picture(ctx != NULL, ctx ? ctx->w : 0, ref, stride, "reference", err);
     if (ret < 0)
@@ -1218,6 +1217,22 @@ static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t str
         collect_times(ctx, &ctx->t_ref, mpe_time_ms() - t0);
     }
     return 0;
+}
+
+/* Queues the reference's work and returns once ref may be reused: the
+ * stream orders it after a score still pending (which is then collected
+ * against the old reference) and before any later one.  Synchronous only
+ * with timing on, to read the events. */
+static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t stride,
+                              MpeError *err)
+{
+    int ret = reference_device(ctx, ref, stride, err);
+    if (ctx) {
+        /* also after a failure: ref goes back to the caller either way */
+        int r = iqa_upload_release(&ctx->up[0], "mad_cuda", ret < 0 ? NULL : err);
+        ret = ret < 0 ? ret : r;
+    }
+    return ret;
 }
 
 /* Everything of a score() up to the two sums in ctx->h_out. */
@@ -1287,7 +1302,10 @@ static int cuda_score_submit(MadContext *ctx, const uint8_t *dst, ptrdiff_t stri
     ctx->submit_ms = mpe_time_ms();
     CU_TRY(cudaSetDevice(ctx->dev), "cudaSetDevice");
     ctx->have_score = 0;
-    if ((ret = score_device(ctx, dst, stride, err)) < 0)
+    ret = score_device(ctx, dst, stride, err);
+    /* also after a failure: dst goes back to the caller either way */
+    const int r = iqa_upload_release(&ctx->up[1], "mad_cuda", ret < 0 ? NULL : err);
+    if ((ret = ret < 0 ? ret : r) < 0)
         return ret;
     ctx->pending = 1;
     return 0;

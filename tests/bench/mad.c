@@ -18,7 +18,12 @@
  *               16x16 local-MSE box sums,
  *   statistics: block moments, visibility, η terms, collapse.
  *
- *   mad [--runs N] [--threads N] [--impl NAME] [--size N]...
+ * The pictures are page-locked (iqa_host_register), as the encoder's
+ * checker locks the buffers it scores from, so mad_cuda uploads them by
+ * DMA straight from there; --pageable leaves them as malloc gave them
+ * (mad_cuda then copies them into its pinned staging memory first).
+ *
+ *   mad [--runs N] [--threads N] [--impl NAME] [--size N]... [--pageable]
  *   MPE_SHARED_DIR (default ../shared) locates the solar frames.
  */
 #include <errno.h>
@@ -280,7 +285,7 @@ static double rel(double a, double b)
 
 int main(int argc, char **argv)
 {
-    int runs = 7, threads = 0, nsizes = 0, sizes[8], pool_threads = 0, batch = 0;
+    int runs = 7, threads = 0, nsizes = 0, sizes[8], pool_threads = 0, batch = 0, pageable = 0;
     MpePool *pool = NULL;
     const char *impl_name = "all";
     Source src = { 0 };
@@ -299,10 +304,12 @@ int main(int argc, char **argv)
             impl_name = argv[++i];
         else if (!strcmp(argv[i], "--size") && i + 1 < argc && nsizes < 8)
             sizes[nsizes++] = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--pageable"))
+            pageable = 1;
         else {
             fprintf(stderr,
                     "usage: %s [--runs N] [--threads N] [--pool N] [--batch N] [--impl NAME|all] "
-                    "[--size N]...\n",
+                    "[--size N]... [--pageable]\n",
                     argv[0]);
             return 2;
         }
@@ -351,6 +358,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("pictures: %s; %d timed runs after 2 warm-up\n", src.what, runs);
+    int locked = 0;
 
     for (int si = 0; si < nsizes; si++) {
         int size = sizes[si];
@@ -360,6 +368,13 @@ int main(int argc, char **argv)
         if (!ref || !dst) {
             fprintf(stderr, "mad bench: out of memory at %d\n", size);
             return 1;
+        }
+        if (!pageable) {
+            const size_t n = (size_t)size * size;
+            locked = iqa_host_register(ref, n) + iqa_host_register(dst, n);
+            printf("pictures %dx%d: %s\n", size, size,
+                   locked == 2 ? "page-locked (the encoder's path)"
+                               : "pageable (page-locking failed or no CUDA)");
         }
         for (int k = 0; k < nimpl; k++) {
             Result r = { 0 };
@@ -394,6 +409,10 @@ int main(int argc, char **argv)
                 if (e > 2e-4)
                     status = 1;
             }
+        }
+        if (locked) {
+            iqa_host_unregister(ref);
+            iqa_host_unregister(dst);
         }
         free(ref);
         free(dst);
