@@ -22,15 +22,19 @@
  * set_reference() (one stream; it only queues the work, a later score's
  * collect waits for it):
  *   upload ref -> pixel sum -> prep: L = LUT[ref], G = ref - mean
- *   D2Z(L) . CSF -> Z2D -> R -> block mean16 and sd8 of R -> modified std
+ *   second stream: D2Z(L) . CSF -> Z2D -> R -> block mean16 and sd8 of R ->
+ *     modified std
  *   D2Z(G); per batch of subbands: half spectrum x radial x angular ->
  *     batched Z2Z -> |EO| -> std/skew/kurt per block, kept on the device
  * score():
  *   upload dst -> pixel sum -> prep: dL = LUT[dst] - LUT[ref], G = dst - mean
- *   D2Z(dL) . CSF -> Z2D -> E = D - R directly (the filter is linear; the
+ *   on a second stream, beside the appearance side below (forked after
+ *   prep, joined before the final sums; its kernels are small and would
+ *   otherwise run one after another on an idle GPU):
+ *     D2Z(dL) . CSF -> Z2D -> E = D - R directly (the filter is linear; the
  *     difference is formed before the transform, so identical pictures give
- *     E = 0 exactly) -> block std of E -> visibility per block
- *   16x16 local MSE (exact integer box sums) x visibility -> kept-region
+ *     E = 0 exactly) -> block std of E -> visibility per block;
+ *     16x16 local MSE (exact integer box sums) x visibility -> kept-region
  *     sum of squares, per CUDA block
  *   D2Z(G); per batch: filter product -> Z2Z -> |EO| -> block moments ->
  *     |differences| to the reference's, one map per subband
@@ -737,8 +741,15 @@ struct MadContext {
 
     CufftApi fft;
     cufftHandle plan_r2c, plan_c2r, plan_sub, plan_rest; /* rest: MAD_NSUB % batch */
-    int have_r2c, have_c2r, have_sub, have_rest;
+    cufftHandle plan_r2c_l;      /* the lightness's D2Z, on `side` (plans share no workspace) */
+    int have_r2c, have_c2r, have_sub, have_rest, have_r2c_l;
     cudaStream_t stream;
+    /* the detection side (CSF filter, its block statistics, local MSE)
+     * runs on `side` beside the appearance side: forked after prep, joined
+     * back into `stream` before anything reads its results or reuses its
+     * inputs, so `stream` alone orders calls as before */
+    cudaStream_t side;
+    cudaEvent_t fork, join;
 
     IqaUpload up[2];             /* staging: [0] the reference, [1] a distorted picture */
     MpePool *pool;               /* MadOptions.pool: the staging copies run on it */
@@ -834,6 +845,8 @@ static void cuda_close(MadContext *ctx)
             ctx->fft.destroy(ctx->plan_r2c);
         if (ctx->have_c2r)
             ctx->fft.destroy(ctx->plan_c2r);
+        if (ctx->have_r2c_l)
+            ctx->fft.destroy(ctx->plan_r2c_l);
         if (ctx->have_sub)
             ctx->fft.destroy(ctx->plan_sub);
         if (ctx->have_rest)
@@ -859,6 +872,14 @@ static void cuda_close(MadContext *ctx)
             cudaEventDestroy(ctx->ev[i]);
     if (ctx->stream)
         cudaStreamDestroy(ctx->stream);
+    if (ctx->side) {
+        cudaStreamSynchronize(ctx->side);
+        cudaStreamDestroy(ctx->side);
+    }
+    if (ctx->fork)
+        cudaEventDestroy(ctx->fork);
+    if (ctx->join)
+        cudaEventDestroy(ctx->join);
     free(ctx->h_maps);
     free(ctx->dump_dir);
     free(ctx);
@@ -929,6 +950,8 @@ static int build_size(MadContext *ctx, MpeError *err)
     ctx->have_r2c = 1;
     FFT_TRY(ctx->fft.plan2d(&ctx->plan_c2r, h, w, CUFFT_Z2D), "plan (Z2D)");
     ctx->have_c2r = 1;
+    FFT_TRY(ctx->fft.plan2d(&ctx->plan_r2c_l, h, w, CUFFT_D2Z), "plan (D2Z, lightness)");
+    ctx->have_r2c_l = 1;
     const cufftType sub_type = ctx->sub_double ? CUFFT_Z2Z : CUFFT_C2C;
     FFT_TRY(ctx->fft.plan_many(&ctx->plan_sub, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
                                (int)ctx->npix, sub_type, ctx->batch),
@@ -940,9 +963,11 @@ static int build_size(MadContext *ctx, MpeError *err)
                 "plan (batched Z2Z, remainder)");
         ctx->have_rest = 1;
     }
-    cufftHandle plans[4] = { ctx->plan_r2c, ctx->plan_c2r, ctx->plan_sub, ctx->plan_rest };
-    for (int i = 0; i < 2 + ctx->have_sub + ctx->have_rest; i++)
+    cufftHandle plans[3] = { ctx->plan_r2c, ctx->plan_sub, ctx->plan_rest };
+    for (int i = 0; i < 1 + ctx->have_sub + ctx->have_rest; i++)
         FFT_TRY(ctx->fft.set_stream(plans[i], ctx->stream), "cufftSetStream");
+    FFT_TRY(ctx->fft.set_stream(ctx->plan_r2c_l, ctx->side), "cufftSetStream (side)");
+    FFT_TRY(ctx->fft.set_stream(ctx->plan_c2r, ctx->side), "cufftSetStream (side)");
     CU_TRY(cudaStreamSynchronize(ctx->stream), "building the filters");
     return 0;
 }
@@ -997,7 +1022,13 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
     }
     if ((ret = cu_check(cudaSetDevice(ctx->dev), "cudaSetDevice", err)) < 0 ||
         (ret = cu_check(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking),
-                        "cudaStreamCreate", err)) < 0)
+                        "cudaStreamCreate", err)) < 0 ||
+        (ret = cu_check(cudaStreamCreateWithFlags(&ctx->side, cudaStreamNonBlocking),
+                        "cudaStreamCreate", err)) < 0 ||
+        (ret = cu_check(cudaEventCreateWithFlags(&ctx->fork, cudaEventDisableTiming),
+                        "cudaEventCreate", err)) < 0 ||
+        (ret = cu_check(cudaEventCreateWithFlags(&ctx->join, cudaEventDisableTiming),
+                        "cudaEventCreate", err)) < 0)
         goto fail;
     for (int i = 0; i < MAX_MARKS; i++)
         if ((ret = cu_check(cudaEventCreate(&ctx->ev[i]), "cudaEventCreate", err)) < 0)
@@ -1097,17 +1128,14 @@ static int prep(MadContext *ctx, const uint8_t *pic, int is_ref, MpeError *err)
     return 0;
 }
 
-/* d_light -> CSF -> out (R or E). */
+/* d_light -> CSF -> out (R or E), on the side stream. */
 static int csf_filter(MadContext *ctx, double *out, MpeError *err)
 {
-    MARK(MAD_CUDA_FFT);
-    FFT_TRY(ctx->fft.exec_d2z(ctx->plan_r2c, ctx->d_light, (cufftDoubleComplex *)ctx->d_half_l),
+    FFT_TRY(ctx->fft.exec_d2z(ctx->plan_r2c_l, ctx->d_light, (cufftDoubleComplex *)ctx->d_half_l),
             "exec D2Z (lightness)");
-    MARK(MAD_CUDA_FILTER);
-    csf_mul_kernel<<<(unsigned)((ctx->nhalf + TPB - 1) / TPB), TPB, 0, ctx->stream>>>(
+    csf_mul_kernel<<<(unsigned)((ctx->nhalf + TPB - 1) / TPB), TPB, 0, ctx->side>>>(
         ctx->d_half_l, ctx->d_csf, ctx->nhalf);
     CU_TRY(cudaGetLastError(), "CSF product kernel launch");
-    MARK(MAD_CUDA_FFT);
     FFT_TRY(ctx->fft.exec_z2d(ctx->plan_c2r, (cufftDoubleComplex *)ctx->d_half_l, out),
             "exec Z2D (CSF)");
     return 0;
@@ -1130,6 +1158,51 @@ static StatsArgs stats_args(const MadContext *ctx)
 static dim3 stats_grid(const MadContext *ctx, int nz)
 {
     return dim3((ctx->nbc + ST_TX - 1) / ST_TX, (ctx->nbr + ST_TY - 1) / ST_TY, nz);
+}
+
+/* The detection side of the picture prep() just made (the reference's R,
+ * block means and modified std; a distorted picture's E, visibility and
+ * local MSE), queued on the side stream behind prep; `join` is recorded
+ * after it. */
+static int detection(MadContext *ctx, int is_ref, MpeError *err)
+{
+    int ret;
+    CU_TRY(cudaEventRecord(ctx->fork, ctx->stream), "cudaEventRecord(fork)");
+    CU_TRY(cudaStreamWaitEvent(ctx->side, ctx->fork, 0), "cudaStreamWaitEvent(fork)");
+    if ((ret = csf_filter(ctx, is_ref ? ctx->d_rimg : ctx->d_eimg, err)) < 0)
+        return ret;
+    StatsArgs a = stats_args(ctx);
+    if (is_ref) {
+        a.img = ctx->d_rimg;
+        a.mu_ref = ctx->d_mu_ref;
+        a.sd8 = ctx->d_sd8;
+        stats_kernel<ST_DETECT_REF><<<stats_grid(ctx, 1), TPB, 0, ctx->side>>>(a);
+        CU_TRY(cudaGetLastError(), "detection statistics kernel launch");
+        modified_std_kernel<<<(unsigned)((ctx->nblk + TPB - 1) / TPB), TPB, 0, ctx->side>>>(
+            ctx->d_sd_ref, ctx->d_sd8, ctx->w, ctx->h, ctx->nbr, ctx->nbc);
+        CU_TRY(cudaGetLastError(), "modified std kernel launch");
+    } else {
+        a.img = ctx->d_eimg;
+        a.mu_in = ctx->d_mu_ref;
+        a.sdref_in = ctx->d_sd_ref;
+        a.sd_err = ctx->d_sd_err;
+        a.msk = ctx->d_msk;
+        stats_kernel<ST_DETECT_DST><<<stats_grid(ctx, 1), TPB, 0, ctx->side>>>(a);
+        CU_TRY(cudaGetLastError(), "detection statistics kernel launch");
+        lmse_kernel<<<dim3((ctx->w + LM_T - 1) / LM_T, (ctx->h + LM_T - 1) / LM_T), TPB, 0,
+                      ctx->side>>>(ctx->d_ref, ctx->d_pic, ctx->d_msk, ctx->w, ctx->h, ctx->nbc,
+                                   ctx->d_lmse, ctx->d_part_det);
+        CU_TRY(cudaGetLastError(), "local MSE kernel launch");
+    }
+    CU_TRY(cudaEventRecord(ctx->join, ctx->side), "cudaEventRecord(join)");
+    return 0;
+}
+
+/* The main stream waits for the detection side. */
+static int join_detection(MadContext *ctx, MpeError *err)
+{
+    CU_TRY(cudaStreamWaitEvent(ctx->stream, ctx->join, 0), "cudaStreamWaitEvent(join)");
+    return 0;
 }
 
 /* The 20 subbands of d_gray: their block statistics (reference) or their
@@ -1194,21 +1267,8 @@ static int reference_device(MadContext *ctx, const uint8_t *ref, ptrdiff_t strid
     if ((ret = upload(ctx, 0, ctx->d_ref, ref, stride, err)) < 0)
         return ret;
     MARK(MAD_CUDA_PREP);
-    if ((ret = prep(ctx, ctx->d_ref, 1, err)) < 0 || (ret = csf_filter(ctx, ctx->d_rimg, err)) < 0)
-        return ret;
-
-    MARK(MAD_CUDA_STATS);
-    StatsArgs a = stats_args(ctx);
-    a.img = ctx->d_rimg;
-    a.mu_ref = ctx->d_mu_ref;
-    a.sd8 = ctx->d_sd8;
-    stats_kernel<ST_DETECT_REF><<<stats_grid(ctx, 1), TPB, 0, ctx->stream>>>(a);
-    CU_TRY(cudaGetLastError(), "detection statistics kernel launch");
-    modified_std_kernel<<<(unsigned)((ctx->nblk + TPB - 1) / TPB), TPB, 0, ctx->stream>>>(
-        ctx->d_sd_ref, ctx->d_sd8, ctx->w, ctx->h, ctx->nbr, ctx->nbc);
-    CU_TRY(cudaGetLastError(), "modified std kernel launch");
-
-    if ((ret = appearance(ctx, 1, err)) < 0)
+    if ((ret = prep(ctx, ctx->d_ref, 1, err)) < 0 || (ret = detection(ctx, 1, err)) < 0 ||
+        (ret = appearance(ctx, 1, err)) < 0 || (ret = join_detection(ctx, err)) < 0)
         return ret;
     MARK(-1);
     ctx->have_ref = 1;
@@ -1228,6 +1288,10 @@ static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t str
 {
     int ret = reference_device(ctx, ref, stride, err);
     if (ctx) {
+        /* a failure may leave the side stream unjoined: let it finish
+         * before a later call reuses its buffers */
+        if (ret < 0)
+            (void)cudaStreamSynchronize(ctx->side);
         /* also after a failure: ref goes back to the caller either way */
         int r = iqa_upload_release(&ctx->up[0], "mad_cuda", ret < 0 ? NULL : err);
         ret = ret < 0 ? ret : r;
@@ -1244,30 +1308,16 @@ static int score_device(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, M
     if ((ret = upload(ctx, 1, ctx->d_pic, dst, stride, err)) < 0)
         return ret;
     MARK(MAD_CUDA_PREP);
-    if ((ret = prep(ctx, ctx->d_pic, 0, err)) < 0 || (ret = csf_filter(ctx, ctx->d_eimg, err)) < 0)
-        return ret;
-
-    MARK(MAD_CUDA_STATS);
-    StatsArgs a = stats_args(ctx);
-    a.img = ctx->d_eimg;
-    a.mu_in = ctx->d_mu_ref;
-    a.sdref_in = ctx->d_sd_ref;
-    a.sd_err = ctx->d_sd_err;
-    a.msk = ctx->d_msk;
-    stats_kernel<ST_DETECT_DST><<<stats_grid(ctx, 1), TPB, 0, ctx->stream>>>(a);
-    CU_TRY(cudaGetLastError(), "detection statistics kernel launch");
-    lmse_kernel<<<dim3((ctx->w + LM_T - 1) / LM_T, (ctx->h + LM_T - 1) / LM_T), TPB, 0,
-                  ctx->stream>>>(ctx->d_ref, ctx->d_pic, ctx->d_msk, ctx->w, ctx->h, ctx->nbc,
-                                 ctx->d_lmse, ctx->d_part_det);
-    CU_TRY(cudaGetLastError(), "local MSE kernel launch");
-
-    if ((ret = appearance(ctx, 0, err)) < 0)
+    if ((ret = prep(ctx, ctx->d_pic, 0, err)) < 0 || (ret = detection(ctx, 0, err)) < 0 ||
+        (ret = appearance(ctx, 0, err)) < 0)
         return ret;
 
     MARK(MAD_CUDA_COLLAPSE);
     eta_kernel<<<ctx->n_part_app, TPB, 0, ctx->stream>>>(ctx->d_terms, ctx->w, ctx->h, ctx->nbr,
                                                           ctx->nbc, ctx->d_eta, ctx->d_part_app);
     CU_TRY(cudaGetLastError(), "eta kernel launch");
+    if ((ret = join_detection(ctx, err)) < 0)
+        return ret;
     final_kernel<<<1, TPB, 0, ctx->stream>>>(ctx->d_part_det, ctx->n_part_det, ctx->d_part_app,
                                              ctx->n_part_app, ctx->d_out);
     CU_TRY(cudaGetLastError(), "final reduction kernel launch");
@@ -1303,6 +1353,8 @@ static int cuda_score_submit(MadContext *ctx, const uint8_t *dst, ptrdiff_t stri
     CU_TRY(cudaSetDevice(ctx->dev), "cudaSetDevice");
     ctx->have_score = 0;
     ret = score_device(ctx, dst, stride, err);
+    if (ret < 0) /* as in cuda_set_reference */
+        (void)cudaStreamSynchronize(ctx->side);
     /* also after a failure: dst goes back to the caller either way */
     const int r = iqa_upload_release(&ctx->up[1], "mad_cuda", ret < 0 ? NULL : err);
     if ((ret = ret < 0 ? ret : r) < 0)

@@ -69,8 +69,10 @@ int mad_cuda_open_ex(MadContext **ctx, int width, int height, const MadOptions *
  * recorded between them when timing is on (off by default: the events cost
  * host time per call).  upload: host-to-device copies of the picture;
  * prep: pixel sum, lightness and mean-free gray; fft: cuFFT transforms;
- * filter: CSF and log-Gabor spectrum products; stats: block statistics,
- * visibility and local MSE; collapse: eta, reductions and the copy back. */
+ * filter: the log-Gabor spectrum products; stats: block statistics;
+ * collapse: eta, reductions and the copy back.  The detection side (CSF
+ * filter, its statistics, visibility, local MSE) runs on a second stream
+ * beside the appearance side and counts in no stage. */
 enum {
     MAD_CUDA_UPLOAD,
     MAD_CUDA_PREP,
