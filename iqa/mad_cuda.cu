@@ -83,9 +83,11 @@ extern "C" {
 #include "common/timer.h"
 }
 #include "iqa/iqa_cuda.h"
+#include "iqa/mad_cuda_cb.cuh"
 
 #include <cuda_runtime.h>
 #include <cufft.h> /* types and constants only: the functions come from dlopen */
+#include <cufftXt.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -289,6 +291,12 @@ __device__ __forceinline__ double magnitude(float2 z)
     return (double)sqrtf(z.x * z.x + z.y * z.y);
 }
 
+/* A magnitude the transform's store callback wrote (mad_cuda_cb.cuh). */
+__device__ __forceinline__ double magnitude(float m)
+{
+    return (double)m;
+}
+
 /* Memory-bound (writes 16 or 8 bytes per bin and subband): spectrum x radial x
  * angular for subbands sub0 .. sub0+nsub-1, into nsub full h x w spectra.
  * The log-Gabor filters are one-sided, so they need the whole spectrum: the
@@ -336,8 +344,8 @@ __global__ void subband_mul_kernel(const double2 *__restrict__ half, const F *__
 enum { ST_APPEAR, ST_DETECT_REF, ST_DETECT_DST };
 
 struct StatsArgs {
-    const void *sub;     /* ST_APPEAR: nsub complex subbands, double2 or float2 (blockIdx.z
-                          * picks one) */
+    const void *sub;     /* ST_APPEAR: nsub complex subbands, double2 or float2, or their
+                          * float magnitudes (blockIdx.z picks one) */
     const double *img;   /* ST_DETECT_*: R or E */
     int w, h, nbr, nbc;
     size_t npix, nblk;
@@ -628,6 +636,11 @@ typedef cufftResult (*PfnExecZ2Z)(cufftHandle, cufftDoubleComplex *, cufftDouble
 typedef cufftResult (*PfnExecC2C)(cufftHandle, cufftComplex *, cufftComplex *, int);
 typedef cufftResult (*PfnDestroy)(cufftHandle);
 typedef cufftResult (*PfnGetVersion)(int *);
+typedef cufftResult (*PfnCreate)(cufftHandle *);
+typedef cufftResult (*PfnMakePlanMany)(cufftHandle, int, int *, int *, int, int, int *, int, int,
+                                       cufftType, int, size_t *);
+typedef cufftResult (*PfnSetJitCallback)(cufftHandle, const char *, const void *, size_t,
+                                         cufftXtCallbackType, void **);
 
 typedef struct CufftApi {
     void *lib;
@@ -640,6 +653,10 @@ typedef struct CufftApi {
     PfnExecC2C exec_c2c;
     PfnDestroy destroy;
     PfnGetVersion get_version;
+    /* for the LTO callbacks; NULL where this cuFFT lacks them */
+    PfnCreate create;
+    PfnMakePlanMany make_plan_many;
+    PfnSetJitCallback set_jit_callback;
 } CufftApi;
 
 template <typename T> static int fft_sym(T *fn, void *lib, const char *name)
@@ -684,6 +701,10 @@ static int fft_load(CufftApi *api, char *why, size_t why_size)
         api->lib = NULL;
         return -ENOENT;
     }
+    if (fft_sym(&api->create, api->lib, "cufftCreate") < 0 ||
+        fft_sym(&api->make_plan_many, api->lib, "cufftMakePlanMany") < 0 ||
+        fft_sym(&api->set_jit_callback, api->lib, "cufftXtSetJITCallback") < 0)
+        api->set_jit_callback = NULL;
     return 0;
 }
 
@@ -737,6 +758,9 @@ struct MadContext {
     size_t npix, nhalf, nblk;
     int batch;                   /* subbands per batched inverse transform */
     int sub_double;              /* subbands in double (MAD_CUDA_SUB_DOUBLE), else float */
+    int want_callbacks;          /* float subbands: MAD_CUDA_CB_* asked for */
+    int callbacks;               /* MAD_CUDA_CB_* plan_sub has (mad_cuda_cb.cuh) */
+    char cb_why[96];             /* why not, when they were wanted */
     char *dump_dir;
 
     CufftApi fft;
@@ -763,6 +787,8 @@ struct MadContext {
     double2 *d_half_g, *d_half_l;
     double *d_rimg, *d_eimg;
     void *d_sub;                 /* batch x npix, double2 or float2 */
+    float *d_mag;                /* with callbacks: MAD_NSUB x npix |EO| (unscaled) */
+    MadCbInfo *d_cbinfo;         /* with callbacks: what they read */
     double *d_mu_ref, *d_sd8, *d_sd_ref, *d_sd_err, *d_msk, *d_eta;
     double *d_st_ref, *d_terms;
     int32_t *d_lmse;
@@ -859,7 +885,8 @@ static void cuda_close(MadContext *ctx)
                          ctx->d_eimg,   ctx->d_sub,    ctx->d_mu_ref, ctx->d_sd8,
                          ctx->d_sd_ref, ctx->d_sd_err, ctx->d_msk,    ctx->d_eta,
                          ctx->d_st_ref, ctx->d_terms,  ctx->d_lmse,   ctx->d_part_det,
-                         ctx->d_part_app, ctx->d_out,    ctx->d_rad_f,  ctx->d_ang_f };
+                         ctx->d_part_app, ctx->d_out,    ctx->d_rad_f,  ctx->d_ang_f,
+                         ctx->d_mag,      ctx->d_cbinfo };
     for (size_t i = 0; i < sizeof(dev_bufs) / sizeof(dev_bufs[0]); i++)
         if (dev_bufs[i])
             cudaFree(dev_bufs[i]);
@@ -899,6 +926,71 @@ static int dev_alloc(void *p, size_t size, int w, int h, MpeError *err)
     return mpe_error(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,
                      "mad_cuda: CUDA: cudaMalloc of %zu bytes for %dx%d failed: %s", size, w, h,
                      cudaGetErrorString(e));
+}
+
+/* the LTO-IR of mad_cuda_cb.cuh (build/gen/mad_cuda_cb.c) */
+extern "C" const unsigned char mad_cuda_cb_fatbin[];
+extern "C" const size_t mad_cuda_cb_fatbin_size;
+
+/* plan_sub as one batch of all 20 float subbands with the load and store
+ * callbacks, its buffers and their MadCbInfo.  Nonzero (and nothing kept)
+ * where this cuFFT or its JIT linker cannot: open() then takes the plain
+ * plan and the product kernel, which give the same bins. */
+static int callback_plan(MadContext *ctx, int *n)
+{
+    const CufftApi *f = &ctx->fft;
+    cufftHandle plan;
+    size_t work = 0;
+    cufftResult r = CUFFT_SUCCESS;
+    const char *step = "cudaMalloc";
+    if (!f->set_jit_callback || ctx->batch != MAD_NSUB) {
+        snprintf(ctx->cb_why, sizeof(ctx->cb_why), "%s",
+                 f->set_jit_callback ? "subbands in several batches" : "no cufftXtSetJITCallback");
+        return -1;
+    }
+    MadCbInfo info = { (const double2 *)ctx->d_half_g, ctx->d_rad_f, ctx->d_ang_f, NULL,
+                       (unsigned long long)ctx->npix, ctx->w, ctx->h, ctx->hc, MAD_NORIENT };
+    if (cudaMalloc((void **)&ctx->d_mag, (size_t)MAD_NSUB * ctx->npix * sizeof(float)) !=
+            cudaSuccess ||
+        cudaMalloc((void **)&ctx->d_cbinfo, sizeof(MadCbInfo)) != cudaSuccess)
+        goto fail;
+    info.mag = ctx->d_mag;
+    step = "cudaMemcpy";
+    if (cudaMemcpy(ctx->d_cbinfo, &info, sizeof(info), cudaMemcpyHostToDevice) != cudaSuccess)
+        goto fail;
+    step = "cufftCreate";
+    if ((r = f->create(&plan)) != CUFFT_SUCCESS)
+        goto fail;
+    {
+        void *caller = ctx->d_cbinfo;
+        if ((ctx->want_callbacks == MAD_CUDA_CB_LOAD_STORE &&
+             (r = f->set_jit_callback(plan, "mad_cuda_cb_load", mad_cuda_cb_fatbin,
+                                      mad_cuda_cb_fatbin_size, CUFFT_CB_LD_COMPLEX, &caller)) !=
+                 CUFFT_SUCCESS) ||
+            (r = f->set_jit_callback(plan, "mad_cuda_cb_store", mad_cuda_cb_fatbin,
+                                     mad_cuda_cb_fatbin_size, CUFFT_CB_ST_COMPLEX, &caller)) !=
+                CUFFT_SUCCESS) {
+            step = "cufftXtSetJITCallback";
+            f->destroy(plan);
+            goto fail;
+        }
+        if ((r = f->make_plan_many(plan, 2, n, NULL, 1, (int)ctx->npix, NULL, 1, (int)ctx->npix,
+                                   CUFFT_C2C, MAD_NSUB, &work)) != CUFFT_SUCCESS) {
+            step = "cufftMakePlanMany";
+            f->destroy(plan);
+            goto fail;
+        }
+    }
+    ctx->plan_sub = plan;
+    return 0;
+fail:
+    snprintf(ctx->cb_why, sizeof(ctx->cb_why), "%s: %s", step, fft_result_name(r));
+    (void)cudaGetLastError();
+    cudaFree(ctx->d_mag);
+    cudaFree(ctx->d_cbinfo);
+    ctx->d_mag = NULL;
+    ctx->d_cbinfo = NULL;
+    return -1;
 }
 
 /* Filters, lightness table and plans: everything that depends only on the
@@ -953,9 +1045,13 @@ static int build_size(MadContext *ctx, MpeError *err)
     FFT_TRY(ctx->fft.plan2d(&ctx->plan_r2c_l, h, w, CUFFT_D2Z), "plan (D2Z, lightness)");
     ctx->have_r2c_l = 1;
     const cufftType sub_type = ctx->sub_double ? CUFFT_Z2Z : CUFFT_C2C;
-    FFT_TRY(ctx->fft.plan_many(&ctx->plan_sub, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
-                               (int)ctx->npix, sub_type, ctx->batch),
-            "plan (batched Z2Z)");
+    if (ctx->want_callbacks && callback_plan(ctx, n) == 0) {
+        ctx->callbacks = ctx->want_callbacks;
+    } else {
+        FFT_TRY(ctx->fft.plan_many(&ctx->plan_sub, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
+                                   (int)ctx->npix, sub_type, ctx->batch),
+                "plan (batched Z2Z)");
+    }
     ctx->have_sub = 1;
     if (MAD_NSUB % ctx->batch) {
         FFT_TRY(ctx->fft.plan_many(&ctx->plan_rest, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
@@ -984,9 +1080,9 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
     if (batch < 0 || batch > MAD_NSUB)
         return mpe_error(err, -EINVAL, "mad_cuda: subband batch %d is not in 0..%d", batch,
                          MAD_NSUB);
-    if (precision != MAD_CUDA_SUB_FLOAT && precision != MAD_CUDA_SUB_DOUBLE)
-        return mpe_error(err, -EINVAL, "mad_cuda: subband precision %d is not %d or %d", precision,
-                         MAD_CUDA_SUB_FLOAT, MAD_CUDA_SUB_DOUBLE);
+    if (precision < MAD_CUDA_SUB_FLOAT || precision > MAD_CUDA_SUB_FLOAT_LOAD_CB)
+        return mpe_error(err, -EINVAL, "mad_cuda: subband precision %d is not in %d..%d",
+                         precision, MAD_CUDA_SUB_FLOAT, MAD_CUDA_SUB_FLOAT_LOAD_CB);
 
     ctx = (MadContext *)calloc(1, sizeof(*ctx));
     if (!ctx)
@@ -1000,6 +1096,9 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
     ctx->nhalf = (size_t)height * ctx->hc;
     ctx->nblk = (size_t)ctx->nbr * ctx->nbc;
     ctx->sub_double = precision == MAD_CUDA_SUB_DOUBLE;
+    ctx->want_callbacks = precision == MAD_CUDA_SUB_FLOAT_STORE_CB  ? MAD_CUDA_CB_STORE
+                          : precision == MAD_CUDA_SUB_FLOAT_LOAD_CB ? MAD_CUDA_CB_LOAD_STORE
+                                                                    : MAD_CUDA_CB_NONE;
     ctx->pool = opt ? opt->pool : NULL;
     if (!batch) {
         size_t fit = SUB_BUDGET / (ctx->npix * sub_bytes(ctx));
@@ -1217,7 +1316,9 @@ static int appearance(MadContext *ctx, int is_ref, MpeError *err)
         const int nsub = MPE_MIN(ctx->batch, MAD_NSUB - sub0);
         MARK(MAD_CUDA_FILTER);
         const dim3 mul_grid((w + TPB - 1) / TPB, h);
-        if (ctx->sub_double)
+        if (ctx->callbacks == MAD_CUDA_CB_LOAD_STORE)
+            ; /* the transform's load callback makes the product */
+        else if (ctx->sub_double)
             subband_mul_kernel<<<mul_grid, TPB, 0, ctx->stream>>>(
                 ctx->d_half_g, ctx->d_rad, ctx->d_ang, (double2 *)ctx->d_sub, sub0, nsub, w, h,
                 ctx->hc);
@@ -1238,12 +1339,14 @@ static int appearance(MadContext *ctx, int is_ref, MpeError *err)
                     "exec C2C (subbands)");
         MARK(MAD_CUDA_STATS);
         StatsArgs a = stats_args(ctx);
-        a.sub = ctx->d_sub;
+        a.sub = ctx->callbacks ? (const void *)ctx->d_mag : ctx->d_sub;
         a.sub0 = sub0;
         a.is_ref = is_ref;
         a.st_ref = ctx->d_st_ref;
         a.terms = ctx->d_terms;
-        if (ctx->sub_double)
+        if (ctx->callbacks)
+            stats_kernel<ST_APPEAR, float><<<stats_grid(ctx, nsub), TPB, 0, ctx->stream>>>(a);
+        else if (ctx->sub_double)
             stats_kernel<ST_APPEAR, double2><<<stats_grid(ctx, nsub), TPB, 0, ctx->stream>>>(a);
         else
             stats_kernel<ST_APPEAR, float2><<<stats_grid(ctx, nsub), TPB, 0, ctx->stream>>>(a);
@@ -1406,6 +1509,13 @@ extern "C" int mad_cuda_open_ex(MadContext **ctx, int width, int height, const M
                                 int batch, int precision, MpeError *err)
 {
     return open_impl(ctx, width, height, opt, batch, precision, err);
+}
+
+extern "C" int mad_cuda_callbacks(const MadContext *ctx, const char **why)
+{
+    if (why)
+        *why = ctx->callbacks ? "" : ctx->want_callbacks ? ctx->cb_why : "not asked for";
+    return ctx->callbacks;
 }
 
 extern "C" void mad_cuda_set_timing(MadContext *ctx, int on)
