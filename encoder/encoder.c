@@ -1377,10 +1377,14 @@ static int search_pending_b(MpeEncoder *e, int anchor, MpeError *err)
         e->fwd_ref[slot] = e->last_anchor;
         if ((!fwd_done && ((ret = search(e, b, e->last_anchor, err)) < 0 ||
                            (ret = fetch_into(e, b, e->mv[slot], err)) < 0)) ||
-            (ret = search(e, b, anchor, err)) < 0 ||
-            (ret = fetch_into(e, b, e->mv_bwd[slot], err)) < 0)
+            (ret = search(e, b, anchor, err)) < 0)
             return ret;
     }
+    /* the backward searches all in flight before the first is waited for
+     * (on a GPU they run back to back, or at once on their own streams) */
+    for (int b = e->last_anchor + 1; b < anchor; b++)
+        if ((ret = fetch_into(e, b, e->mv_bwd[slot_of(e, b)], err)) < 0)
+            return ret;
     return 0;
 }
 
