@@ -148,6 +148,24 @@ static MpeRcConfig base_config(int mode)
                           .n_rows = ROWS, .gop = 12, .fps = 25, .max_trials = 4 };
 }
 
+/* quantiser steps 1..31, then 32 (no inter residual) and 33 (a copy of
+ * the reference), as a metric target's ladder has them */
+static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                      12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                                      23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
+
+/* A MAD or BLIINDS-II target on ladder33, 8 trials a picture */
+static MpeRcConfig metric_config(int metric, double target)
+{
+    MpeRcConfig c = base_config(MPE_RC_QUALITY);
+    c.ladder = ladder33;
+    c.n_ladder = 33;
+    c.max_trials = 8;
+    c.target_metric = metric;
+    c.target = target;
+    return c;
+}
+
 static double psnr(uint64_t sse)
 {
     return 10 * log10(255.0 * 255.0 * SAMPLES / (double)sse);
@@ -321,9 +339,6 @@ static void t_quality_cap(TestCtx *t)
 
 static void t_mad_target(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     TestRng rng = { 5 };
     int pictures = 0, within = 0, worse25 = 0, trials_over = 0;
     for (int k = 0; k < 30; k++) {
@@ -372,22 +387,14 @@ static void t_mad_target(TestCtx *t)
  * here; this takes 1.42), and every picture still meets the target. */
 static void t_mad_target_few_trials(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     TestRng rng = { 23 };
-    MpeRcConfig c = base_config(MPE_RC_QUALITY);
+    MpeRcConfig c = metric_config(MPE_IQA_MAD, 9);
     MpeRc *rc;
     MpeError err;
     Picture p;
     int trials = 0, missed = 0;
     const int n_pic = 48;
     double drift = 1;
-    c.ladder = ladder33;
-    c.n_ladder = 33;
-    c.max_trials = 8;
-    c.target_metric = MPE_IQA_MAD;
-    c.target = 9;
     CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
     for (int n = 0; n < n_pic; n++) {
         const int intra = n % 12 == 0;
@@ -412,20 +419,12 @@ static void t_mad_target_few_trials(TestCtx *t)
  * q 52 on the H100 run that showed this). */
 static void t_mad_target_saturated_b(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     TestRng rng = { 77 };
-    MpeRcConfig c = base_config(MPE_RC_QUALITY);
+    MpeRcConfig c = metric_config(MPE_IQA_MAD, 9);
     MpeRc *rc;
     MpeError err;
     Picture p;
     int sat_trials = 0, sat_n = 0, after_trials = 0, after_n = 0, missed = 0;
-    c.ladder = ladder33;
-    c.n_ladder = 33;
-    c.max_trials = 8;
-    c.target_metric = MPE_IQA_MAD;
-    c.target = 9;
     CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
     for (int n = 0; n < 36; n++) {
         const char type = n % 12 == 0 ? 'I' : n % 4 == 0 ? 'P' : 'B';
@@ -459,9 +458,6 @@ static void t_mad_target_saturated_b(TestCtx *t)
  * wrong picture: a BLIINDS-II target must never choose that step. */
 static void t_bliinds_never_copies(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     TestRng rng = { 17 };
     MpeRcConfig c = base_config(MPE_RC_QUALITY);
     MpeRc *rc;
@@ -495,9 +491,6 @@ static void t_bliinds_never_copies(TestCtx *t)
  * quantiser the guard allows (rows the guard lets go coarser save more). */
 static void t_mad_guard_fade(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     for (int guard = 1; guard >= 0; guard--) {
         TestRng rng = { 41 };
         MpeRcConfig c = base_config(MPE_RC_QUALITY);
