@@ -793,6 +793,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     mpe_scenecut_init(&e->scenecut);
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = e->slots, .threads = p->threads,
                       .pool = e->pool, .device = p->device, .pyramid = p->me == MPE_ME_HIER,
+                      .length = p->length,
                       .cpu_flags = mpe_param_cpu_flags(p), .log = &e->log };
     /* auto falls back to the next backend if one fails to open (kernel
      * build, device memory), before its first frame; a GPU opens while the

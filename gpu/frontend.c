@@ -201,6 +201,22 @@ int gpu_has_device_node(const char *dev_dir)
     return found;
 }
 
+/* The luma samples (width x height x frames) of the shortest run that
+ * --backend auto starts a GPU for.  A shorter run ends before a GPU could
+ * take over, and then waited for its open at the end: on the H100 machine
+ * (16 cores) the CUDA open took 0.25-0.36 s (driver 0.1-0.2, context 0.1,
+ * pinned staging 0.05), and 2048^2 runs took, cpu against cuda, 0.26 s
+ * against 0.38 at 32 frames, 0.49 against 0.52 at 64 and 0.92 against 0.78
+ * at 128 (tools/device/short.sh): they cross near 80 frames, 335 M samples.
+ * The limit, 64 frames at 2048^2 (129 at 1920x1080), leans to the GPU: a
+ * machine with fewer cores crosses sooner. */
+#define GPU_AUTO_MIN_SAMPLES (256.0 * 1024 * 1024)
+
+int gpu_auto_wants_gpu(int width, int height, long length)
+{
+    return length <= 0 || (double)width * height * (double)length >= GPU_AUTO_MIN_SAMPLES;
+}
+
 /* ---- the framework around a backend ---- */
 
 typedef struct FrontendSlot {
@@ -470,14 +486,22 @@ int gpu_frontend_open_async(GpuFrontend **out, const char *name, const GpuConfig
 {
     GpuFrontend *fe;
     GpuAsync *a;
-    int ret, known = !strcmp(name, "auto"), refuses_hier = 0;
+    const int is_auto = !strcmp(name, "auto");
+    int ret, known = is_auto, refuses_hier = 0;
 
     *out = NULL;
+    if (is_auto && !gpu_auto_wants_gpu(cfg->width, cfg->height, cfg->length) &&
+        !getenv("MPE_GPU_FAIL")) {
+        mpe_log(log, MPE_LOG_INFO, "front end: --backend auto: a run of %ld frame%s at %dx%d ends "
+                "sooner on the cpu than a GPU starts; no GPU opened", cfg->length,
+                cfg->length == 1 ? "" : "s", cfg->width, cfg->height);
+        return gpu_frontend_open(out, "cpu", cfg, log, err);
+    }
     for (const GpuBackend *const *b = backend_list; *b && !known; b++)
         if ((known = !strcmp((*b)->name, name)))
             refuses_hier = cfg->pyramid && !(*b)->hier;
     if (!known || refuses_hier || !strcmp(name, "cpu") || getenv("MPE_GPU_FAIL") ||
-        strlen(name) >= sizeof(a->name) || (!strcmp(name, "auto") && !gpu_has_device_node("/dev")))
+        strlen(name) >= sizeof(a->name) || (is_auto && !gpu_has_device_node("/dev")))
         return gpu_frontend_open(out, name, cfg, log, err);
     /* OpenCL is loaded here, on the caller's thread: an implementation
      * built on LLVM (PoCL) gives the first thread that loads it a signal

@@ -590,6 +590,46 @@ static void test_program_cache(TestCtx *t)
     mpe_frame_free(&f1);
 }
 
+/* Collects the messages logged (LogLines.text, truncated at its size). */
+typedef struct LogLines {
+    char text[4096];
+    size_t len;
+} LogLines;
+
+static void log_collect(void *opaque, int level, const char *msg)
+{
+    LogLines *l = opaque;
+    int n = snprintf(l->text + l->len, sizeof(l->text) - l->len, "%s\n", msg);
+    (void)level;
+    if (n > 0)
+        l->len = MPE_MIN(l->len + (size_t)n, sizeof(l->text) - 1);
+}
+
+/* --backend auto and the run's length (gpu_auto_wants_gpu): a run too short
+ * to gain from a GPU opens the cpu backend at once, probing no GPU (which
+ * loads its driver: 0.1-0.2 s for CUDA on the H100 machine); an unknown
+ * length (0) or a long run keeps the GPU. */
+static void test_auto_length(TestCtx *t)
+{
+    LogLines lines = { "", 0 };
+    MpeLog log = { log_collect, &lines, MPE_LOG_INFO };
+    GpuConfig cfg = { .width = 208, .height = 144, .slots = 3, .device = -1, .length = 1, .log = &log };
+    GpuFrontend *fe = NULL;
+    MpeError err = { "" };
+
+    CHECK(t, gpu_auto_wants_gpu(2048, 2048, 0), "unknown length: no GPU");
+    CHECK(t, !gpu_auto_wants_gpu(2048, 2048, 1), "1 frame at 2048^2: a GPU");
+    CHECK(t, !gpu_auto_wants_gpu(2048, 2048, 63), "63 frames at 2048^2: a GPU");
+    CHECK(t, gpu_auto_wants_gpu(2048, 2048, 64), "64 frames at 2048^2: no GPU");
+    CHECK(t, gpu_auto_wants_gpu(4095, 4095, 1000000), "a long 4095^2 run: no GPU");
+    CHECK(t, !gpu_auto_wants_gpu(352, 288, 1000), "1000 CIF frames: a GPU");
+    CHECK(t, gpu_frontend_open_async(&fe, "auto", &cfg, &log, &err) == 0, "open: %s", err.msg);
+    CHECK(t, fe && !strcmp(gpu_frontend_name(fe), "cpu"), "1 frame on '%s'", fe ? gpu_frontend_name(fe) : "");
+    CHECK(t, strstr(lines.text, "no GPU opened") && !strstr(lines.text, "unavailable"),
+          "the log of a 1-frame auto open: %s", lines.text);
+    gpu_frontend_close(fe);
+}
+
 int main(void)
 {
     TestCtx t;
@@ -632,6 +672,7 @@ int main(void)
             }
         }
     }
+    test_run(&t, "auto-short-run-on-cpu", test_auto_length);
     if (!tested) {
         t.case_name = "all";
         test_skip(&t, "no GPU backend compiled in (OpenCL headers/loader missing at build time)");
