@@ -1747,7 +1747,11 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
     bs_writer_reset(&e->out);
     if (e->flushed)
         return frame ? mpe_error(err, -EINVAL, "encoder already flushed") : 0;
-    /* the flush: B frames at the end get their anchor, the last of them */
+    /* the flush: no frame comes any more, so a GPU still opening would take
+     * none (it stops after its step in progress; the flush's end waits for
+     * that); B frames at the end get their anchor, the last of them */
+    if (!frame)
+        gpu_frontend_finish(e->fe);
     if (!frame && (ret = end_pending_b(e, err)) < 0)
         return ret;
     /* the next picture in coding order, its front-end work done in an

@@ -141,12 +141,26 @@ int gpu_frontend_open_async(GpuFrontend **fe, const char *name, const GpuConfig 
  * that submit, since the waiting frame's planes stay on the cpu front end.
  * No effect on a front end opened otherwise. */
 void gpu_frontend_defer_move(GpuFrontend *fe);
+/* The caller's word that no frame will be submitted any more (the input
+ * ended): an asynchronous open still running stops after the step it is
+ * in (the backend's probe: driver and device index; the context; the
+ * kernels; each slot's buffers) instead of opening what no frame would
+ * use, so that gpu_frontend_ready waits for that step only (CUDA's driver
+ * start, 0.1-0.2 s on the H100 machine, is one): a start-up is never left
+ * running half-done, nor waited for in full.  Returns at once; from any
+ * thread; no effect on a front end opened otherwise.  Later calls are
+ * served as before, by the cpu front end for its frames. */
+void gpu_frontend_finish(GpuFrontend *fe);
 /* Waits for an asynchronous open: 0, or the error it failed with (0 at once
- * for a front end opened otherwise). */
+ * for a front end opened otherwise).  An open that gpu_frontend_finish
+ * stopped after a passing probe is no error. */
 int gpu_frontend_ready(GpuFrontend *fe, MpeError *err);
+/* An asynchronous open still running is stopped as by gpu_frontend_finish
+ * and waited for. */
 void gpu_frontend_close(GpuFrontend *fe);
 /* The backend it runs on ("cpu", "opencl", "cuda"); after an asynchronous
- * open, the one it opened (waiting for it). */
+ * open, the one it opened (waiting for it), or whose probe passed where
+ * gpu_frontend_finish stopped it there. */
 const char *gpu_frontend_name(const GpuFrontend *fe);
 
 /* The work on a ring of cfg->slots frame slots.  submit takes RGB24

@@ -7,12 +7,14 @@
 # MPE_TRACE=1; lib/, solar/, bin/ffmpeg-static as for startup.sh):
 #  1. where a 1-frame run's time goes (the trace build, if staged)
 #  2. 1-frame 2048² runs, whole process, median of $ROUNDS, each binary's
-#     cpu, auto and cuda in turn, round after round (alternated)
-#  3. N-frame runs, cpu vs cuda (base) and auto (new): the crossover that
-#     --backend auto's length rule stands for (gpu/frontend.c)
+#     cpu, auto, cuda, and auto from a pipe (length unknown) in turn, round
+#     after round (alternated); the new build's -v lines of each
+#  3. with CROSSOVER=1: N-frame runs, cpu vs cuda (base) and auto (new): the
+#     crossover that --backend auto's length rule stands for (gpu/frontend.c)
 #  4. the 400-frame ping-pong clip, base vs new default, alternated, best
 #     and median of $LONG_ROUNDS
 #  5. the streams: every 1-frame output and the long ones cmp'd
+#  6. bin/test_gpu_frontend, if staged
 #   tools/device/short.sh [DIR]
 set -u
 D=${1:-.devrun-short}
@@ -75,17 +77,23 @@ for r in $(seq "$ROUNDS"); do
         for be in cpu auto cuda; do
             echo "$b $be $(wall "$bin" -y --quiet --backend $be -i $W/s1.y4m -o $W/one_${b}_$be.m2v)" >> $W/one.txt
         done
+        echo "$b pipe $(wall sh -c "cat $W/s1.y4m | $bin -y --quiet -i - -o $W/one_${b}_pipe.m2v")" >> $W/one.txt
     done
 done
 for b in base new; do
-    for be in cpu auto cuda; do
+    for be in cpu auto cuda pipe; do
         echo "$b $be: $(awk -v b=$b -v e=$be '$1 == b && $2 == e { print $3 }' $W/one.txt | stat_of)"
     done
 done
-"$N" -y -v --backend auto -i $W/s1.y4m -o $W/v.m2v 2>&1 | grep -E "front end: (--backend|using)"
+for be in auto cuda; do
+    echo "-- new, $be, -v:"
+    "$N" -y -v --backend $be -i $W/s1.y4m -o $W/v.m2v 2>&1 | grep -E "front end: (--backend|using|backend|')"
+done
+echo "-- new, pipe, -v:"
+cat $W/s1.y4m | "$N" -y -v -i - -o $W/v.m2v 2>&1 | grep -E "front end: (--backend|using|backend|')"
 
-echo "== 3. N frames (--frames), whole process (s), best of 2: base cpu, base cuda, new auto"
-for n in 8 16 32 64 128; do
+[ "${CROSSOVER:-0}" = 1 ] && echo "== 3. N frames (--frames), whole process (s), best of 2: base cpu, base cuda, new auto"
+[ "${CROSSOVER:-0}" = 1 ] && for n in 8 16 32 64 128; do
     line="N=$n"
     for c in "$B cpu" "$B cuda" "$N auto"; do
         set -- $c
@@ -115,5 +123,9 @@ for f in $W/one_*.m2v; do
     cmp -s $W/one_base_cpu.m2v "$f" && echo "$(basename "$f") == base cpu" || echo "$(basename "$f"): DIFFERS"
 done
 cmp -s $W/long_base.m2v $W/long_new.m2v && echo "400 frames: new == base" || echo "400 frames: DIFFERS"
+if [ -x "$D/bin/test_gpu_frontend" ]; then
+    echo "== 6. test_gpu_frontend (the CUDA and OpenCL cases on this GPU)"
+    timeout 240 "$D/bin/test_gpu_frontend" 2>&1 | grep -E "^(PASS|FAIL|SKIP)|not exercised|^ " | head -40
+fi
 cp $W/one.txt $W/long.txt "$O"/ 2>/dev/null
 exit 0
