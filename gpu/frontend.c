@@ -772,7 +772,10 @@ int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *l
 
 /* gpu_frontend_open; once `finish` (may be NULL) is set, a backend whose
  * probe has passed (its driver and device index are there) is not opened,
- * or not further: 0 with *fe NULL and *probed its name. */
+ * or not further, and "auto" probes nothing more: 0 with *fe NULL and
+ * *probed the backend that took the frames as far as the caller can tell
+ * ("cpu" for auto, which wanted a GPU only for frames; a named backend's
+ * own name, which is what its probe vouched for). */
 static int frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg,
                          const MpeLog *log, atomic_int *finish, const char **probed, MpeError *err)
 {
@@ -785,6 +788,12 @@ static int frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cf
     for (const GpuBackend *const *b = backend_list; *b; b++) {
         if (!is_auto && strcmp((*b)->name, name))
             continue;
+        if (is_auto && finishing(finish)) {
+            *probed = gpu_backend_cpu.name;
+            mpe_log(log, MPE_LOG_INFO, "front end: --backend auto: the input ended before a GPU "
+                    "opened; its frames went through the cpu front end");
+            return 0;
+        }
         why[0] = '\0';
         if ((ret = backend_probe(*b, cfg->device, is_auto, why, sizeof(why))) < 0) {
             if (!is_auto)
@@ -808,7 +817,7 @@ static int frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cf
             continue;
         }
         if (!*fe) {
-            *probed = (*b)->name;
+            *probed = is_auto ? gpu_backend_cpu.name : (*b)->name;
             mpe_log(log, MPE_LOG_INFO, "front end: backend '%s' can run here%s%s; not opened: "
                     "the run's frames went through the cpu front end", (*b)->name,
                     why[0] ? ": " : "", why);

@@ -159,8 +159,9 @@ int gpu_frontend_ready(GpuFrontend *fe, MpeError *err);
  * and waited for. */
 void gpu_frontend_close(GpuFrontend *fe);
 /* The backend it runs on ("cpu", "opencl", "cuda"); after an asynchronous
- * open, the one it opened (waiting for it), or whose probe passed where
- * gpu_frontend_finish stopped it there. */
+ * open, the one it opened (waiting for it), or where gpu_frontend_finish
+ * stopped the open: "cpu" for "auto" (the cpu front end took every frame),
+ * the named backend otherwise (its probe passed). */
 const char *gpu_frontend_name(const GpuFrontend *fe);
 
 /* The work on a ring of cfg->slots frame slots.  submit takes RGB24
