@@ -11,8 +11,8 @@
 #     after round (alternated); the new build's -v lines of each
 #  3. with CROSSOVER=1: N-frame runs, cpu vs cuda (base) and auto (new): the
 #     crossover that --backend auto's length rule stands for (gpu/frontend.c)
-#  4. the 400-frame ping-pong clip, base vs new default, alternated, best
-#     and median of $LONG_ROUNDS
+#  4. the 400-frame ping-pong clip, base vs new default, alternated (the
+#     order swapped every other round), best and median of $LONG_ROUNDS
 #  5. the streams: every 1-frame output and the long ones cmp'd
 #  6. bin/test_gpu_frontend, if staged
 #   tools/device/short.sh [DIR]
@@ -87,10 +87,10 @@ for b in base new; do
 done
 for be in auto cuda; do
     echo "-- new, $be, -v:"
-    "$N" -y -v --backend $be -i $W/s1.y4m -o $W/v.m2v 2>&1 | grep -E "front end: (--backend|using|backend|')"
+    "$N" -y -v --backend $be -i $W/s1.y4m -o $W/v.m2v 2>&1 | grep -E "front end: (--backend|using|backend|')|, backend"
 done
 echo "-- new, pipe, -v:"
-cat $W/s1.y4m | "$N" -y -v -i - -o $W/v.m2v 2>&1 | grep -E "front end: (--backend|using|backend|')"
+cat $W/s1.y4m | "$N" -y -v -i - -o $W/v.m2v 2>&1 | grep -E "front end: (--backend|using|backend|')|, backend"
 
 [ "${CROSSOVER:-0}" = 1 ] && echo "== 3. N frames (--frames), whole process (s), best of 2: base cpu, base cuda, new auto"
 [ "${CROSSOVER:-0}" = 1 ] && for n in 8 16 32 64 128; do
@@ -107,7 +107,8 @@ done
 echo "== 4. 400 frames, default settings, whole process, $LONG_ROUNDS rounds alternated (fps)"
 : > $W/long.txt
 for r in $(seq "$LONG_ROUNDS"); do
-    for b in base new; do
+    order="base new"; [ $((r % 2)) = 0 ] && order="new base"
+    for b in $order; do
         bin=$B; [ $b = new ] && bin=$N
         echo "$b $(wall "$bin" -y --quiet -i $W/s400.y4m -o $W/long_$b.m2v)" >> $W/long.txt
     done
