@@ -231,6 +231,15 @@ static void reconstruct_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
                                  const uint8_t pred_y[256], const uint8_t pred_c[2][64],
                                  int16_t level[6][64], int cbp)
 {
+    if (!cbp) {   /* nothing coded: the prediction itself, a row of each plane at a time */
+        const MpePicture *r = pc->recon;
+        for (int y = 0; y < 16; y++)
+            memcpy(r->plane[0] + (16 * mby + y) * r->stride[0] + 16 * mbx, pred_y + 16 * y, 16);
+        for (int c = 0; c < 2; c++)
+            for (int y = 0; y < 8; y++)
+                memcpy(r->plane[c + 1] + (8 * mby + y) * r->stride[c + 1] + 8 * mbx, pred_c[c] + 8 * y, 8);
+        return;
+    }
     for (int b = 0; b < 6; b++) {
         int16_t blk[64];
         int rstride, pstride;
