@@ -83,6 +83,8 @@ typedef struct MpeParam {
     int search_range;    /* --search: full-pel exhaustive window R, 0..64, -1 = auto */
     int me;              /* --me: MpeMotionSearch */
     int merange;         /* --merange: hier's reach, 4..255, 0 = auto (the level's) */
+    int merange_adapt;   /* --merange-adapt: 1 = each search's reach from its reference's
+                            vectors (encoder.c search_reach), 0 = always merange */
     int trellis;         /* --trellis: 1 = trellis quantisation (dsp/trellis.h), 0 = plain */
     int trellis_lambda;  /* --lambda: C in lambda = c / 1000 * qscale^2 */
     /* MPEG-2's own coding switches; -1 = auto (MPEG-1's fixed choice in
@@ -103,6 +105,9 @@ typedef struct MpeParam {
     int start_number;    /* --start: first number of a printf-pattern sequence */
     int seek;            /* --seek: input frames skipped before the first encoded (the caller's) */
     int frames;          /* --frames: most frames encoded, 0 = all (the caller's) */
+    long length;         /* the frames the caller will encode where it knows (a file's length,
+                            --frames), 0 = unknown: --backend auto opens no GPU for a run too
+                            short to gain from one (gpu_frontend_open_async) */
     char backend[32];    /* --backend: auto | cpu | (opencl | cuda when built) */
     int device;          /* --device: the backend's device index, -1 = auto */
     int threads;         /* --threads: the run's CPU threads (one pool for slices, the cpu
