@@ -604,6 +604,7 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         .gop = p->gop,
         .bframes = p->bframes,
         .pb_ratio = p->pb_ratio,
+        .ip_ratio = p->ip_ratio,
         .fps = fps,
         .bitrate = p->bitrate,
         .maxrate = p->maxrate,
