@@ -201,20 +201,29 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
     states[n_states] = (uint8_t)start;
     adj[n_states++] = 0;
 
-    /* the zeros' prefix sums, and the scan positions with a candidate, in
-     * order, in one pass */
+    /* Per coefficient, in raster order (a loop the compiler can vectorise):
+     * its square and whether it has a candidate (a plain level, or level 1
+     * closer than 0); then, in scan order, the zeros' prefix sums and the
+     * positions with a candidate.  |c| <= 32768: the squares fit int32. */
+    int32_t sq_r[64];
+    uint8_t has_cand[64];
+    const int qscale = p->qscale, one_allowed = p->max_level >= 1;
+    for (int pos = 0; pos < 64; pos++) {
+        const int c = coef[pos], ca = c < 0 ? -c : c;
+        const int r1 = saturate_mag(recon_mag(1, p->matrix[pos] * qscale, intra, mpeg1), c < 0);
+        sq_r[pos] = c * c;
+        has_cand[pos] = (uint8_t)((level[pos] != 0) | ((c != 0) & one_allowed & ((ca - r1) * (ca - r1) < c * c)));
+    }
     uint8_t list[64];
     int n_list = 0;
     int64_t z = 0;
     zsum[start] = 0;
     for (int i = start; i < 64; i++) {
-        const int pos = scan[i], c = coef[pos], ca = c < 0 ? -c : c;
-        const int32_t c2 = c * c;   /* |c| <= 2048 */
-        z += (int64_t)c2 * MPE_TRELLIS_ONE;
+        const int pos = scan[i];
+        z += (int64_t)sq_r[pos] * MPE_TRELLIS_ONE;
         zsum[i + 1] = z;
-        const int r1 = saturate_mag(recon_mag(1, p->matrix[pos] * p->qscale, intra, mpeg1), c < 0);
         list[n_list] = (uint8_t)i;
-        n_list += level[pos] != 0 || (c != 0 && p->max_level >= 1 && (ca - r1) * (ca - r1) < c2);
+        n_list += has_cand[pos];
     }
 
     /* COST_INF / 2 plus any J stays below COST_INF and above every real J */
