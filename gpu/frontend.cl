@@ -268,11 +268,13 @@ inline void window_search(const int NY, __global const uchar *cur, __global cons
     }
 /* the variants the host chooses among (frontend_ocl.c: WS_VARIANTS) */
 WINDOW_SEARCH_KERNEL(8)
+#ifndef MPE_OCL_ONE_VARIANT   /* a CPU device's build */
 WINDOW_SEARCH_KERNEL(9)
 WINDOW_SEARCH_KERNEL(11)
 WINDOW_SEARCH_KERNEL(13)
 WINDOW_SEARCH_KERNEL(17)
 WINDOW_SEARCH_KERNEL(22)
+#endif
 
 /* ---- the hierarchical search (frontend.h): one kernel per pyramid level
  * built at submit, then stages 2-3 (hier_coarse, a work-group per

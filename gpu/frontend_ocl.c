@@ -26,6 +26,7 @@ extern const char mpe_frontend_cl_source[];
 #define COARSE_WG 256   /* frontend.cl */
 #define WS_MAX_MBS 8    /* frontend.cl */
 #define WS_MAX_THREADS 512
+#define WS_CPU_THREADS 64   /* the one work-group size on a CPU device */
 /* window_search_NY: rows of candidates per item (frontend.cl) */
 static const int ws_ny[] = { 8, 9, 11, 13, 17, 22 };
 #define WS_VARIANTS ((int)(sizeof(ws_ny) / sizeof(ws_ny[0])))
@@ -53,6 +54,7 @@ struct GpuContext {
     cl_kernel k_window[WS_VARIANTS];
     size_t window_max_wg[WS_VARIANTS]; /* each variant's largest work-group on this device */
     cl_ulong local_mem;
+    int is_gpu;
     cl_mem d_coarse;             /* the hierarchical search's stage 3, per macroblock */
     cl_mem d_centres;            /* its stage 4: 2 words per macroblock */
     int pyramid;
@@ -262,6 +264,13 @@ static void ocl_close(GpuContext *g)
  * a file); a failure to write is no error.  MPE_OCL_CACHE=0 turns it off. */
 
 #define OCL_BUILD_OPTIONS "-cl-std=CL1.2"
+/* A CPU device (PoCL) builds one window_search variant (plan_window) */
+#define OCL_BUILD_OPTIONS_CPU OCL_BUILD_OPTIONS " -DMPE_OCL_ONE_VARIANT"
+
+static const char *build_options(const GpuContext *g)
+{
+    return g->is_gpu ? OCL_BUILD_OPTIONS : OCL_BUILD_OPTIONS_CPU;
+}
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 {
@@ -283,7 +292,7 @@ static int cache_path(const GpuContext *g, char *path, size_t size)
     if ((off && !strcmp(off, "0")) || (!(xdg && *xdg) && !(home && *home)))
         return -1;
     h = fnv1a(h, mpe_frontend_cl_source, strlen(mpe_frontend_cl_source));
-    h = fnv1a(h, OCL_BUILD_OPTIONS, sizeof(OCL_BUILD_OPTIONS));
+    h = fnv1a(h, build_options(g), strlen(build_options(g)) + 1);
     for (size_t i = 0; i < sizeof(dev_info) / sizeof(dev_info[0]); i++) {
         size_t n = 0;
         if (clGetDeviceInfo(g->dev, dev_info[i], sizeof(text), text, &n) != CL_SUCCESS)
@@ -321,7 +330,7 @@ static int cache_load(GpuContext *g, const char *path)
         const unsigned char *b = bin;
         g->prog = clCreateProgramWithBinary(g->ctx, 1, &g->dev, &len, &b, &status, &e);
         if (e == CL_SUCCESS && status == CL_SUCCESS &&
-            clBuildProgram(g->prog, 1, &g->dev, OCL_BUILD_OPTIONS, NULL, NULL) == CL_SUCCESS) {
+            clBuildProgram(g->prog, 1, &g->dev, build_options(g), NULL, NULL) == CL_SUCCESS) {
             free(bin);
             fclose(f);
             return 0;
@@ -380,7 +389,7 @@ static int ocl_build(GpuContext *g, MpeError *err)
         goto kernels;
     g->prog = clCreateProgramWithSource(g->ctx, 1, &src, NULL, &e);
     CL_TRY(e, "clCreateProgramWithSource");
-    e = clBuildProgram(g->prog, 1, &g->dev, OCL_BUILD_OPTIONS, NULL, NULL);
+    e = clBuildProgram(g->prog, 1, &g->dev, build_options(g), NULL, NULL);
     if (e == CL_SUCCESS && cached)
         cache_store(g, path);
     if (e != CL_SUCCESS) {
@@ -394,7 +403,7 @@ static int ocl_build(GpuContext *g, MpeError *err)
 kernels:
     g->k_convert = clCreateKernel(g->prog, "convert_rgb", &e);
     CL_TRY(e, "clCreateKernel(convert_rgb)");
-    for (int v = 0; v < WS_VARIANTS; v++) {
+    for (int v = 0; v < (g->is_gpu ? WS_VARIANTS : 1); v++) {
         char name[32];
         snprintf(name, sizeof(name), "window_search_%d", ws_ny[v]);
         g->k_window[v] = clCreateKernel(g->prog, name, &e);
@@ -470,6 +479,7 @@ static int ocl_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     g->pyramid = cfg->pyramid;
     if ((ret = pick_device(cfg->device, &g->dev, &is_gpu, why, sizeof(why))) < 0)
         return mpe_error(err, ret, "OpenCL: %s", why);
+    g->is_gpu = is_gpu;
     mpe_log(cfg->log, MPE_LOG_INFO, "OpenCL front end on %s", why);
 
     cl_ulong local_mem = 0;
@@ -574,12 +584,16 @@ typedef struct WindowPlan {
  * ones; 1% per work-group for staging and synchronising), over the
  * variants, strips of 8, 4, 2, 1 macroblocks and what local memory and
  * each variant's largest work-group allow.  separate: one window per
- * macroblock (per-macroblock centres).  0, or -1 if nothing fits. */
+ * macroblock (per-macroblock centres).  A CPU device (PoCL) gets one
+ * variant and one work-group size, as it compiles a kernel afresh for every
+ * work-group size it is launched with (a test run of test_gpu_frontend
+ * took 6 min instead of 46 s with every plan open).  0, or -1 if nothing
+ * fits. */
 static int plan_window(const GpuContext *g, int range, int separate, WindowPlan *out)
 {
     const int side = 2 * range + 1;
     double best_cost = 1e300;
-    for (int v = 0; v < WS_VARIANTS; v++) {
+    for (int v = 0; v < (g->is_gpu ? WS_VARIANTS : 1); v++) {
         const int ny = ws_ny[v], chunks = (side + ny - 1) / ny;
         const int max_t = (int)(g->window_max_wg[v] < WS_MAX_THREADS ? g->window_max_wg[v] : WS_MAX_THREADS);
         const double per_item = ny * 64.0 + (ny + 15) * 9.0;
@@ -590,6 +604,8 @@ static int plan_window(const GpuContext *g, int range, int separate, WindowPlan 
             int rounds = (mbs * per_mb + max_t - 1) / max_t, tpm;
             while ((tpm = (per_mb + rounds - 1) / rounds) * mbs > max_t)
                 rounds++;
+            if (!g->is_gpu)
+                tpm = WS_CPU_THREADS / mbs;
             const int threads = tpm * mbs;
             const int pitch = ((separate ? 16 : 16 * mbs) + 2 * range + 4 + 3) & ~3;
             const int win_rows = chunks * ny + 15;
@@ -614,7 +630,7 @@ static int enqueue_window(GpuContext *g, OclSlot *s, cl_mem ref, int range, int 
                           cl_mem d_centres, MpeError *err)
 {
     const GpuGeometry *geo = g->geo;
-    WindowPlan p;
+    WindowPlan p = { 0 };
     if (plan_window(g, range, d_centres != NULL, &p) < 0)
         return mpe_error(err, -ENODEV, "OpenCL: no search work-group fits the device at range %d", range);
     cl_kernel k = g->k_window[p.variant];
