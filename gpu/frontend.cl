@@ -179,7 +179,9 @@ inline void window_search(const int NY, __global const uchar *cur, __global cons
     ulong mine = ~(ulong)0;
     if (m < count) {
         uint c[64];
+#ifndef MPE_OCL_ONE_VARIANT   /* unrolled on GPUs: c and acc in registers */
 #pragma unroll
+#endif
         for (int i = 0; i < 64; i++)
             c[i] = blk[64 * m + i];
         const int cx = ctr[2 * m], cy = ctr[2 * m + 1], mx = x0 + 16 * m;
@@ -193,16 +195,22 @@ inline void window_search(const int NY, __global const uchar *cur, __global cons
             __local const uint *row = win + (off >> 2);
             const int shift = (off & 3) * 8, wpitch = pitch >> 2;
             uint acc[22];   /* NY <= 22, a constant once inlined */
+#ifndef MPE_OCL_ONE_VARIANT
 #pragma unroll
+#endif
             for (int j = 0; j < NY; j++)
                 acc[j] = 0;
+#ifndef MPE_OCL_ONE_VARIANT
 #pragma unroll
+#endif
             for (int r = 0; r < NY + 15; r++) {
                 __local const uint *p = row + r * wpitch;
                 const uint w0 = p[0], w1 = p[1], w2 = p[2], w3 = p[3], w4 = p[4];
                 const uint s0 = funnel(w0, w1, shift), s1 = funnel(w1, w2, shift);
                 const uint s2 = funnel(w2, w3, shift), s3 = funnel(w3, w4, shift);
+#ifndef MPE_OCL_ONE_VARIANT
 #pragma unroll
+#endif
                 for (int j = 0; j < NY; j++) {
                     const int k = r - j;   /* the macroblock's row this reference row meets */
                     if (k >= 0 && k < 16) {
@@ -215,7 +223,9 @@ inline void window_search(const int NY, __global const uchar *cur, __global cons
             }
             const int dx = cx + dxi - range;
             const int dx_ok = dx >= box_lo_x && dx <= box_hi_x;
+#ifndef MPE_OCL_ONE_VARIANT
 #pragma unroll
+#endif
             for (int j = 0; j < NY; j++) {
                 const int dy = cy + chunk * NY + j - range;
                 if (dx_ok && chunk * NY + j < side && dy >= box_lo_y && dy <= box_hi_y) {
