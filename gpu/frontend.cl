@@ -166,12 +166,26 @@ inline void window_search(const int NY, __global const uchar *cur, __global cons
     barrier(CLK_LOCAL_MEM_FENCE);
     /* window samples outside the plane belong to candidates rejected below,
      * so any in-plane value does */
-    __local uchar *wb = (__local uchar *)win;
-    for (int i = lid; i < nwin * win_size; i += nthreads) {
-        const int n = i / win_size, o = i - n * win_size, wy = o / pitch, wx = o - wy * pitch;
-        const int sx = clamp(x0 + 16 * n + ctr[2 * n] - range + wx, 0, plane_w - 1);
-        const int sy = clamp(y0 + ctr[2 * n + 1] - range + wy, 0, plane_h - 1);
-        wb[i] = ref[sy * plane_w + sx];
+    if (!has_centres && (range & 3) == 0) {
+        /* the strip's window starts word-aligned and every word lies wholly
+         * inside or wholly outside the plane (its width is a multiple of
+         * 16): whole words clamped, 4x fewer loads */
+        const int wpitch = pitch >> 2, plane_w4 = plane_w >> 2, wx0 = (x0 - range) >> 2;
+        __global const uint *src = (__global const uint *)ref;
+        for (int i = lid; i < win_rows * wpitch; i += nthreads) {
+            const int wy = i / wpitch, wx = i - wy * wpitch;
+            const int sx = clamp(wx0 + wx, 0, plane_w4 - 1);
+            const int sy = clamp(y0 - range + wy, 0, plane_h - 1);
+            win[i] = src[sy * plane_w4 + sx];
+        }
+    } else {
+        __local uchar *wb = (__local uchar *)win;
+        for (int i = lid; i < nwin * win_size; i += nthreads) {
+            const int n = i / win_size, o = i - n * win_size, wy = o / pitch, wx = o - wy * pitch;
+            const int sx = clamp(x0 + 16 * n + ctr[2 * n] - range + wx, 0, plane_w - 1);
+            const int sy = clamp(y0 + ctr[2 * n + 1] - range + wy, 0, plane_h - 1);
+            wb[i] = ref[sy * plane_w + sx];
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
