@@ -47,18 +47,16 @@ static const OptDesc options[] = {
       OPT_INT, OFF(scenecut), 0, 100, 0, NULL },
     { { "bframes", "N", "B pictures between I and P pictures, 0..4, at most N in a row with "
                          "--b-adapt 1 (each GOP ends on a P: GOPs stay closed); auto: 3 (1 with "
-                         "--b-adapt 0, and under --bitrate without a quality target)" },
+                         "--b-adapt 0)" },
       OPT_AUTO_INT, OFF(bframes), 0, MPE_MAX_BFRAMES, -1, NULL },
     { { "b-adapt", "N", "1: each run of B pictures as long as the front end's motion-search and "
-                        "intra costs say it pays, 0..--bframes; 0: always --bframes; auto: 1 (0 "
-                        "under --bitrate without a quality target: its plan lays out the fixed "
-                        "pattern)" },
+                        "intra costs say it pays, 0..--bframes; 0: always --bframes; auto: 1" },
       OPT_AUTO_INT, OFF(b_adapt), 0, 1, -1, NULL },
     { { "pb-ratio", "X", "a B picture's quantiser is X times a P picture's (--q: rounded; "
                           "--bitrate: the plan's ratio); above 0, below 4" },
       OPT_DOUBLE, OFF(pb_ratio), 0, 4, 0, NULL },
-    { { "ip-ratio", "X", "constant quantiser: an I picture's quantiser is --q divided by X, "
-                          "rounded; above 0, below 4" },
+    { { "ip-ratio", "X", "an I picture's quantiser is a P picture's divided by X (--q: rounded; "
+                          "--bitrate: the plan's ratio); above 0, below 4" },
       OPT_DOUBLE, OFF(ip_ratio), 0, 4, 0, NULL },
     { { "chunk-gops", "N", "GOPs per chunk: the encode restarts its rate control at every chunk, "
                            "so chunks can be coded apart (mpegenc-mpi) into the same stream; "
@@ -707,18 +705,14 @@ int mpe_param_bframes(const MpeParam *p)
         return p->bframes;
     /* measured (make rd, and --bitrate at --q's rates): B pictures win in
      * every rate-control mode; runs of up to 3 placed by --b-adapt 1, one
-     * in the fixed pattern (which --bitrate's plan models) */
+     * in the fixed pattern */
     return mpe_param_b_adapt(p) ? MPE_BADAPT_MAX_AUTO : 1;
 }
 
 int mpe_param_b_adapt(const MpeParam *p)
 {
-    double target;
-    if (p->b_adapt >= 0)
-        return p->b_adapt;
-    /* --bitrate's plan shares the GOP's bits out by the fixed pattern's
-     * picture types */
-    return p->bitrate > 0 && !mpe_param_target(p, &target) ? 0 : 1;
+    /* --bitrate's plan counts the B pictures the runs bring (ratecontrol.c) */
+    return p->b_adapt >= 0 ? p->b_adapt : 1;
 }
 
 int mpe_param_chunk_gops(const MpeParam *p)

@@ -30,10 +30,14 @@
 
 typedef struct Picture {
     double a[ROWS], b[ROWS];       /* model per row */
+    double floor[ROWS];            /* bits a row costs at any q (headers, vectors), /8 */
     uint8_t q[MPE_RC_BANKS][ROWS]; /* what each bank holds, per row */
 } Picture;
 
-static uint64_t row_bits(const Picture *p, int r, int q) { return (uint64_t)(p->a[r] / q) * 8; }
+static uint64_t row_bits(const Picture *p, int r, int q)
+{
+    return (uint64_t)(p->a[r] / q + p->floor[r]) * 8;
+}
 static uint64_t row_sse(const Picture *p, int r, int q) { return (uint64_t)(p->b[r] * q * q); }
 
 /* at q 31 a picture is about 34 kbit, under a 2 Mbit/s share of 80 */
@@ -42,6 +46,7 @@ static void make_picture(Picture *p, TestRng *rng)
     for (int r = 0; r < ROWS; r++) {
         p->a[r] = 500 + test_rand(rng) % 5500;
         p->b[r] = 200 + test_rand(rng) % 3000;
+        p->floor[r] = 0;
     }
 }
 
@@ -146,6 +151,24 @@ static MpeRcConfig base_config(int mode)
 {
     return (MpeRcConfig){ .mode = mode, .qscale = 5, .ladder = ladder31, .n_ladder = 31,
                           .n_rows = ROWS, .gop = 12, .fps = 25, .max_trials = 4 };
+}
+
+/* quantiser steps 1..31, then 32 (no inter residual) and 33 (a copy of
+ * the reference), as a metric target's ladder has them */
+static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                      12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                                      23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
+
+/* A MAD or BLIINDS-II target on ladder33, 8 trials a picture */
+static MpeRcConfig metric_config(int metric, double target)
+{
+    MpeRcConfig c = base_config(MPE_RC_QUALITY);
+    c.ladder = ladder33;
+    c.n_ladder = 33;
+    c.max_trials = 8;
+    c.target_metric = metric;
+    c.target = target;
+    return c;
 }
 
 static double psnr(uint64_t sse)
@@ -321,9 +344,6 @@ static void t_quality_cap(TestCtx *t)
 
 static void t_mad_target(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     TestRng rng = { 5 };
     int pictures = 0, within = 0, worse25 = 0, trials_over = 0;
     for (int k = 0; k < 30; k++) {
@@ -372,22 +392,14 @@ static void t_mad_target(TestCtx *t)
  * here; this takes 1.42), and every picture still meets the target. */
 static void t_mad_target_few_trials(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     TestRng rng = { 23 };
-    MpeRcConfig c = base_config(MPE_RC_QUALITY);
+    MpeRcConfig c = metric_config(MPE_IQA_MAD, 9);
     MpeRc *rc;
     MpeError err;
     Picture p;
     int trials = 0, missed = 0;
     const int n_pic = 48;
     double drift = 1;
-    c.ladder = ladder33;
-    c.n_ladder = 33;
-    c.max_trials = 8;
-    c.target_metric = MPE_IQA_MAD;
-    c.target = 9;
     CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
     for (int n = 0; n < n_pic; n++) {
         const int intra = n % 12 == 0;
@@ -403,14 +415,54 @@ static void t_mad_target_few_trials(TestCtx *t)
     mpe_rc_free(rc);
 }
 
+/* A B picture between two equal anchors codes the same at every
+ * quantiser (all its macroblocks skipped: no bits, the same score): the
+ * search stops at the second ok coding, which took no fewer bits than the
+ * first, instead of climbing to the coarsest step (8 trials before); and
+ * the next B picture, an ordinary one, starts from the model of the B
+ * pictures before, not from that coarse quantiser (it took 6 trials from
+ * q 52 on the H100 run that showed this). */
+static void t_mad_target_saturated_b(TestCtx *t)
+{
+    TestRng rng = { 77 };
+    MpeRcConfig c = metric_config(MPE_IQA_MAD, 9);
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    int sat_trials = 0, sat_n = 0, after_trials = 0, after_n = 0, missed = 0;
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    for (int n = 0; n < 36; n++) {
+        const char type = n % 12 == 0 ? 'I' : n % 4 == 0 ? 'P' : 'B';
+        const int saturated = type == 'B' && n % 4 == 3;
+        MadModel m = { .scale = type == 'I' ? 2.2 : type == 'P' ? 5.0 : 6.0,
+                       .power = type == 'I' ? 1.0 : 0.35 };
+        make_picture(&p, &rng);
+        if (saturated) {   /* skipped whole: no bits, one score */
+            memset(p.a, 0, sizeof(p.a));
+            m = (MadModel){ .scale = 8.4, .power = 0 };
+        }
+        Outcome o = run_picture(rc, &p, type, &m);
+        missed += o.metric > c.target;
+        if (saturated) {
+            sat_trials += o.trials;
+            sat_n++;
+        } else if (type == 'B' && n % 4 == 1 && n > 4) {
+            after_trials += o.trials;
+            after_n++;
+        }
+    }
+    CHECK(t, missed == 0, "%d pictures above the target", missed);
+    CHECK(t, sat_trials <= 2 * sat_n, "%.2f codings a saturated B picture", (double)sat_trials / sat_n);
+    CHECK(t, after_trials <= 3 * after_n, "%.2f codings the B picture after one",
+          (double)after_trials / after_n);
+    mpe_rc_free(rc);
+}
+
 /* A no-reference metric scores a copy of the reference like the picture
  * it repeats (here: better than anything coded), yet a copy shows the
  * wrong picture: a BLIINDS-II target must never choose that step. */
 static void t_bliinds_never_copies(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     TestRng rng = { 17 };
     MpeRcConfig c = base_config(MPE_RC_QUALITY);
     MpeRc *rc;
@@ -444,9 +496,6 @@ static void t_bliinds_never_copies(TestCtx *t)
  * quantiser the guard allows (rows the guard lets go coarser save more). */
 static void t_mad_guard_fade(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     for (int guard = 1; guard >= 0; guard--) {
         TestRng rng = { 41 };
         MpeRcConfig c = base_config(MPE_RC_QUALITY);
@@ -599,6 +648,62 @@ static void t_bitrate_b_pictures(TestCtx *t)
     mpe_rc_free(rc);
 }
 
+/* A clip whose P and B pictures cost nearly the same at every quantiser
+ * (their bits are mostly headers and vectors, as on a slow pan at a low
+ * rate), with runs of one to three B pictures as --b-adapt places them,
+ * at the rate constant q 12 gives (I and P at 12, B at 12 x 1.3): the
+ * plan stays near q 12 rather than chasing a few percent of bits with
+ * quantisers far coarser (the model of bits against q, learnt where the
+ * curve is flat, once took every picture to the coarsest step for them,
+ * I pictures included), and the rate holds. */
+static void t_bitrate_flat_curves(TestCtx *t)
+{
+    TestRng rng = { 67 };
+    MpeRcConfig c = base_config(MPE_RC_BITRATE);
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    /* the GOPs' types in coding order: the anchor of a run, then its B pictures */
+    static const char *gops[2] = { "IPBBBPBBPBPB", "IPBPBBPBBBPB" };
+    const double a[3] = { 6000, 100, 30 }, fl[3] = { 0, 150, 60 }, qref[3] = { 12, 12, 12 * 1.3 };
+    double want = 0;
+    for (int k = 0; k < 12; k++) {
+        const int pt = gops[0][k] == 'I' ? 0 : gops[0][k] == 'P' ? 1 : 2;
+        want += ROWS * 8 * (a[pt] / qref[pt] + fl[pt]);
+    }
+    c.bitrate = (want + 12 * 400) * 25 / 12;
+    c.vbv_bits = 1835008;
+    c.bframes = 3;
+    c.pb_ratio = 1.3;
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    double total = 0, worst = 1;
+    int worst_at = -1;
+    for (int n = 0; n < 96; n++) {
+        const char type = gops[n / 12 % 2][n % 12];
+        const int pt = type == 'I' ? 0 : type == 'P' ? 1 : 2;
+        for (int r = 0; r < ROWS; r++) {
+            p.a[r] = a[pt] * (0.8 + 0.4 * (test_rand(&rng) % 1000) / 1000.0);
+            p.b[r] = 1000;
+            p.floor[r] = fl[pt];
+        }
+        Outcome o = run_picture(rc, &p, type, NULL);
+        const double q = mean_q(&p, o.bank);
+        CHECK(t, !o.underflow, "picture %d underflowed", n);
+        if (n < 12)
+            continue;
+        total += (double)(o.bits + 400) + 8.0 * (double)o.stuffing;
+        const double r = fmax(q / qref[pt], qref[pt] / q);
+        if (r > worst) {
+            worst = r;
+            worst_at = n;
+        }
+    }
+    CHECK(t, worst <= 1.6, "picture %d's quantiser %.2f x constant q's", worst_at, worst);
+    const double rate = total * 25 / 84;
+    CHECK(t, fabs(rate / c.bitrate - 1) <= 0.05, "rate %.0f for a target of %.0f", rate, c.bitrate);
+    mpe_rc_free(rc);
+}
+
 static void t_deterministic(TestCtx *t)
 {
     uint64_t bits[2] = { 0, 0 };
@@ -632,10 +737,12 @@ int main(void)
     test_run(&t, "quality_target_under_cap", t_quality_cap);
     test_run(&t, "mad_target_within_tolerance", t_mad_target);
     test_run(&t, "mad_target_few_trials", t_mad_target_few_trials);
+    test_run(&t, "mad_target_saturated_b", t_mad_target_saturated_b);
     test_run(&t, "bliinds_target_never_copies", t_bliinds_never_copies);
     test_run(&t, "mad_guard_keeps_mean_level_in_a_fade", t_mad_guard_fade);
     test_run(&t, "bitrate_no_swing_from_gop_to_gop", t_bitrate_no_swing);
     test_run(&t, "bitrate_b_pictures_pb_ratio_coarser", t_bitrate_b_pictures);
+    test_run(&t, "bitrate_flat_curves_no_chase", t_bitrate_flat_curves);
     test_run(&t, "deterministic", t_deterministic);
     return test_finish(&t);
 }
