@@ -84,32 +84,40 @@ void convert_rgb(__global const uchar *rgb, int rgb_stride, int width, int heigh
     }
 }
 
-/* Exhaustive full-pel search, one work-group of SEARCH_WG items per
- * macroblock.  The reference window (16+2R)^2 sits in local memory (dynamic
- * size, R <= 64: at most 20736 bytes), read from global memory once per
- * macroblock; the current macroblock too, so its rows are broadcast reads.
- * Each item takes candidates item, item+SEARCH_WG, ...; within one pass
- * neighbouring items hold neighbouring dx, so their 16-byte window reads
- * overlap in the same local-memory words.  The best candidate is reduced
- * with a 64-bit key whose order is the tie-break rule of frontend.h:
- * SAD, then |dx|+|dy|, then dy, then dx. */
-#define SEARCH_WG 256
+/* ---- the windowed exhaustive search: --me full, and stage 5 of the
+ * hierarchical search.  The techniques of frontend_cuda.cu's search_kernel:
+ *  - the current macroblock in 64 private words of every item;
+ *  - an item owns one dx and NY consecutive dy, so each reference row it
+ *    loads (5 aligned words, 4 funnel shifts) serves up to NY candidates;
+ *  - a work-group searches MBS macroblocks: with one centre for all (the
+ *    full search) a strip of adjacent macroblocks over their common window,
+ *    else (per-macroblock centres) one window each, staged in local memory;
+ *  - consecutive items take consecutive dx: their window reads are
+ *    neighbouring words.
+ * Items are dealt out per macroblock (tpm items each, each taking
+ * candidates i, i + tpm, ...), so every item's candidates belong to one
+ * macroblock and one private minimum of cand_key (the tie-break rule)
+ * serves; the work-group reduces those per macroblock in local memory.
+ * Bounds are tested one operand pair at a time (see the hierarchical
+ * search below: ptxas fuses max(max(a, -k), b) wrongly). */
 
-/* SAD of the 16x16 block blk (rows of 16) against the window at w (rows of
- * win_w), both in local memory. */
-inline uint sad16_local(__local const uchar *blk, __local const uchar *w, int win_w)
+inline uint sad4_acc(uint a, uint b, uint acc)
 {
-    uint sad = 0;
-    for (int r = 0; r < 16; r++) {
-        uchar16 a = vload16(0, blk + 16 * r);
-        uchar16 b = vload16(0, w + r * win_w);
-        ushort16 d = convert_ushort16(abs_diff(a, b));
-        ushort8 s8 = d.lo + d.hi;
-        ushort4 s4 = s8.lo + s8.hi;
-        ushort2 s2 = s4.lo + s4.hi;
-        sad += (uint)s2.x + (uint)s2.y;
-    }
-    return sad;
+#if defined(cl_nv_pragma_unroll)
+    /* NVIDIA's compiler: one instruction, as in frontend_cuda_hier.h */
+    uint d;
+    asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(acc));
+    return d;
+#else
+    uchar4 d = abs_diff(as_uchar4(a), as_uchar4(b));
+    return acc + d.x + d.y + d.z + d.w;
+#endif
+}
+
+/* the 4 bytes at bit offset shift (0, 8, 16, 24) of the pair lo, hi */
+inline uint funnel(uint lo, uint hi, int shift)
+{
+    return (uint)(upsample(hi, lo) >> shift);
 }
 
 inline ulong cand_key(uint sad, int dx, int dy)
@@ -118,73 +126,187 @@ inline ulong cand_key(uint sad, int dx, int dy)
            ((ulong)(dy + 2048) << 12) | (ulong)(dx + 2048);
 }
 
-__kernel __attribute__((reqd_work_group_size(SEARCH_WG, 1, 1)))
-void motion_search(__global const uchar *cur, __global const uchar *ref, int plane_w,
-                   int plane_h, int mb_w, int range, __global uint *out,
-                   __local uchar *win)
+inline int key_dx(ulong k) { return (int)(k & 0xFFF) - 2048; }
+inline int key_dy(ulong k) { return (int)((k >> 12) & 0xFFF) - 2048; }
+
+#define WS_MAX_MBS 8
+#define WS_PARTS 16   /* partial minima per macroblock in the reduction */
+
+/* centres: 2 words per macroblock (vector dx | dy << 16, zero vector's
+ * SAD) when has_centres, else every centre is (0, 0), the strip shares one
+ * window and the zero vector's SAD is taken from the window.  reach bounds
+ * |dx|, |dy| (the box); the window is centre +-range; win: win_rows x pitch
+ * bytes per window (one, or one per macroblock); keys: 8 bytes per item. */
+inline void window_search(const int NY, __global const uchar *cur, __global const uchar *ref,
+                          int plane_w, int plane_h, int mb_w, int range, int reach, int mbs,
+                          int tpm, int chunks, int pitch, __global const uint *centres,
+                          int has_centres, __global uint *out, __local uint *win,
+                          __local ulong *keys, __local uint *blk, __local int *ctr,
+                          __local uint *sad0, __local ulong *part)
 {
-    __local uchar blk[256];
-    __local ulong best[SEARCH_WG];
-    __local uint sad0;
 
-    const int lid = get_local_id(0);
-    const int mb = get_group_id(0);
-    const int x0 = (mb % mb_w) * 16, y0 = (mb / mb_w) * 16;
-    const int win_w = 16 + 2 * range, side = 2 * range + 1;
-    const int wx0 = x0 - range, wy0 = y0 - range;
+    const int lid = get_local_id(0), nthreads = get_local_size(0);
+    const int side = 2 * range + 1, win_rows = chunks * NY + 15;
+    const int mb_x0 = get_group_id(0) * mbs, mb_y = get_group_id(1);
+    const int count = min(mbs, mb_w - mb_x0);
+    const int x0 = 16 * mb_x0, y0 = 16 * mb_y;
+    const int nwin = has_centres ? count : 1, win_size = win_rows * pitch;
 
-    for (int i = lid; i < 256; i += SEARCH_WG)
-        blk[i] = cur[(y0 + i / 16) * plane_w + x0 + i % 16];
-    /* window samples outside the plane belong to candidates that are
-     * skipped below, so any in-plane value does */
-    for (int i = lid; i < win_w * win_w; i += SEARCH_WG) {
-        int x = clamp(wx0 + i % win_w, 0, plane_w - 1);
-        int y = clamp(wy0 + i / win_w, 0, plane_h - 1);
-        win[i] = ref[y * plane_w + x];
+    for (int i = lid; i < count * 64; i += nthreads) {
+        const int m = i >> 6, w = i & 63;
+        /* planes and rows are 16-aligned */
+        blk[i] = *(__global const uint *)(cur + (y0 + (w >> 2)) * plane_w + x0 + 16 * m + 4 * (w & 3));
+    }
+    if (lid < count) {
+        uint v = has_centres ? centres[2 * (mb_y * mb_w + mb_x0 + lid)] : 0;
+        ctr[2 * lid] = (short)(v & 0xFFFF);
+        ctr[2 * lid + 1] = (short)(v >> 16);
+        sad0[lid] = has_centres ? centres[2 * (mb_y * mb_w + mb_x0 + lid) + 1] : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* window samples outside the plane belong to candidates rejected below,
+     * so any in-plane value does */
+    if (!has_centres && (range & 3) == 0) {
+        /* the strip's window starts word-aligned and every word lies wholly
+         * inside or wholly outside the plane (its width is a multiple of
+         * 16): whole words clamped, 4x fewer loads */
+        const int wpitch = pitch >> 2, plane_w4 = plane_w >> 2, wx0 = (x0 - range) >> 2;
+        __global const uint *src = (__global const uint *)ref;
+        for (int i = lid; i < win_rows * wpitch; i += nthreads) {
+            const int wy = i / wpitch, wx = i - wy * wpitch;
+            const int sx = clamp(wx0 + wx, 0, plane_w4 - 1);
+            const int sy = clamp(y0 - range + wy, 0, plane_h - 1);
+            win[i] = src[sy * plane_w4 + sx];
+        }
+    } else {
+        __local uchar *wb = (__local uchar *)win;
+        for (int i = lid; i < nwin * win_size; i += nthreads) {
+            const int n = i / win_size, o = i - n * win_size, wy = o / pitch, wx = o - wy * pitch;
+            const int sx = clamp(x0 + 16 * n + ctr[2 * n] - range + wx, 0, plane_w - 1);
+            const int sy = clamp(y0 + ctr[2 * n + 1] - range + wy, 0, plane_h - 1);
+            wb[i] = ref[sy * plane_w + sx];
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    const int dx_lo = -min(range, x0), dx_hi = min(range, plane_w - 16 - x0);
-    const int dy_lo = -min(range, y0), dy_hi = min(range, plane_h - 16 - y0);
+    const int m = lid / tpm, sub = lid - m * tpm;
     ulong mine = ~(ulong)0;
-    for (int c = lid; c < side * side; c += SEARCH_WG) {
-        const int dx = c % side - range, dy = c / side - range;
-        if (dx < dx_lo || dx > dx_hi || dy < dy_lo || dy > dy_hi)
-            continue;
-        __local const uchar *w = win + (dy + range) * win_w + dx + range;
-        const uint sad = sad16_local(blk, w, win_w);
-        if (dx == 0 && dy == 0)
-            sad0 = sad;
-        ulong k = cand_key(sad, dx, dy);
-        mine = k < mine ? k : mine;
+    if (m < count) {
+        uint c[64];
+#ifndef MPE_OCL_ONE_VARIANT   /* unrolled on GPUs: c and acc in registers */
+#pragma unroll
+#endif
+        for (int i = 0; i < 64; i++)
+            c[i] = blk[64 * m + i];
+        const int cx = ctr[2 * m], cy = ctr[2 * m + 1], mx = x0 + 16 * m;
+        /* the box, each bound from two operands */
+        const int box_lo_x = max(-mx, -reach), box_hi_x = min(plane_w - 16 - mx, reach);
+        const int box_lo_y = max(-y0, -reach), box_hi_y = min(plane_h - 16 - y0, reach);
+        const int base = has_centres ? m * win_size : 16 * m;
+        for (int it = sub; it < side * chunks; it += tpm) {
+            const int chunk = it / side, dxi = it - chunk * side;
+            const int off = base + chunk * NY * pitch + dxi;
+            __local const uint *row = win + (off >> 2);
+            const int shift = (off & 3) * 8, wpitch = pitch >> 2;
+            uint acc[22];   /* NY <= 22, a constant once inlined */
+#ifndef MPE_OCL_ONE_VARIANT
+#pragma unroll
+#endif
+            for (int j = 0; j < NY; j++)
+                acc[j] = 0;
+#ifndef MPE_OCL_ONE_VARIANT
+#pragma unroll
+#endif
+            for (int r = 0; r < NY + 15; r++) {
+                __local const uint *p = row + r * wpitch;
+                const uint w0 = p[0], w1 = p[1], w2 = p[2], w3 = p[3], w4 = p[4];
+                const uint s0 = funnel(w0, w1, shift), s1 = funnel(w1, w2, shift);
+                const uint s2 = funnel(w2, w3, shift), s3 = funnel(w3, w4, shift);
+#ifndef MPE_OCL_ONE_VARIANT
+#pragma unroll
+#endif
+                for (int j = 0; j < NY; j++) {
+                    const int k = r - j;   /* the macroblock's row this reference row meets */
+                    if (k >= 0 && k < 16) {
+                        acc[j] = sad4_acc(c[4 * k], s0, acc[j]);
+                        acc[j] = sad4_acc(c[4 * k + 1], s1, acc[j]);
+                        acc[j] = sad4_acc(c[4 * k + 2], s2, acc[j]);
+                        acc[j] = sad4_acc(c[4 * k + 3], s3, acc[j]);
+                    }
+                }
+            }
+            const int dx = cx + dxi - range;
+            const int dx_ok = dx >= box_lo_x && dx <= box_hi_x;
+#ifndef MPE_OCL_ONE_VARIANT
+#pragma unroll
+#endif
+            for (int j = 0; j < NY; j++) {
+                const int dy = cy + chunk * NY + j - range;
+                if (dx_ok && chunk * NY + j < side && dy >= box_lo_y && dy <= box_hi_y) {
+                    const ulong k = cand_key(acc[j], dx, dy);
+                    mine = k < mine ? k : mine;
+                    if (!has_centres && dx == 0 && dy == 0)
+                        sad0[m] = acc[j];
+                }
+            }
+        }
     }
-    best[lid] = mine;
+    keys[lid] = mine;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = SEARCH_WG / 2; s > 0; s >>= 1) {
-        if (lid < s && best[lid + s] < best[lid])
-            best[lid] = best[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < count * WS_PARTS; i += nthreads) {
+        const int pm = i / WS_PARTS, pj = i - pm * WS_PARTS;
+        ulong b = ~(ulong)0;
+        for (int j = pj; j < tpm; j += WS_PARTS) {
+            const ulong k = keys[pm * tpm + j];
+            b = k < b ? k : b;
+        }
+        part[i] = b;
     }
-    if (lid == 0) {
-        ulong k = best[0];
-        int dx = (int)(k & 0xFFF) - 2048, dy = (int)((k >> 12) & 0xFFF) - 2048;
-        out[3 * mb] = ((uint)dx & 0xFFFF) | ((uint)dy << 16);
-        out[3 * mb + 1] = (uint)(k >> 40);
-        out[3 * mb + 2] = sad0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < count) {
+        ulong b = ~(ulong)0;
+        for (int j = 0; j < WS_PARTS; j++) {
+            const ulong k = part[lid * WS_PARTS + j];
+            b = k < b ? k : b;
+        }
+        __global uint *o = out + 3 * (mb_y * mb_w + mb_x0 + lid);
+        o[0] = ((uint)key_dx(b) & 0xFFFF) | ((uint)key_dy(b) << 16);
+        o[1] = (uint)(b >> 40);
+        o[2] = sad0[lid];
     }
 }
 
+#define WINDOW_SEARCH_KERNEL(NY)                                                                 \
+    __kernel void window_search_##NY(__global const uchar *cur, __global const uchar *ref,       \
+                                     int plane_w, int plane_h, int mb_w, int range, int reach,   \
+                                     int mbs, int tpm, int chunks, int pitch,                    \
+                                     __global const uint *centres, int has_centres,              \
+                                     __global uint *out, __local uint *win, __local ulong *keys) \
+    {                                                                                            \
+        __local uint blk[WS_MAX_MBS * 64];                                                       \
+        __local int ctr[WS_MAX_MBS * 2];                                                         \
+        __local uint sad0[WS_MAX_MBS];                                                           \
+        __local ulong part[WS_MAX_MBS * WS_PARTS];                                               \
+        window_search(NY, cur, ref, plane_w, plane_h, mb_w, range, reach, mbs, tpm, chunks,      \
+                      pitch, centres, has_centres, out, win, keys, blk, ctr, sad0, part);        \
+    }
+/* the variants the host chooses among (frontend_ocl.c: WS_VARIANTS) */
+WINDOW_SEARCH_KERNEL(8)
+#ifndef MPE_OCL_ONE_VARIANT   /* a CPU device's build */
+WINDOW_SEARCH_KERNEL(9)
+WINDOW_SEARCH_KERNEL(11)
+WINDOW_SEARCH_KERNEL(13)
+WINDOW_SEARCH_KERNEL(17)
+WINDOW_SEARCH_KERNEL(22)
+#endif
+
 /* ---- the hierarchical search (frontend.h): one kernel per pyramid level
- * built at submit, then stages 2-3 and stages 4-5, one work-item per
- * macroblock, each stage's minimum taken in cand_key's order (the
- * tie-break rule).  One work-item per macroblock, without work-group
- * reductions: kernels that shared each macroblock's candidates out over a
- * work-group and reduced them (barriers, local memory) gave wrong minima
- * on PoCL 5.0 (Xeon, skylake-avx512) while this form is exact there, on
- * PoCL 3.1 and against the C reference.  No bound is written as
- * max(max(a, -k), b): NVIDIA's compiler (ptxas) drops the negation
- * (frontend_cuda_hier.cu); with each bound tested on its own these kernels
- * are exact on the H100's OpenCL too. */
+ * built at submit, then stages 2-3 (hier_coarse, a work-group per
+ * macroblock as in frontend_cuda_hier.cu), stage 4 (hier_centre, one item
+ * per macroblock) and stage 5 (window_search around those centres), each
+ * stage's minimum taken in cand_key's order (the tie-break rule).  No bound
+ * is written as max(max(a, -k), b): NVIDIA's compiler (ptxas) drops the
+ * negation (frontend_cuda_hier.cu); each bound is taken from two operands. */
 
 __kernel void decimate(__global const uchar *src, int sw, __global uchar *dst, int dw, int dh)
 {
@@ -195,9 +317,6 @@ __kernel void decimate(__global const uchar *src, int sw, __global uchar *dst, i
     dst[y * dw + x] = (uchar)((a[0] + a[1] + a[sw] + a[sw + 1] + 2) >> 2);
 }
 
-inline int key_dx(ulong k) { return (int)(k & 0xFFF) - 2048; }
-inline int key_dy(ulong k) { return (int)((k >> 12) & 0xFFF) - 2048; }
-
 inline uint sad_n(__global const uchar *a, __global const uchar *b, int stride, int n)
 {
     uint s = 0;
@@ -206,50 +325,88 @@ inline uint sad_n(__global const uchar *a, __global const uchar *b, int stride, 
             s += abs_diff(a[y * stride + x], b[y * stride + x]);
     return s;
 }
+
+#define COARSE_WG 256
+/* the 1/4-resolution window: a 4x4 block over +-(GPU_MAX_REACH / 4) = 63,
+ * +8 bytes: a word past a row's last candidate is read */
+#define QWIN_SIDE (4 + 2 * 63)
+
 /* Stages 2-3: coarse[mb] = 2h as dx | dy << 16. */
-__kernel void hier_coarse(__global const uchar *cq, __global const uchar *rq,
-                                 __global const uchar *ch, __global const uchar *rh, int qw, int qh,
-                                 int mb_w, int reach, __global uint *coarse, int nmb)
+__kernel __attribute__((reqd_work_group_size(COARSE_WG, 1, 1)))
+void hier_coarse(__global const uchar *cq, __global const uchar *rq, __global const uchar *ch,
+                 __global const uchar *rh, int qw, int qh, int mb_w, int reach,
+                 __global uint *coarse)
 {
-    const int mb = get_global_id(0);
-    if (mb >= nmb)
-        return;
+    __local uint win[(QWIN_SIDE * QWIN_SIDE + 8) / 4];
+    __local ulong red[COARSE_WG];
+    const int t = get_local_id(0), mb = get_group_id(0);
     const int mbx = mb % mb_w, mby = mb / mb_w;
+
+    /* 1/4 resolution: u in [-reach/4, reach/4]^2 inside the plane */
     int x0 = 4 * mbx, y0 = 4 * mby, lim = reach / 4;
-    int lo_x = max(-x0, -lim), hi_x = min(qw - 4 - x0, lim);
-    int lo_y = max(-y0, -lim), hi_y = min(qh - 4 - y0, lim);
-    ulong best = ~(ulong)0;
-    for (int dy = lo_y; dy <= hi_y; dy++)
-        for (int dx = lo_x; dx <= hi_x; dx++) {
-            ulong k = cand_key(sad_n(cq + y0 * qw + x0, rq + (y0 + dy) * qw + x0 + dx, qw, 4), dx, dy);
-            best = k < best ? k : best;
+    const int lo_x = max(-x0, -lim), hi_x = min(qw - 4 - x0, lim);
+    const int lo_y = max(-y0, -lim), hi_y = min(qh - 4 - y0, lim);
+    const int nx = hi_x - lo_x + 1, ny = hi_y - lo_y + 1, ww = nx + 3;
+    __local uchar *wb = (__local uchar *)win;
+    for (int i = t; i < ww * (ny + 3); i += COARSE_WG) {
+        const int wy = i / ww, wx = i - wy * ww;
+        wb[i] = rq[(y0 + lo_y + wy) * qw + x0 + lo_x + wx];
+    }
+    uint c[4];
+    for (int r = 0; r < 4; r++)
+        c[r] = as_uint(vload4(0, cq + (y0 + r) * qw + x0));
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ulong mine = ~(ulong)0;
+    for (int i = t; i < nx * ny; i += COARSE_WG) {
+        const int iy = i / nx, ix = i - iy * nx;
+        uint sad = 0;
+        for (int r = 0; r < 4; r++) {
+            const int o = (iy + r) * ww + ix;
+            sad = sad4_acc(c[r], funnel(win[o >> 2], win[(o >> 2) + 1], (o & 3) * 8), sad);
         }
-    const int ux = key_dx(best), uy = key_dy(best), hw = 2 * qw, hh = 2 * qh;
+        const ulong k = cand_key(sad, lo_x + ix, lo_y + iy);
+        mine = k < mine ? k : mine;
+    }
+    red[t] = mine;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = COARSE_WG / 2; s > 0; s >>= 1) {
+        if (t < s) {
+            const ulong o = red[t + s];
+            red[t] = o < red[t] ? o : red[t];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const ulong ku = red[0];
+    barrier(CLK_LOCAL_MEM_FENCE);   /* red is reused below */
+
+    /* 1/2 resolution: h in 2u + [-2, 2]^2, |h| <= reach/2, inside the plane;
+     * an item per candidate */
+    const int ux = key_dx(ku), uy = key_dy(ku), hw = 2 * qw, hh = 2 * qh;
     x0 = 8 * mbx;
     y0 = 8 * mby;
     lim = reach / 2;
-    lo_x = max(-x0, -lim);
-    hi_x = min(hw - 8 - x0, lim);
-    lo_y = max(-y0, -lim);
-    hi_y = min(hh - 8 - y0, lim);
-    best = ~(ulong)0;
-    /* 2u + [-2, 2]^2 inside those bounds, tested one by one (not
-     * max(max(-x0, -lim), 2 * ux - 2): see the top of this section) */
-    for (int dy = 2 * uy - 2; dy <= 2 * uy + 2; dy++)
-        for (int dx = 2 * ux - 2; dx <= 2 * ux + 2; dx++) {
-            if (dx < lo_x || dx > hi_x || dy < lo_y || dy > hi_y)
-                continue;
-            ulong k = cand_key(sad_n(ch + y0 * hw + x0, rh + (y0 + dy) * hw + x0 + dx, hw, 8), dx, dy);
-            best = k < best ? k : best;
-        }
-    coarse[mb] = ((uint)(2 * key_dx(best)) & 0xFFFF) | ((uint)(2 * key_dy(best)) << 16);
+    mine = ~(ulong)0;
+    const int dx = 2 * ux - 2 + t % 5, dy = 2 * uy - 2 + t / 5;
+    if (t < 25 && dx >= max(-x0, -lim) && dx <= min(hw - 8 - x0, lim) && dy >= max(-y0, -lim) &&
+        dy <= min(hh - 8 - y0, lim))
+        mine = cand_key(sad_n(ch + y0 * hw + x0, rh + (y0 + dy) * hw + x0 + dx, hw, 8), dx, dy);
+    if (t < 32)
+        red[t] = mine;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t == 0) {
+        ulong b = ~(ulong)0;
+        for (int i = 0; i < 25; i++)
+            b = red[i] < b ? red[i] : b;
+        coarse[mb] = ((uint)(2 * key_dx(b)) & 0xFFFF) | ((uint)(2 * key_dy(b)) << 16);
+    }
 }
 
-/* Stages 4-5: the candidates' best centres the exhaustive window. */
-__kernel void hier_final(__global const uchar *cur, __global const uchar *ref, int plane_w,
-                                int plane_h, int mb_w, int mb_h, int range, int reach,
-                                __global const uint *coarse, __global const uint *prev, int has_prev,
-                                __global uint *out)
+/* Stage 4: the best of the candidates (own coarse vector, zero, co-located,
+ * left, right, top, bottom) is the window's centre: centres[2 mb] = its
+ * vector as dx | dy << 16, centres[2 mb + 1] = the zero vector's SAD. */
+__kernel void hier_centre(__global const uchar *cur, __global const uchar *ref, int plane_w,
+                          int plane_h, int mb_w, int mb_h, int reach, __global const uint *coarse,
+                          __global const uint *prev, int has_prev, __global uint *centres)
 {
     const int mb = get_global_id(0);
     if (mb >= mb_w * mb_h)
@@ -278,16 +435,6 @@ __kernel void hier_final(__global const uchar *cur, __global const uchar *ref, i
         ulong k = cand_key(s, dx, dy);
         best = k < best ? k : best;
     }
-    const int cx = key_dx(best), cy = key_dy(best);
-    /* the window, clipped to the box one bound at a time (as in hier_coarse) */
-    for (int dy = cy - range; dy <= cy + range; dy++)
-        for (int dx = cx - range; dx <= cx + range; dx++) {
-            if (dx < blo_x || dx > bhi_x || dy < blo_y || dy > bhi_y)
-                continue;
-            ulong k = cand_key(sad_n(a, r0 + dy * plane_w + dx, plane_w, 16), dx, dy);
-            best = k < best ? k : best;
-        }
-    out[3 * mb] = ((uint)key_dx(best) & 0xFFFF) | ((uint)key_dy(best) << 16);
-    out[3 * mb + 1] = (uint)(best >> 40);
-    out[3 * mb + 2] = sad0;
+    centres[2 * mb] = ((uint)key_dx(best) & 0xFFFF) | ((uint)key_dy(best) << 16);
+    centres[2 * mb + 1] = sad0;
 }

@@ -22,8 +22,17 @@
 /* generated from frontend.cl by tools/embed.sh */
 extern const char mpe_frontend_cl_source[];
 
-#define SEARCH_WG 256
 #define HIER_WG 64
+#define COARSE_WG 256   /* frontend.cl */
+#define WS_MAX_MBS 8    /* frontend.cl */
+#define WS_MAX_THREADS 512
+#define WS_CPU_THREADS 64   /* the one work-group size on a CPU device */
+/* window_search_NY: rows of candidates per item (frontend.cl) */
+static const int ws_ny[] = { 8, 9, 11, 13, 17, 22 };
+#define WS_VARIANTS ((int)(sizeof(ws_ny) / sizeof(ws_ny[0])))
+/* window_search's fixed local arrays (block, centres, SADs of the zero
+ * vector, partial minima), with room for a driver's own */
+#define WS_LOCAL_FIXED (WS_MAX_MBS * (256 + 8 + 4 + 16 * 8) + 256)
 #define CONV_T 16
 
 typedef struct OclSlot {
@@ -34,15 +43,20 @@ typedef struct OclSlot {
     /* upload and read-back of the planes are three transfers each (the RGB
      * upload one); in-order, so the last of each marks completion */
     cl_event ev_upload[3], ev_convert, ev_search, ev_planes[3], ev_mv;
-    cl_event ev_coarse;          /* the hierarchical search's first kernel (ev_search: its last) */
+    cl_event ev_coarse, ev_centre; /* the hierarchical search's first kernels (ev_search: its last) */
 } OclSlot;
 
 struct GpuContext {
     cl_context ctx;
     cl_command_queue q;
     cl_program prog;
-    cl_kernel k_convert, k_search, k_decimate, k_coarse, k_final;
+    cl_kernel k_convert, k_decimate, k_coarse, k_centre;
+    cl_kernel k_window[WS_VARIANTS];
+    size_t window_max_wg[WS_VARIANTS]; /* each variant's largest work-group on this device */
+    cl_ulong local_mem;
+    int is_gpu;
     cl_mem d_coarse;             /* the hierarchical search's stage 3, per macroblock */
+    cl_mem d_centres;            /* its stage 4: 2 words per macroblock */
     int pyramid;
     cl_device_id dev;
     const GpuGeometry *geo;      /* h_in and h_out are laid out as it says */
@@ -185,6 +199,7 @@ static void release_slot_events(OclSlot *s)
     release_event(&s->ev_convert);
     release_event(&s->ev_search);
     release_event(&s->ev_coarse);
+    release_event(&s->ev_centre);
     release_event(&s->ev_mv);
 }
 
@@ -218,10 +233,15 @@ static void ocl_close(GpuContext *g)
     free(g->slot);
     if (g->d_coarse)
         clReleaseMemObject(g->d_coarse);
-    cl_kernel ks[] = { g->k_convert, g->k_search, g->k_decimate, g->k_coarse, g->k_final };
+    if (g->d_centres)
+        clReleaseMemObject(g->d_centres);
+    cl_kernel ks[] = { g->k_convert, g->k_decimate, g->k_coarse, g->k_centre };
     for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
         if (ks[k])
             clReleaseKernel(ks[k]);
+    for (int v = 0; v < WS_VARIANTS; v++)
+        if (g->k_window[v])
+            clReleaseKernel(g->k_window[v]);
     if (g->prog)
         clReleaseProgram(g->prog);
     if (g->q)
@@ -244,6 +264,13 @@ static void ocl_close(GpuContext *g)
  * a file); a failure to write is no error.  MPE_OCL_CACHE=0 turns it off. */
 
 #define OCL_BUILD_OPTIONS "-cl-std=CL1.2"
+/* A CPU device (PoCL) builds one window_search variant (plan_window) */
+#define OCL_BUILD_OPTIONS_CPU OCL_BUILD_OPTIONS " -DMPE_OCL_ONE_VARIANT"
+
+static const char *build_options(const GpuContext *g)
+{
+    return g->is_gpu ? OCL_BUILD_OPTIONS : OCL_BUILD_OPTIONS_CPU;
+}
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 {
@@ -265,7 +292,7 @@ static int cache_path(const GpuContext *g, char *path, size_t size)
     if ((off && !strcmp(off, "0")) || (!(xdg && *xdg) && !(home && *home)))
         return -1;
     h = fnv1a(h, mpe_frontend_cl_source, strlen(mpe_frontend_cl_source));
-    h = fnv1a(h, OCL_BUILD_OPTIONS, sizeof(OCL_BUILD_OPTIONS));
+    h = fnv1a(h, build_options(g), strlen(build_options(g)) + 1);
     for (size_t i = 0; i < sizeof(dev_info) / sizeof(dev_info[0]); i++) {
         size_t n = 0;
         if (clGetDeviceInfo(g->dev, dev_info[i], sizeof(text), text, &n) != CL_SUCCESS)
@@ -303,7 +330,7 @@ static int cache_load(GpuContext *g, const char *path)
         const unsigned char *b = bin;
         g->prog = clCreateProgramWithBinary(g->ctx, 1, &g->dev, &len, &b, &status, &e);
         if (e == CL_SUCCESS && status == CL_SUCCESS &&
-            clBuildProgram(g->prog, 1, &g->dev, OCL_BUILD_OPTIONS, NULL, NULL) == CL_SUCCESS) {
+            clBuildProgram(g->prog, 1, &g->dev, build_options(g), NULL, NULL) == CL_SUCCESS) {
             free(bin);
             fclose(f);
             return 0;
@@ -362,7 +389,7 @@ static int ocl_build(GpuContext *g, MpeError *err)
         goto kernels;
     g->prog = clCreateProgramWithSource(g->ctx, 1, &src, NULL, &e);
     CL_TRY(e, "clCreateProgramWithSource");
-    e = clBuildProgram(g->prog, 1, &g->dev, OCL_BUILD_OPTIONS, NULL, NULL);
+    e = clBuildProgram(g->prog, 1, &g->dev, build_options(g), NULL, NULL);
     if (e == CL_SUCCESS && cached)
         cache_store(g, path);
     if (e != CL_SUCCESS) {
@@ -376,14 +403,21 @@ static int ocl_build(GpuContext *g, MpeError *err)
 kernels:
     g->k_convert = clCreateKernel(g->prog, "convert_rgb", &e);
     CL_TRY(e, "clCreateKernel(convert_rgb)");
-    g->k_search = clCreateKernel(g->prog, "motion_search", &e);
-    CL_TRY(e, "clCreateKernel(motion_search)");
+    for (int v = 0; v < (g->is_gpu ? WS_VARIANTS : 1); v++) {
+        char name[32];
+        snprintf(name, sizeof(name), "window_search_%d", ws_ny[v]);
+        g->k_window[v] = clCreateKernel(g->prog, name, &e);
+        CL_TRY(e, "clCreateKernel(window_search)");
+        CL_TRY(clGetKernelWorkGroupInfo(g->k_window[v], g->dev, CL_KERNEL_WORK_GROUP_SIZE,
+                                        sizeof(size_t), &g->window_max_wg[v], NULL),
+               "clGetKernelWorkGroupInfo");
+    }
     g->k_decimate = clCreateKernel(g->prog, "decimate", &e);
     CL_TRY(e, "clCreateKernel(decimate)");
     g->k_coarse = clCreateKernel(g->prog, "hier_coarse", &e);
     CL_TRY(e, "clCreateKernel(hier_coarse)");
-    g->k_final = clCreateKernel(g->prog, "hier_final", &e);
-    CL_TRY(e, "clCreateKernel(hier_final)");
+    g->k_centre = clCreateKernel(g->prog, "hier_centre", &e);
+    CL_TRY(e, "clCreateKernel(hier_centre)");
     return 0;
 }
 
@@ -412,6 +446,9 @@ static int ocl_alloc_slot(GpuContext *g, int slot, MpeError *err)
             g->d_coarse = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE,
                                          (size_t)geo->mb_w * geo->mb_h * sizeof(cl_uint), NULL, &e);
             CL_TRY(e, "clCreateBuffer(coarse)");
+            g->d_centres = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE,
+                                          (size_t)geo->mb_w * geo->mb_h * 2 * sizeof(cl_uint), NULL, &e);
+            CL_TRY(e, "clCreateBuffer(centres)");
         }
     }
     s->h_in = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, geo->in_size, NULL, &e);
@@ -442,14 +479,18 @@ static int ocl_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     g->pyramid = cfg->pyramid;
     if ((ret = pick_device(cfg->device, &g->dev, &is_gpu, why, sizeof(why))) < 0)
         return mpe_error(err, ret, "OpenCL: %s", why);
+    g->is_gpu = is_gpu;
     mpe_log(cfg->log, MPE_LOG_INFO, "OpenCL front end on %s", why);
 
     cl_ulong local_mem = 0;
     clGetDeviceInfo(g->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local_mem), &local_mem, NULL);
-    /* the search's window at R = 64 plus its block and reduction arrays */
-    if (local_mem < 144 * 144 + 256 + SEARCH_WG * 8 + 4)
+    g->local_mem = local_mem;
+    /* the smallest search plan at R = 64: one macroblock, 8 rows per item
+     * (151 x 148 bytes of window), its block, centres, partial minima and
+     * one key per item (plan_window sizes the real ones) */
+    if (local_mem < WS_LOCAL_FIXED + 151 * 148 + 64 * 8)
         return mpe_error(err, -ENODEV, "OpenCL: device has %lu bytes of local memory, need %d",
-                         (unsigned long)local_mem, 144 * 144 + 256 + SEARCH_WG * 8 + 4);
+                         (unsigned long)local_mem, WS_LOCAL_FIXED + 151 * 148 + 64 * 8);
     g->ctx = clCreateContext(NULL, 1, &g->dev, NULL, NULL, &e);
     CL_TRY(e, "clCreateContext");
     g->q = clCreateCommandQueue(g->ctx, g->dev, CL_QUEUE_PROFILING_ENABLE, &e);
@@ -531,16 +572,102 @@ static int ocl_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *er
         CL_TRY(clSetKernelArg(k, i, sizeof(type), &v_), "clSetKernelArg");                \
     } while (0)
 
+/* Launch shape of one window search: variant, macroblocks per
+ * work-group, items per macroblock, window geometry. */
+typedef struct WindowPlan {
+    int variant, ny, chunks, mbs, tpm, threads, pitch, win_rows;
+    size_t win_bytes;
+} WindowPlan;
+
+/* frontend_cuda.cu's cost model (instructions per dx column: NY*64 SADs
+ * plus 9 per reference row; idle lanes of the last warp cost like busy
+ * ones; 1% per work-group for staging and synchronising), over the
+ * variants, strips of 8, 4, 2, 1 macroblocks and what local memory and
+ * each variant's largest work-group allow.  separate: one window per
+ * macroblock (per-macroblock centres).  A CPU device (PoCL) gets one
+ * variant and one work-group size, as it compiles a kernel afresh for every
+ * work-group size it is launched with (a test run of test_gpu_frontend
+ * took 6 min instead of 46 s with every plan open).  0, or -1 if nothing
+ * fits. */
+static int plan_window(const GpuContext *g, int range, int separate, WindowPlan *out)
+{
+    const int side = 2 * range + 1;
+    double best_cost = 1e300;
+    for (int v = 0; v < (g->is_gpu ? WS_VARIANTS : 1); v++) {
+        const int ny = ws_ny[v], chunks = (side + ny - 1) / ny;
+        const int max_t = (int)(g->window_max_wg[v] < WS_MAX_THREADS ? g->window_max_wg[v] : WS_MAX_THREADS);
+        const double per_item = ny * 64.0 + (ny + 15) * 9.0;
+        for (int mbs = WS_MAX_MBS; mbs >= 1; mbs /= 2) {
+            if (mbs > g->geo->mb_w || mbs > max_t)
+                continue;
+            const int per_mb = side * chunks;
+            int rounds = (mbs * per_mb + max_t - 1) / max_t, tpm;
+            while ((tpm = (per_mb + rounds - 1) / rounds) * mbs > max_t)
+                rounds++;
+            if (!g->is_gpu)
+                tpm = WS_CPU_THREADS / mbs;
+            const int threads = tpm * mbs;
+            const int pitch = ((separate ? 16 : 16 * mbs) + 2 * range + 4 + 3) & ~3;
+            const int win_rows = chunks * ny + 15;
+            const size_t win_bytes = (size_t)(separate ? mbs : 1) * win_rows * pitch;
+            if (WS_LOCAL_FIXED + win_bytes + (size_t)threads * 8 > g->local_mem)
+                continue;
+            const double cost = (double)rounds * ((threads + 31) / 32 * 32) * per_item / mbs *
+                                (1.0 + 0.01 * 8 / mbs);
+            if (cost < best_cost) {
+                best_cost = cost;
+                *out = (WindowPlan){ v, ny, chunks, mbs, tpm, threads, pitch, win_rows, win_bytes };
+            }
+        }
+    }
+    return best_cost < 1e300 ? 0 : -1;
+}
+
+/* Queues window_search: centre +-range of every macroblock inside |d| <=
+ * reach and the plane, centres from d_centres (2 words per macroblock) if
+ * given, else (0, 0) with the zero vector's SAD taken from the window. */
+static int enqueue_window(GpuContext *g, OclSlot *s, cl_mem ref, int range, int reach,
+                          cl_mem d_centres, MpeError *err)
+{
+    const GpuGeometry *geo = g->geo;
+    WindowPlan p = { 0 };
+    if (plan_window(g, range, d_centres != NULL, &p) < 0)
+        return mpe_error(err, -ENODEV, "OpenCL: no search work-group fits the device at range %d", range);
+    cl_kernel k = g->k_window[p.variant];
+    ARG(k, 0, cl_mem, s->d_plane[0]);
+    ARG(k, 1, cl_mem, ref);
+    ARG(k, 2, cl_int, geo->plane_w[0]);
+    ARG(k, 3, cl_int, geo->plane_h[0]);
+    ARG(k, 4, cl_int, geo->mb_w);
+    ARG(k, 5, cl_int, range);
+    ARG(k, 6, cl_int, reach);
+    ARG(k, 7, cl_int, p.mbs);
+    ARG(k, 8, cl_int, p.tpm);
+    ARG(k, 9, cl_int, p.chunks);
+    ARG(k, 10, cl_int, p.pitch);
+    ARG(k, 11, cl_mem, d_centres ? d_centres : s->d_mv);   /* unread without centres */
+    ARG(k, 12, cl_int, d_centres != NULL);
+    ARG(k, 13, cl_mem, s->d_mv);
+    CL_TRY(clSetKernelArg(k, 14, p.win_bytes, NULL), "clSetKernelArg(window)");
+    CL_TRY(clSetKernelArg(k, 15, (size_t)p.threads * 8, NULL), "clSetKernelArg(keys)");
+    const size_t local[2] = { (size_t)p.threads, 1 };
+    const size_t global[2] = { (size_t)((geo->mb_w + p.mbs - 1) / p.mbs) * p.threads, (size_t)geo->mb_h };
+    CL_TRY(clEnqueueNDRangeKernel(g->q, k, 2, NULL, global, local, 0, NULL, &s->ev_search),
+           "clEnqueueNDRangeKernel(window_search)");
+    return 0;
+}
+
 static int ocl_search_hier(GpuContext *g, int cur, int ref, int range, int reach, int ref_has_mv,
                            MpeError *err)
 {
     const GpuGeometry *geo = g->geo;
     OclSlot *s = &g->slot[cur], *r = &g->slot[ref];
-    /* a work-item per macroblock */
-    const size_t local = HIER_WG, global = ((size_t)geo->mb_w * geo->mb_h + HIER_WG - 1) / HIER_WG * HIER_WG;
+    const size_t nmb = (size_t)geo->mb_w * geo->mb_h;
     cl_kernel k = g->k_coarse;
+    int ret;
 
     release_event(&s->ev_coarse);
+    release_event(&s->ev_centre);
     release_event(&s->ev_search);
     release_event(&s->ev_mv);
     ARG(k, 0, cl_mem, s->d_quarter);
@@ -552,24 +679,27 @@ static int ocl_search_hier(GpuContext *g, int cur, int ref, int range, int reach
     ARG(k, 6, cl_int, geo->mb_w);
     ARG(k, 7, cl_int, reach);
     ARG(k, 8, cl_mem, g->d_coarse);
-    ARG(k, 9, cl_int, geo->mb_w * geo->mb_h);
+    size_t local = COARSE_WG, global = nmb * COARSE_WG;   /* a work-group per macroblock */
     CL_TRY(clEnqueueNDRangeKernel(g->q, k, 1, NULL, &global, &local, 0, NULL, &s->ev_coarse),
            "clEnqueueNDRangeKernel(hier_coarse)");
-    k = g->k_final;
+    k = g->k_centre;
     ARG(k, 0, cl_mem, s->d_plane[0]);
     ARG(k, 1, cl_mem, r->d_plane[0]);
     ARG(k, 2, cl_int, geo->plane_w[0]);
     ARG(k, 3, cl_int, geo->plane_h[0]);
     ARG(k, 4, cl_int, geo->mb_w);
     ARG(k, 5, cl_int, geo->mb_h);
-    ARG(k, 6, cl_int, range);
-    ARG(k, 7, cl_int, reach);
-    ARG(k, 8, cl_mem, g->d_coarse);
-    ARG(k, 9, cl_mem, r->d_mv);   /* ref's own vectors: valid when ref_has_mv */
-    ARG(k, 10, cl_int, ref_has_mv);
-    ARG(k, 11, cl_mem, s->d_mv);
-    CL_TRY(clEnqueueNDRangeKernel(g->q, k, 1, NULL, &global, &local, 0, NULL, &s->ev_search),
-           "clEnqueueNDRangeKernel(hier_final)");
+    ARG(k, 6, cl_int, reach);
+    ARG(k, 7, cl_mem, g->d_coarse);
+    ARG(k, 8, cl_mem, r->d_mv);   /* ref's own vectors: valid when ref_has_mv */
+    ARG(k, 9, cl_int, ref_has_mv);
+    ARG(k, 10, cl_mem, g->d_centres);
+    local = HIER_WG;   /* a work-item per macroblock */
+    global = (nmb + HIER_WG - 1) / HIER_WG * HIER_WG;
+    CL_TRY(clEnqueueNDRangeKernel(g->q, k, 1, NULL, &global, &local, 0, NULL, &s->ev_centre),
+           "clEnqueueNDRangeKernel(hier_centre)");
+    if ((ret = enqueue_window(g, s, r->d_plane[0], range, reach, g->d_centres, err)) < 0)
+        return ret;
     CL_TRY(clEnqueueReadBuffer(g->q, s->d_mv, CL_FALSE, 0, geo->mv_size, s->out + geo->plane_off[3],
                                0, NULL, &s->ev_mv),
            "clEnqueueReadBuffer(vectors)");
@@ -584,25 +714,15 @@ static int ocl_search(GpuContext *g, int cur, int ref, int range, int reach, int
         return ocl_search_hier(g, cur, ref, range, reach, ref_has_mv, err);
     const GpuGeometry *geo = g->geo;
     OclSlot *s = &g->slot[cur];
-    cl_kernel k = g->k_search;
-    cl_int pw = geo->plane_w[0], ph = geo->plane_h[0], mbw = geo->mb_w, r = range;
-    const size_t win = (size_t)(16 + 2 * range) * (16 + 2 * range);
+    int ret;
 
     (void)ref_has_mv;
     release_event(&s->ev_coarse);
+    release_event(&s->ev_centre);
     release_event(&s->ev_search);
     release_event(&s->ev_mv);
-    CL_TRY(clSetKernelArg(k, 0, sizeof(cl_mem), &s->d_plane[0]), "clSetKernelArg");
-    CL_TRY(clSetKernelArg(k, 1, sizeof(cl_mem), &g->slot[ref].d_plane[0]), "clSetKernelArg");
-    CL_TRY(clSetKernelArg(k, 2, sizeof(cl_int), &pw), "clSetKernelArg");
-    CL_TRY(clSetKernelArg(k, 3, sizeof(cl_int), &ph), "clSetKernelArg");
-    CL_TRY(clSetKernelArg(k, 4, sizeof(cl_int), &mbw), "clSetKernelArg");
-    CL_TRY(clSetKernelArg(k, 5, sizeof(cl_int), &r), "clSetKernelArg");
-    CL_TRY(clSetKernelArg(k, 6, sizeof(cl_mem), &s->d_mv), "clSetKernelArg");
-    CL_TRY(clSetKernelArg(k, 7, win, NULL), "clSetKernelArg(window)");
-    size_t local = SEARCH_WG, global = (size_t)geo->mb_w * geo->mb_h * SEARCH_WG;
-    CL_TRY(clEnqueueNDRangeKernel(g->q, k, 1, NULL, &global, &local, 0, NULL, &s->ev_search),
-           "clEnqueueNDRangeKernel(motion_search)");
+    if ((ret = enqueue_window(g, s, g->slot[ref].d_plane[0], range, range, NULL, err)) < 0)
+        return ret;
     CL_TRY(clEnqueueReadBuffer(g->q, s->d_mv, CL_FALSE, 0, geo->mv_size, s->out + geo->plane_off[3],
                                0, NULL, &s->ev_mv),
            "clEnqueueReadBuffer(vectors)");
@@ -648,7 +768,7 @@ static int ocl_timings(GpuContext *g, int slot, int has_mv, GpuTimings *t)
         t->readback_ms += event_ms(s->ev_planes[c]);
     }
     t->convert_ms = event_ms(s->ev_convert);
-    t->search_ms = has_mv ? event_ms(s->ev_coarse) + event_ms(s->ev_search) : 0;
+    t->search_ms = has_mv ? event_ms(s->ev_coarse) + event_ms(s->ev_centre) + event_ms(s->ev_search) : 0;
     t->readback_ms += has_mv ? event_ms(s->ev_mv) : 0;
     return 0;
 }
