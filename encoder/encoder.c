@@ -1584,6 +1584,12 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     };
     if (e->aq_plan && (ret = mpe_aq_plan(e->aq_plan, orig, e->aq, err)) < 0)
         return ret;
+    /* --b-adapt 1 has the B picture's intra costs: --pb-ratio in full only
+     * where the references predict it (bdecide.h) */
+    if (is_b && e->b_row_q && e->intra_cost[slot])
+        memset(e->b_row_q, (int)ladder_nearest(e, e->p.qscale * mpe_bdecide_b_ratio(
+                   e->mv[slot], e->mv_bwd[slot], e->intra_cost[slot],
+                   orig->mb_width * orig->mb_height, e->p.pb_ratio)), (size_t)e->n_slices);
     for (;;) {
         MpeRcStep step;
         MpeRcResult res = { .row_bits = e->row_bits, .row_sse = e->row_sse,

@@ -54,8 +54,10 @@ static const OptDesc options[] = {
                         "under --bitrate without a quality target: its plan lays out the fixed "
                         "pattern)" },
       OPT_AUTO_INT, OFF(b_adapt), 0, 1, -1, NULL },
-    { { "pb-ratio", "X", "a B picture's quantiser is X times a P picture's (--q: rounded; "
-                          "--bitrate: the plan's ratio); above 0, below 4" },
+    { { "pb-ratio", "X", "a B picture's quantiser is X times a P picture's (--q: rounded, and "
+                          "with --b-adapt 1 scaled toward 1 where its references predict less "
+                          "than half of it, as with grain; --bitrate: the plan's ratio); above 0, "
+                          "below 4" },
       OPT_DOUBLE, OFF(pb_ratio), 0, 4, 0, NULL },
     { { "ip-ratio", "X", "constant quantiser: an I picture's quantiser is --q divided by X, "
                           "rounded; above 0, below 4" },

@@ -1,6 +1,6 @@
 /* test_bdecide: the adaptive B-picture decision's pieces (encoder/bdecide.h):
- * where a run of B pictures ends for cost sequences of known shape, and
- * the intra costs, which must be the same with every sad16 variant (the
+ * where a run of B pictures ends for cost sequences of known shape, the B
+ * quantiser factor for predictions of known gain, and the intra costs, which must be the same with every sad16 variant (the
  * decision, and so the stream, must not depend on the CPU). */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +32,37 @@ static void test_stop(TestCtx *t)
     /* the tolerance: 5 % above proportion still joins */
     const uint64_t edge[] = { 0, 1000, 2100 };
     CHECK(t, !mpe_bdecide_stop(edge, 2, 5) && mpe_bdecide_stop(edge, 2, 4), "tolerance edge");
+}
+
+static void test_b_ratio(TestCtx *t)
+{
+    enum { N = 4 };
+    const uint32_t intra[N] = { 1000, 1000, 1000, 1000 };
+    GpuMotion fwd[N], bwd[N];
+    memset(fwd, 0, sizeof(fwd));
+    memset(bwd, 0, sizeof(bwd));
+    /* the better direction, macroblock by macroblock, saves everything */
+    for (int i = 0; i < N; i++) {
+        fwd[i].sad = i & 1 ? 0 : 5000;
+        bwd[i].sad = i & 1 ? 5000 : 0;
+    }
+    double r = mpe_bdecide_b_ratio(fwd, bwd, intra, N, 1.3);
+    CHECK(t, r == 1.3, "predicted: factor %.4f, expected 1.3", r);
+    /* noise: both searches cost more than intra, nothing saved */
+    for (int i = 0; i < N; i++)
+        fwd[i].sad = bwd[i].sad = 1400;
+    r = mpe_bdecide_b_ratio(fwd, bwd, intra, N, 1.3);
+    CHECK(t, r == 1.0, "unpredicted: factor %.4f, expected 1", r);
+    /* a quarter saved: half of MPE_BDECIDE_PB_FULL (50 %), half the ratio */
+    for (int i = 0; i < N; i++)
+        fwd[i].sad = 750;
+    r = mpe_bdecide_b_ratio(fwd, bwd, intra, N, 1.3);
+    CHECK(t, r > 1.1499 && r < 1.1501, "a quarter saved: factor %.4f, expected 1.15", r);
+    /* exactly the threshold: the whole ratio */
+    for (int i = 0; i < N; i++)
+        fwd[i].sad = 500;
+    r = mpe_bdecide_b_ratio(fwd, bwd, intra, N, 1.6);
+    CHECK(t, r == 1.6, "half saved: factor %.4f, expected 1.6", r);
 }
 
 static void test_intra(TestCtx *t)
@@ -75,6 +106,7 @@ int main(void)
     TestCtx t;
     test_init(&t, "bdecide");
     test_run(&t, "stop", test_stop);
+    test_run(&t, "b-ratio", test_b_ratio);
     test_run(&t, "intra-costs", test_intra);
     return test_finish(&t);
 }
