@@ -151,8 +151,12 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
         pc->dsp->quant_intra(level, blk, pc->quant);
         if (pc->dc_precision)
             level[0] = (int16_t)mpe_quant_intra_dc(blk[0], pc->dc_precision);
-        if (pc->trellis_c)
+        if (pc->trellis_c) {
             trellis_block(pc, level, blk, 1);
+            level[0] = (int16_t)mpe_trellis_intra_dc(blk[0], level[0], st->dc_pred[comp], comp != 0,
+                                                     pc->dc_precision,
+                                                     mpe_trellis_lambda(pc->qscale, pc->trellis_c));
+        }
         to_scan(pc, scan, level);
         pc->dsp->write_intra_block(bw, scan, level[0] - st->dc_pred[comp], comp != 0, pc->mpeg2,
                                    pc->intra_vlc_table);
