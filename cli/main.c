@@ -515,6 +515,10 @@ static int take_record(Records *r, const Cli *cli, MpeFrameStats *fs)
                 fprintf(stderr, fmt, fs->value[id]);
         }
         fprintf(stderr, "  mb intra %d inter %d skip %d", fs->mb_intra, fs->mb_inter, fs->mb_skipped);
+        if (fs->reach_fwd)
+            fprintf(stderr, "  reach %d", fs->reach_fwd);
+        if (fs->reach_bwd)
+            fprintf(stderr, "/%d", fs->reach_bwd);
         if (fs->trials > 1)
             fprintf(stderr, "  trials %d", fs->trials);
         if (fs->guard_mean)

@@ -48,6 +48,8 @@ static const QlogColumn qlog_head[] = {
 /* After them. */
 static const QlogColumn qlog_tail[] = {
     COL("mv_mean_abs_pel", "pels", QLOG_DOUBLE, mv_mean_abs, 0),
+    COL("reach_fwd_pel", "full pels the forward motion search reached, 0: none", QLOG_INT, reach_fwd, 0),
+    COL("reach_bwd_pel", "full pels the backward motion search reached, 0: none", QLOG_INT, reach_bwd, 0),
     COL("mb_intra", "macroblocks", QLOG_INT, mb_intra, 0),
     COL("mb_inter", "macroblocks", QLOG_INT, mb_inter, 0),
     COL("mb_skipped", "macroblocks", QLOG_INT, mb_skipped, 0),

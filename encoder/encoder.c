@@ -227,6 +227,10 @@ struct MpeEncoder {
     double slot_fe_ms[MAX_SLOTS], slot_wait_ms[MAX_SLOTS];
     double slot_download_ms[MAX_SLOTS], slot_gpu_ms[MAX_SLOTS];
     int slot_fetched[MAX_SLOTS];  /* planes and vectors already downloaded */
+    /* --merange-adapt: the reach of each slot's forward search, and whether
+     * its forward vectors (mv) are downloaded since that search */
+    int fwd_reach[MAX_SLOTS], bwd_reach[MAX_SLOTS];
+    int mv_fresh[MAX_SLOTS];
 };
 
 /* frame_rate_code values of 13818-2 Table 6-4 (= 11172-2 §2.4.3.2). */
@@ -1182,13 +1186,115 @@ static int slot_of(const MpeEncoder *e, int n)
     return n % e->slots;
 }
 
+static int fetch_into(MpeEncoder *e, int n, GpuMotion *mv, MpeError *err);
+
+/* --merange-adapt: the least reach, and the margin added to the motion the
+ * reference's vectors show: at least REACH_MARGIN full pels and half that
+ * motion (it may speed up).  A reference whose vectors came within
+ * REACH_EDGE of their own reach may have had motion beyond it. */
+#define REACH_MIN 16
+#define REACH_MARGIN 16
+#define REACH_EDGE 8
+
+static uint64_t sad_sum(const GpuMotion *mv, int n_mb)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < n_mb; i++)
+        sum += mv[i].sad;
+    return sum;
+}
+
+/* The reach of the hierarchical search of frame cur against frame ref.
+ * Motion is mostly steady from picture to picture, so the reference's own
+ * forward vectors (ref against its anchor, d_ref frames before it) say how
+ * far the motion goes over the |cur - ref| frames of this search: the
+ * largest vector component, scaled to this distance, plus a margin.  The
+ * whole --merange is searched where that says nothing: ref is an I
+ * picture (so every GOP, chunk and scene cut starts with it), or its
+ * vectors came near their own search's reach.  *expect: what the SADs of
+ * a forward search at that reach should stay within (search() searches
+ * again over the whole --merange above it: motion that started or sped
+ * up).  It reads only vectors of searches issued before, by display
+ * index, so it is the same on every backend and thread count: ref's
+ * vectors not downloaded yet are fetched here (on a GPU, ref's search was
+ * issued a frame earlier or more). */
+static int search_reach(MpeEncoder *e, int cur, int ref, int *reach, uint64_t *expect,
+                        MpeError *err)
+{
+    const int rs = slot_of(e, ref);
+    int ret;
+
+    *reach = e->reach;
+    if (!e->p.merange_adapt || e->fwd_ref[rs] < 0)
+        return 0;
+    if (!e->mv_fresh[rs] && (ret = fetch_into(e, ref, e->mv[rs], err)) < 0)
+        return ret;
+    /* how far the motion goes: the largest vector component of the
+     * macroblocks whose vector halves the zero vector's SAD (elsewhere,
+     * flat or noisy blocks, a vector far away matches about as well as
+     * zero and says nothing), leaving out the farthest 1 in 256 of them */
+    const int n_mb = e->orig[0].mb_width * e->orig[0].mb_height;
+    int count[GPU_MAX_REACH + 2] = { 0 }, total = 0;
+    for (int i = 0; i < n_mb; i++) {
+        const GpuMotion *m = &e->mv[rs][i];
+        if ((uint64_t)m->sad * 2 < m->sad0) {
+            count[MPE_MIN(GPU_MAX_REACH + 1, MPE_MAX(abs(m->dx), abs(m->dy)))]++;
+            total++;
+        }
+    }
+    int ext = GPU_MAX_REACH + 1, beyond = 0;
+    while (ext > 0 && beyond + count[ext] <= total / 256)
+        beyond += count[ext--];
+    if (ext > e->fwd_reach[rs] - REACH_EDGE)
+        return 0;
+    const int dist = abs(cur - ref), d_ref = ref - e->fwd_ref[rs];
+    const int motion = (ext * dist + d_ref - 1) / d_ref;
+    const int r = (motion + MPE_MAX(REACH_MARGIN, motion / 2) + 3) & ~3;
+    *reach = MPE_MIN(e->reach, MPE_MAX(REACH_MIN, r));
+    /* the reference's SADs, as many times over as this search is longer
+     * (new content comes in with the distance), half as much again, and
+     * a floor of 1/2 per sample for pictures ref predicts almost exactly */
+    const uint64_t s = sad_sum(e->mv[rs], n_mb);
+    *expect = MPE_MAX(s, s * (uint64_t)dist / (uint64_t)d_ref) * 3 / 2 + (uint64_t)n_mb * 128;
+    return 0;
+}
+
+static int search_hier(MpeEncoder *e, int cur, int ref, int reach, MpeError *err)
+{
+    if (ref < cur) {   /* a forward search: its vectors go to mv */
+        e->fwd_reach[slot_of(e, cur)] = reach;
+        e->mv_fresh[slot_of(e, cur)] = 0;
+    } else {
+        e->bwd_reach[slot_of(e, cur)] = reach;
+    }
+    return gpu_frontend_search_hier(e->fe, slot_of(e, cur), slot_of(e, ref), e->search_window,
+                                    reach, err);
+}
+
 /* Search slot of frame cur against frame ref's (both submitted). */
 static int search(MpeEncoder *e, int cur, int ref, MpeError *err)
 {
-    if (e->p.me == MPE_ME_HIER)
-        return gpu_frontend_search_hier(e->fe, slot_of(e, cur), slot_of(e, ref), e->search_window,
-                                         e->reach, err);
-    return gpu_frontend_search(e->fe, slot_of(e, cur), slot_of(e, ref), e->search_window, err);
+    const int slot = slot_of(e, cur);
+    int reach, ret;
+    uint64_t expect = 0;
+
+    if (e->p.me != MPE_ME_HIER) {
+        e->fwd_reach[slot] = e->bwd_reach[slot] = e->search_window;
+        return gpu_frontend_search(e->fe, slot, slot_of(e, ref), e->search_window, err);
+    }
+    if ((ret = search_reach(e, cur, ref, &reach, &expect, err)) < 0 ||
+        (ret = search_hier(e, cur, ref, reach, err)) < 0)
+        return ret;
+    if (ref > cur || reach == e->reach)
+        return 0;
+    /* a forward search over less than the whole reach: its SADs tell
+     * whether the motion stayed within it */
+    const int n_mb = e->orig[0].mb_width * e->orig[0].mb_height;
+    if ((ret = fetch_into(e, cur, e->mv[slot], err)) < 0)
+        return ret;
+    if (sad_sum(e->mv[slot], n_mb) <= expect)
+        return 0;
+    return search_hier(e, cur, ref, e->reach, err);
 }
 
 /* Hand frame number n to the front end: upload, convert, and for a P
@@ -1209,6 +1315,7 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, char type, MpeErr
     e->slot_type[slot] = type;
     e->slot_fetched[slot] = 0;
     e->fwd_ref[slot] = -1;
+    e->mv_fresh[slot] = 0;
     if (e->slot_type[slot] != 'P')
         return 0;
     e->fwd_ref[slot] = e->last_anchor;
@@ -1236,6 +1343,8 @@ static int fetch_into(MpeEncoder *e, int n, GpuMotion *mv, MpeError *err)
         if ((ret = gpu_frontend_download(e->fe, slot, orig, mv, err)) < 0)
             return ret;
     e->src[slot] = host ? host : &e->orig[slot];
+    if (mv == e->mv[slot])
+        e->mv_fresh[slot] = 1;
     t1 = mpe_time_ms();
     e->slot_download_ms[slot] += t1 - t0;
     e->slot_gpu_ms[slot] = 0;
@@ -1268,10 +1377,14 @@ static int search_pending_b(MpeEncoder *e, int anchor, MpeError *err)
         e->fwd_ref[slot] = e->last_anchor;
         if ((!fwd_done && ((ret = search(e, b, e->last_anchor, err)) < 0 ||
                            (ret = fetch_into(e, b, e->mv[slot], err)) < 0)) ||
-            (ret = search(e, b, anchor, err)) < 0 ||
-            (ret = fetch_into(e, b, e->mv_bwd[slot], err)) < 0)
+            (ret = search(e, b, anchor, err)) < 0)
             return ret;
     }
+    /* the backward searches all in flight before the first is waited for
+     * (on a GPU they run back to back, or at once on their own streams) */
+    for (int b = e->last_anchor + 1; b < anchor; b++)
+        if ((ret = fetch_into(e, b, e->mv_bwd[slot_of(e, b)], err)) < 0)
+            return ret;
     return 0;
 }
 
@@ -1680,6 +1793,8 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     fs->qscale_mean = qsum / orig->mb_height;
     fs->qscale = (int)lround(fs->qscale_mean);
     fs->mv_mean_abs = fs->mb_inter ? mv_sum / fs->mb_inter : 0;
+    fs->reach_fwd = intra ? 0 : e->fwd_reach[slot];
+    fs->reach_bwd = is_b ? e->bwd_reach[slot] : 0;
     fs->trials = trials;
     fs->guard_mean = mpe_rc_guard_mean_rejects(e->rc);
     fs->bits = bs_bit_count(&e->out) - start_bits;

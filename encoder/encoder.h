@@ -71,6 +71,9 @@ typedef struct MpeFrameStats {
     unsigned metrics;      /* bit f: registry family f was measured (MPE_IQA_* for the
                               built-in ones), so its values above are valid */
     double mv_mean_abs;    /* mean |mv| (Euclidean, pels) over inter macroblocks; 0 if none */
+    int reach_fwd, reach_bwd;  /* how far (full pels) the motion search of its forward and
+                              backward vectors reached (--me hier: --merange or less, see
+                              --merange-adapt; --me full: --search); 0: not searched */
     int mb_intra, mb_inter, mb_skipped;
     int trials;            /* reconstructions tried before this one was kept (1 = none redone) */
     int guard_mean;        /* trials that met a MAD/BLIINDS-II target but were turned down

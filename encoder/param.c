@@ -73,6 +73,12 @@ static const OptDesc options[] = {
     { { "merange", "R", "hier: vectors up to +-R full pels, 4..255 (auto: 127; MPEG-2 allows at "
                         "most 127: Main profile's vertical f_code limit, 5)" },
       OPT_AUTO_INT, OFF(merange), 4, 255, 0, NULL },
+    { { "merange-adapt", "N", "hier: 1: each search reaches as far as the motion its reference "
+                              "picture's own vectors show, scaled to the distance, with a margin "
+                              "(a search against an I picture, or one whose reference's vectors "
+                              "came near their reach, reaches --merange); 0: every search "
+                              "reaches --merange" },
+      OPT_INT, OFF(merange_adapt), 0, 1, 0, NULL },
     { { "search", "R", "full-pel exhaustive search window +-R pixels, 0..64 (auto: 16 for --me full, "
                        "4 around the best candidate for --me hier)" },
       OPT_AUTO_INT, OFF(search_range), 0, 64, -1, NULL },
@@ -179,6 +185,7 @@ void mpe_param_default(MpeParam *p)
      * it, bit for bit); --me full keeps the exhaustive search */
     p->me = MPE_ME_HIER;
     p->merange = 0;         /* auto */
+    p->merange_adapt = 1;
     p->trellis = 1;
     p->trellis_lambda = 640;
     p->intra_vlc = -1;      /* auto; measured (make rd): 1 loses 3-11 % on the pans, auto wins */

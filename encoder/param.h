@@ -83,6 +83,8 @@ typedef struct MpeParam {
     int search_range;    /* --search: full-pel exhaustive window R, 0..64, -1 = auto */
     int me;              /* --me: MpeMotionSearch */
     int merange;         /* --merange: hier's reach, 4..255, 0 = auto (the level's) */
+    int merange_adapt;   /* --merange-adapt: 1 = each search's reach from its reference's
+                            vectors (encoder.c search_reach), 0 = always merange */
     int trellis;         /* --trellis: 1 = trellis quantisation (dsp/trellis.h), 0 = plain */
     int trellis_lambda;  /* --lambda: C in lambda = c / 1000 * qscale^2 */
     /* MPEG-2's own coding switches; -1 = auto (MPEG-1's fixed choice in

@@ -445,6 +445,15 @@ static int choose_b_mode(const MpePictureCtx *pc, const SliceState *st, int mbx,
     return mode;
 }
 
+/* macroblock_quant: quantiser_scale_code right after macroblock_type */
+static void write_mb_quant(const MpePictureCtx *pc, SliceState *st, int q, BsWriter *bw)
+{
+    if (q != st->q) {
+        bs_put(bw, 5, pc->q_code[q]);
+        st->q = q;
+    }
+}
+
 /* One B macroblock.  B pictures are no reference, so no refresh rule (their
  * mismatch goes no further than themselves). */
 static void code_b_mb(const MpePictureCtx *pc, SliceState *st, int addr, int first, int last,
@@ -457,11 +466,14 @@ static void code_b_mb(const MpePictureCtx *pc, SliceState *st, int addr, int fir
     uint8_t pred_y[256], pred_c[2][64];
     int16_t level[6][64];
 
+    /* pc->qscale is the macroblock's own quantiser (mb_quantiser) */
+    const int mq = pc->qscale;
     mode = pc->skip_all ? MODE_FWD : choose_b_mode(pc, st, mbx, mby, addr, v);
     if (mode == MODE_INTRA) {
-        BsVlc t = bs_vlc_mb_type(pc->coding_type, BS_MB_INTRA);
+        BsVlc t = bs_vlc_mb_type(pc->coding_type, BS_MB_INTRA | (mq != st->q ? BS_MB_QUANT : 0));
         bs_write_mb_addr_inc(bw, addr - st->prev_addr);
         bs_put(bw, t.len, t.code);
+        write_mb_quant(pc, st, mq, bw);
         code_intra_mb(pc, st, mbx, mby, bw);
         st->prev_addr = addr;
         memset(st->pmv, 0, sizeof(st->pmv));   /* §7.6.3.4: intra resets the predictors */
@@ -489,11 +501,15 @@ static void code_b_mb(const MpePictureCtx *pc, SliceState *st, int addr, int fir
         return;
     }
 
+    /* only a macroblock with coefficients may carry a new quantiser */
     const int flags = (mode & MODE_FWD ? BS_MB_MOTION_FWD : 0) |
-                      (mode & MODE_BWD ? BS_MB_MOTION_BWD : 0) | (cbp ? BS_MB_PATTERN : 0);
+                      (mode & MODE_BWD ? BS_MB_MOTION_BWD : 0) | (cbp ? BS_MB_PATTERN : 0) |
+                      (cbp && mq != st->q ? BS_MB_QUANT : 0);
     BsVlc t = bs_vlc_mb_type(pc->coding_type, flags);
     bs_write_mb_addr_inc(bw, addr - st->prev_addr);
     bs_put(bw, t.len, t.code);
+    if (cbp)
+        write_mb_quant(pc, st, mq, bw);
     for (int dir = 0; dir < 2; dir++)   /* forward first (motion_vectors(0)) */
         if (mode & (1 << dir))
             write_vector(pc, st, dir, v[dir][0], v[dir][1], bw);
@@ -517,13 +533,12 @@ static void code_b_mb(const MpePictureCtx *pc, SliceState *st, int addr, int fir
 /* The macroblock's quantiser under adaptive quantisation: the ladder step
  * nearest to qscale times its factor.  A change costs the quant flag's
  * longer macroblock_type and 5 bits of quantiser_scale_code, so the one in
- * force is kept unless the wanted one is more than AQ_KEEP away from it.
- * B pictures keep the slice's quantiser (code_b_mb). */
+ * force is kept unless the wanted one is more than AQ_KEEP away from it. */
 #define AQ_KEEP 1.12
 
 static int mb_quantiser(const MpePictureCtx *pc, const SliceState *st, int addr)
 {
-    if (!pc->aq || pc->drop_residual || pc->skip_all || pc->coding_type == BS_PICTURE_B)
+    if (!pc->aq || pc->drop_residual || pc->skip_all)
         return pc->qscale;
     const double want = pc->qscale * pc->aq[addr];
     int best = 0;
@@ -532,15 +547,6 @@ static int mb_quantiser(const MpePictureCtx *pc, const SliceState *st, int addr)
             best = k;
     const int q = pc->ladder[best];
     return fabs(log((double)q / st->q)) < log(AQ_KEEP) ? st->q : q;
-}
-
-/* macroblock_quant: quantiser_scale_code right after macroblock_type */
-static void write_mb_quant(const MpePictureCtx *pc, SliceState *st, int q, BsWriter *bw)
-{
-    if (q != st->q) {
-        bs_put(bw, 5, pc->q_code[q]);
-        st->q = q;
-    }
 }
 
 void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, BsWriter *bw,

@@ -78,6 +78,7 @@ CONFIGS = [
     ("mpegenc-notrellis", "mpegenc", ["--trellis", "0"], QSCALE),
     ("mpegenc-s32", "mpegenc", ["--search", "32"], QSCALE),
     ("mpegenc-full", "mpegenc", ["--me", "full"], QSCALE),
+    ("mpegenc-reach0", "mpegenc", ["--merange-adapt", "0"], QSCALE),
     ("mpegenc-b0", "mpegenc", ["--bframes", "0"], QSCALE),
     ("mpegenc-b2", "mpegenc", ["--bframes", "2"], QSCALE),
     ("mpegenc-b3", "mpegenc", ["--bframes", "3"], QSCALE),

@@ -10,6 +10,7 @@
 # is still met on every frame; a bit-rate stream passes vbv_check.py.
 # --aq-mode mad (MAD's contrast masking) the same way at constant q, MPEG-1
 # and MPEG-2, and its stream is not variance's; an unknown mode is refused.
+# B pictures change quantiser by macroblock too (ffmpeg -debug qp).
 . "$(dirname "$0")/lib.bash"
 
 if ! have ffmpeg || ! have python3; then skip all "ffmpeg/python3 not installed"; exit 0; fi
@@ -54,6 +55,22 @@ check psnr38_every_frame "frames below 38 dB: $low" [ -z "$low" ]
 aq_case cbr300k m2v --bitrate 300k
 v=$(python3 "$ROOT/tests/e2e/vbv_check.py" "$TMP/cbr300k.m2v" 2>&1)
 check cbr300k_vbv "$v" [ "${v%%:*}" = ok ]
+
+# B pictures adapt too: ffmpeg's decoder (-debug qp) reports the
+# quantiser of every macroblock, and some B picture of each stream holds
+# more than one (before, B pictures kept the slice's)
+b_quant_varies() {   # STREAM: how many B pictures hold more than one quantiser
+    ffmpeg -hide_banner -nostats -debug qp -i "$1" -f null - 2>&1 </dev/null |
+        sed 's/^\[[^]]*\] *//' | awk '
+            /New frame, type:/ { if (b && n > 1) c++; b = ($NF == "B"); delete seen; n = 0; next }
+            b && /^[0-9]+$/ { for (i = 1; i < length($0); i += 2) { q = substr($0, i, 2); if (!(q in seen)) { seen[q] = 1; n++ } } }
+            END { if (b && n > 1) c++; print c + 0 }'
+}
+for name in q6_mpeg2 q4_mpeg1; do   # constant q: one quantiser per picture without AQ
+    ext=m2v; [ $name = q4_mpeg1 ] && ext=m1v
+    nb=$(b_quant_varies "$TMP/$name.$ext")
+    check ${name}_b_pictures_adapt "$nb B pictures with more than one macroblock quantiser" [ "$nb" -ge 1 ]
+done
 
 aq_case mad_q6 m2v --aq-mode mad --q 6
 aq_case mad_q4_mpeg1 m1v --aq-mode mad --q 4

@@ -52,3 +52,49 @@ if enc full --backend cpu --me full && enc hier --backend cpu --recon "$TMP/hier
 else
     fail encode "$(cat "$TMP/full.err" "$TMP/hier.err")"
 fi
+
+# --merange-adapt (the default): each search reaches as far as its
+# reference's own vectors say the motion goes.  On a slow pan (3 px right,
+# 2 down per picture, B pictures on) many searches reach less than the
+# whole +-127, and the stream is no bigger than with every search over
+# +-127.  On a window that stands still for 7 pictures and then pans 37 px
+# right and 19 down per picture, the searches reach +-16 when the pan
+# starts: the search after it must notice (its SADs jump) and search the
+# whole reach again; without that the stream is 5 % bigger (measured) and
+# bigger than the +-127 one.
+ffmpeg -v error -y -loop 1 -i "$TMP/still.png" \
+    -vf "crop=352:288:x='3*n':y='2*n',format=yuv420p" -frames:v 24 -f yuv4mpegpipe "$TMP/slow.y4m"
+ffmpeg -v error -y -loop 1 -i "$TMP/still.png" \
+    -vf "crop=352:288:x='if(lt(n,7),0,(n-6)*37)':y='if(lt(n,7),0,(n-6)*19)',format=yuv420p" \
+    -frames:v 24 -f yuv4mpegpipe "$TMP/onset.y4m"
+adapt() {   # NAME CLIP ARGS...
+    local name=$1 clip=$2; shift 2
+    "$MPEGENC" -y --quiet --q 5 --backend cpu -i "$TMP/$clip.y4m" "$@" -o "$TMP/$name.m2v" 2>"$TMP/$name.err"
+}
+for clip in slow onset; do
+    if adapt $clip-adapt $clip --log "$TMP/$clip.csv" && adapt $clip-whole $clip --merange-adapt 0; then
+        a=$(stat -c %s "$TMP/$clip-adapt.m2v") w=$(stat -c %s "$TMP/$clip-whole.m2v")
+        check $clip-adaptive-reach-no-bigger "adaptive $a bytes, whole reach $w" [ "$a" -le "$w" ]
+        f=$(head -1 "$TMP/$clip.csv" | tr ',' '\n' | grep -n '^reach_fwd_pel$' | cut -d: -f1)
+        b=$(head -1 "$TMP/$clip.csv" | tr ',' '\n' | grep -n '^reach_bwd_pel$' | cut -d: -f1)
+        short=$(awk -F, -v f="${f:-0}" -v b="${b:-0}" \
+            'NR > 1 && f > 0 && b > 0 { n += ($f > 0 && $f < 127) + ($b > 0 && $b < 127) } END { print n + 0 }' \
+            "$TMP/$clip.csv")
+        check $clip-some-searches-reach-less "$short searches over less than +-127 (log columns ${f:-missing}, ${b:-missing})" [ "$short" -ge 6 ]
+    else
+        fail $clip-adaptive-reach "$(cat "$TMP/$clip-adapt.err" "$TMP/$clip-whole.err")"
+    fi
+done
+if adapt onset-t1 onset --threads 1 && adapt onset-t3 onset --threads 3; then
+    check onset-identical-threads "" cmp -s "$TMP/onset-t1.m2v" "$TMP/onset-t3.m2v"
+    check onset-identical-threads-log-run "" cmp -s "$TMP/onset-t1.m2v" "$TMP/onset-adapt.m2v"
+else
+    fail onset-identical-threads "$(cat "$TMP/onset-t1.err" "$TMP/onset-t3.err")"
+fi
+if adapt onset-ocl onset --backend opencl; then
+    check onset-opencl-identical-to-cpu "$(cmp "$TMP/onset-adapt.m2v" "$TMP/onset-ocl.m2v" 2>&1)" \
+        cmp -s "$TMP/onset-adapt.m2v" "$TMP/onset-ocl.m2v"
+else
+    skip onset-opencl-identical-to-cpu "opencl cannot run here: $(head -c 200 "$TMP/onset-ocl.err")"
+fi
+if out=$(ffmpeg_clean_decode "$TMP/onset-adapt.m2v"); then pass onset-ffmpeg-clean-decode; else fail onset-ffmpeg-clean-decode "$out"; fi

@@ -94,6 +94,8 @@ static void check_ranges(const MpeParam *p, const char *name, const char *value)
         die("motion search neither hier nor full", name, value);
     if (p->merange != 0 && (p->merange < 4 || p->merange > 255))
         die("merange neither 0 (auto) nor 4..255", name, value);
+    if (p->merange_adapt != 0 && p->merange_adapt != 1)
+        die("merange_adapt neither 0 nor 1", name, value);
     if (p->trellis != 0 && p->trellis != 1)
         die("trellis neither 0 nor 1", name, value);
     if (p->trellis_lambda < 1 || p->trellis_lambda > 100000)
