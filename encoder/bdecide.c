@@ -1,6 +1,7 @@
 /* bdecide.c — adaptive B-picture placement: see bdecide.h. */
 #include "bdecide.h"
 
+#include <math.h>
 #include <string.h>
 
 void mpe_bdecide_intra_costs(uint32_t *intra, const MpePicture *pic, MpeSad16Fn sad16)
@@ -52,4 +53,22 @@ double mpe_bdecide_b_ratio(const GpuMotion *fwd, const GpuMotion *bwd, const uin
     if (saved * 100 >= sum_intra * MPE_BDECIDE_PB_FULL)
         return pb;
     return 1 + (pb - 1) * (double)(saved * 100) / (double)(sum_intra * MPE_BDECIDE_PB_FULL);
+}
+
+double mpe_bdecide_retention(const GpuMotion *mv, const uint32_t *intra, int n_mb, int d)
+{
+    uint64_t sum_intra = 0;
+    for (int i = 0; i < n_mb; i++)
+        sum_intra += intra[i];
+    if (!sum_intra || d < 1)   /* flat picture: nothing to lose, nothing to carry */
+        return 1;
+    const double kept = 1 - (double)mpe_bdecide_cost(mv, intra, n_mb) / (double)sum_intra;
+    return d == 1 ? kept : pow(kept, 1.0 / d);
+}
+
+double mpe_bdecide_ip_ratio(double r, double ip)
+{
+    const double low = MPE_BDECIDE_IP_LOW / 1000.0;
+    const double w = r <= low ? 0 : r >= 1 ? 1 : (r - low) / (1 - low);
+    return 1 + (ip - 1) * w;
 }

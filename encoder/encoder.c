@@ -167,6 +167,7 @@ struct MpeEncoder {
     MpeRc *rc;
     uint8_t *b_row_q;             /* constant quantiser with B pictures: theirs, per slice */
     uint8_t *i_row_q;             /* constant quantiser, --ip-ratio: the I pictures' */
+    int ip_auto;                  /* --ip-ratio auto: I pictures wait for the next anchor */
     MpeRcConfig rc_cfg;           /* to open the rate control again at each chunk */
     int chunk_len;                /* pictures per chunk (--chunk-gops GOPs), 0: one chunk */
     int rc_chunk;                 /* the chunk rc was opened for, -1: open it afresh */
@@ -646,9 +647,12 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
          * them, so they take a coarser quantiser (x262's pbratio); an I
          * picture is what its whole GOP predicts from (x264's ipratio) */
         const long qb = ladder_nearest(e, p->qscale * p->pb_ratio);
-        const long qi = ladder_nearest(e, p->qscale / p->ip_ratio);
+        const long qi = ladder_nearest(e, p->qscale / (p->ip_ratio > 0 ? p->ip_ratio : 1));
+        /* --ip-ratio auto measures what the pictures after an I picture
+         * keep of it, which --b-adapt 1's searches against it tell */
+        e->ip_auto = !(p->ip_ratio > 0) && e->b_adapt;
         if ((p->bframes && !(e->b_row_q = malloc((size_t)e->n_slices))) ||
-            (qi != p->qscale && !(e->i_row_q = malloc((size_t)e->n_slices))))
+            ((qi != p->qscale || e->ip_auto) && !(e->i_row_q = malloc((size_t)e->n_slices))))
             return mpe_error(err, -ENOMEM, "out of memory");
         if (e->b_row_q)
             memset(e->b_row_q, (int)qb, (size_t)e->n_slices);
@@ -719,7 +723,7 @@ int mpe_encoder_check_params(const MpeParam *p, MpeError *err)
         return mpe_error(err, -EINVAL, "frame size %dx%d outside 16x16..4095x4095", p->width,
                          p->height);
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < -1 ||
-        p->bframes < -1 || p->bframes > MPE_MAX_BFRAMES || !(p->pb_ratio > 0) || !(p->ip_ratio > 0) ||
+        p->bframes < -1 || p->bframes > MPE_MAX_BFRAMES || !(p->pb_ratio > 0) || p->ip_ratio < 0 ||
         p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0 ||
         p->chunk_gops < -1 || p->chunk_gops > 1000000)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
@@ -1658,6 +1662,20 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         e->f_code = f_code_for_vectors(e->mv[slot], orig->mb_width * orig->mb_height);
     if (is_b)
         e->f_code_bwd = f_code_for_vectors(e->mv_bwd[slot], orig->mb_width * orig->mb_height);
+    if (intra && e->ip_auto) {
+        /* --ip-ratio auto: as far as the pictures up to the next anchor,
+         * searched against this one (--b-adapt 1) and held for it, keep
+         * its content (bdecide.h); none searched: --q */
+        const int next = e->cq_len ? e->code_queue[e->cq_head] : -1;
+        const int ns = next > e->frame_index ? slot_of(e, next) : 0;
+        const double ratio = next > e->frame_index && e->slot_type[ns] == 'P' &&
+                                     e->fwd_ref[ns] == e->frame_index
+                                 ? mpe_bdecide_ip_ratio(mpe_bdecide_retention(
+                                       e->mv[ns], e->intra_cost[ns], orig->mb_width * orig->mb_height,
+                                       next - e->frame_index), MPE_IP_RATIO_AUTO)
+                                 : 1;
+        memset(e->i_row_q, (int)ladder_nearest(e, e->p.qscale / ratio), (size_t)e->n_slices);
+    }
     if (intra)
         e->gop_start = e->frame_index;
     e->intra_vlc = e->sw.intra_vlc >= 0 ? e->sw.intra_vlc : e->intra_vlc_next[!intra];
@@ -1874,6 +1892,11 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
      * earlier call: fetched here before the front end takes the next frame
      * (a backend takes calls from one thread at a time) */
     have = e->cq_len > 0;
+    /* --ip-ratio auto: an I picture waits (one call, as a B picture's
+     * anchor does) until the anchor after it is in and searched against it */
+    if (have && frame && e->ip_auto && e->cq_len == 1 &&
+        e->slot_type[slot_of(e, e->code_queue[e->cq_head])] == 'I')
+        have = 0;
     memset(&fs, 0, sizeof(fs));
     if (have) {
         e->frame_index = e->code_queue[e->cq_head];

@@ -11,11 +11,13 @@
 #include "dsp/quant.h"
 #include "iqa/metric.h"
 
-/* OPT_AUTO_INT: an integer in min..max or "auto", stored as auto_value. */
+/* OPT_AUTO_INT: an integer in min..max or "auto", stored as auto_value;
+ * OPT_AUTO_DOUBLE: a number between min and max or "auto", stored as 0
+ * (outside its range). */
 typedef enum {
     OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING, OPT_AUTO_INT, OPT_DSP, OPT_IQA,
     OPT_BITRATE, OPT_DOUBLE, OPT_IQA_BACKEND, OPT_CPU_MASK, OPT_ME,
-    OPT_KEYWORD, OPT_CQM,
+    OPT_KEYWORD, OPT_CQM, OPT_AUTO_DOUBLE,
 } OptType;
 
 typedef struct OptDesc {
@@ -60,8 +62,10 @@ static const OptDesc options[] = {
                           "below 4" },
       OPT_DOUBLE, OFF(pb_ratio), 0, 4, 0, NULL },
     { { "ip-ratio", "X", "constant quantiser: an I picture's quantiser is --q divided by X, "
-                          "rounded; above 0, below 4" },
-      OPT_DOUBLE, OFF(ip_ratio), 0, 4, 0, NULL },
+                          "rounded; above 0, below 4; auto: with --b-adapt 1, 1 to 2 as far as "
+                          "the pictures up to the next anchor keep the I picture's content (2: "
+                          "a still, 1: less than 93 % kept per frame), else 1" },
+      OPT_AUTO_DOUBLE, OFF(ip_ratio), 0, 4, 0, NULL },
     { { "chunk-gops", "N", "GOPs per chunk: the encode restarts its rate control at every chunk, "
                            "so chunks can be coded apart (mpegenc-mpi) into the same stream; "
                            "0: one chunk; auto: 2, or one chunk with --bitrate (mpegenc-mpi: 2)" },
@@ -178,7 +182,7 @@ void mpe_param_default(MpeParam *p)
     p->bframes = -1;   /* auto: mpe_param_bframes */
     p->b_adapt = -1;   /* auto: mpe_param_b_adapt */
     p->pb_ratio = 1.3;
-    p->ip_ratio = 1.0;
+    p->ip_ratio = 0;        /* auto */
     p->chunk_gops = -1;     /* auto */
     p->search_range = -1;   /* auto */
     /* hier: finds motion far outside a +-16 window (all three backends run
@@ -582,6 +586,12 @@ int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *
                              "--%s: '%s' is not a bit rate from 1k to 1000M (e.g. 20M, 1500k)",
                              o->info.name, value);
         return 0;
+    case OPT_AUTO_DOUBLE:
+        if (!strcasecmp(value, "auto")) {
+            *(double *)(base + o->offset) = 0;
+            return 0;
+        }
+        /* fall through */
     case OPT_DOUBLE: {
         double v;
         if (parse_double(value, &v) < 0 || !(v > o->min) || !(v < o->max))
@@ -669,6 +679,12 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
     case OPT_IQA_BACKEND:
         snprintf(buf, size, "%s", p->iqa_backend);
         break;
+    case OPT_AUTO_DOUBLE:
+        if (!(*(const double *)(base + o->offset) > 0)) {
+            snprintf(buf, size, "auto");
+            break;
+        }
+        /* fall through */
     case OPT_BITRATE:
     case OPT_DOUBLE: {
         double v = *(const double *)(base + o->offset);

@@ -22,7 +22,9 @@
 #    and are the same on cpu and opencl; --b-adapt 0 keeps the fixed pattern;
 #  - --pb-ratio in full only where the prediction pays: the still clip's B
 #    pictures take round(1.3 q), those of grain that changes every frame
-#    (nothing to predict) the P pictures' q.
+#    (nothing to predict) the P pictures' q; --ip-ratio auto: the still
+#    clip's first I picture q / 2 (its last, with nothing after it, q), the
+#    grain's q.
 . "$(dirname "$0")/lib.bash"
 
 if ! have ffmpeg || ! have mpeg2dec || ! have python3; then
@@ -253,3 +255,11 @@ bq() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "type") t = i; i
 still_q=$(bq "$TMP/pan0.csv") grain_q=$(bq "$TMP/grain.csv")
 check pb-ratio-where-predicted "B quantisers: still $still_q, grain $grain_q" \
     test -n "$grain_q" -a -z "${still_q//5 /}" -a -z "${grain_q//4 /}"
+# --ip-ratio auto at --q 4: 2 for a still's first I picture (the second, the
+# clip's last frame, has no picture after it to carry into: 4), 4 where
+# nothing carries
+iq() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "type") t = i; if ($i == "qscale") q = i } next }
+                $t == "I" { printf "%s ", $q }' "$1"; }
+still_q=$(iq "$TMP/pan0.csv") grain_q=$(iq "$TMP/grain.csv")
+check ip-ratio-auto "I quantisers: still $still_q, grain $grain_q" \
+    test "$still_q" = "2 4 " -a -n "$grain_q" -a -z "${grain_q//4 /}"
