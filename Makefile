@@ -127,6 +127,26 @@ LDLIBS_ALL   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 CUDA_SRCS    := $(wildcard common/*.cu gpu/*.cu iqa/*.cu)
 LIB_OBJS     += $(CUDA_SRCS:%.cu=$(BUILD)/obj/%.cu.o)
 endif
+# mad_cuda's cuFFT callbacks (iqa/mad_cuda_cb.cuh) as LTO-IR, embedded as a
+# byte array: cuFFT links them into its kernels when the plan is made.
+ifeq ($(CUDA),1)
+ifneq ($(wildcard iqa/mad_cuda.cu),)
+LIB_OBJS     += $(BUILD)/gen/mad_cuda_cb.o
+endif
+endif
+$(BUILD)/gen/mad_cuda_cb.c: iqa/mad_cuda_cb.cuh $(CONFIG)
+	@mkdir -p $(dir $@)
+	$(NVCC) -x cu -DMAD_CUDA_CB_LTO -gencode arch=compute_75,code=lto_75 -rdc=true -fatbin -I. $< \
+	    -o $(@:.c=.fatbin)
+	{ echo '#include <stddef.h>'; \
+	  $(CUDA_HOME)/bin/bin2c -c -n mad_cuda_cb_fatbin $(@:.c=.fatbin) | \
+	      sed 's/^const unsigned char/_Alignas(8) const unsigned char/'; \
+	  echo 'extern const size_t mad_cuda_cb_fatbin_size;'; \
+	  echo 'const size_t mad_cuda_cb_fatbin_size = sizeof(mad_cuda_cb_fatbin);'; } > $@
+
+$(BUILD)/gen/mad_cuda_cb.o: $(BUILD)/gen/mad_cuda_cb.c $(CONFIG)
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
 $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_ARCH) $(NVCCFLAGS) -I. -DMPE_HAVE_CUDA $(NVCC_WARN) -Xcompiler -fPIC -MMD -MP -MF $(@:.o=.d) -c $< -o $@

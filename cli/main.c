@@ -694,6 +694,7 @@ int main(int argc, char **argv)
     mpe_summary_set_size(&rs.summary, info->width, info->height);
     cli.param.width = info->width;
     cli.param.height = info->height;
+    cli.param.length = total > 0 ? total : 0;
     if (!cli.param.fps_num && info->fps_num > 0) {
         cli.param.fps_num = info->fps_num;
         cli.param.fps_den = info->fps_den;

@@ -801,6 +801,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     mpe_scenecut_init(&e->scenecut);
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = e->slots, .threads = p->threads,
                       .pool = e->pool, .device = p->device, .pyramid = p->me == MPE_ME_HIER,
+                      .length = p->length,
                       .cpu_flags = mpe_param_cpu_flags(p), .log = &e->log };
     /* auto falls back to the next backend if one fails to open (kernel
      * build, device memory), before its first frame; a GPU opens while the
@@ -1885,7 +1886,11 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
     bs_writer_reset(&e->out);
     if (e->flushed)
         return frame ? mpe_error(err, -EINVAL, "encoder already flushed") : 0;
-    /* the flush: B frames at the end get their anchor, the last of them */
+    /* the flush: no frame comes any more, so a GPU still opening would take
+     * none (it stops after its step in progress; the flush's end waits for
+     * that); B frames at the end get their anchor, the last of them */
+    if (!frame)
+        gpu_frontend_finish(e->fe);
     if (!frame && (ret = end_pending_b(e, err)) < 0)
         return ret;
     /* the next picture in coding order, its front-end work done in an

@@ -105,6 +105,9 @@ typedef struct MpeParam {
     int start_number;    /* --start: first number of a printf-pattern sequence */
     int seek;            /* --seek: input frames skipped before the first encoded (the caller's) */
     int frames;          /* --frames: most frames encoded, 0 = all (the caller's) */
+    long length;         /* the frames the caller will encode where it knows (a file's length,
+                            --frames), 0 = unknown: --backend auto opens no GPU for a run too
+                            short to gain from one (gpu_frontend_open_async) */
     char backend[32];    /* --backend: auto | cpu | (opencl | cuda when built) */
     int device;          /* --device: the backend's device index, -1 = auto */
     int threads;         /* --threads: the run's CPU threads (one pool for slices, the cpu

@@ -103,6 +103,8 @@ struct MpeRc {
     /* the current picture */
     int t;                 /* 0 = I, 1 = P */
     int mt;                /* the quality model's index (see have_last) */
+    int saturated;         /* a metric search's last coding, ok, took as many bits as
+                              the finer ok one before it (see mpe_rc_next) */
     uint64_t header_bits;
     double budget;         /* bit-rate mode: target bits of the whole picture */
     double vbv_max;        /* VBV: bits the picture may not exceed (underflow) */
@@ -479,6 +481,7 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
     rc->trials = 0;
     rc->np = 0;
     rc->run_len = 0;
+    rc->saturated = 0;
     rc->phase = PH_SEARCH;
     rc->ok_bank = rc->fail_bank = rc->mix_bank = rc->done_bank = -1;
     rc->cur = -1;
@@ -1093,6 +1096,13 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
             finish(rc, step, rc->cur);
             return;
         }
+        /* every coarser quantiser would code it the same: no trial pays
+         * (measured: a B picture between two equal anchors climbed to the
+         * coarsest step in 8 trials of 12288 bits each) */
+        if (rc->saturated) {
+            finish(rc, step, rc->cur);
+            return;
+        }
         if (rc->trials >= rc->cfg.max_trials + (rc->have_last[rc->mt] ? 0 : 2) ||
             metric_at_limit(rc)) {
             finish(rc, step, closest_bank(rc));
@@ -1210,6 +1220,12 @@ void mpe_rc_report(MpeRc *rc, const MpeRcResult *res)
     /* keep the best of each side: quality mode wants the largest ok q and
      * the smallest failing q; bit-rate mode the reverse */
     const int up = rc->cfg.mode != MPE_RC_BITRATE;
+    /* a coarser ok coding within 0.5 % of the finer ok one's bits: the
+     * picture's coding no longer depends on the quantiser (its references
+     * predict it whole: skipped macroblocks); a MAD or BLIINDS-II target */
+    rc->saturated = metric_search(rc) && tr->ok && rc->ok_bank >= 0 &&
+                    tr->q > rc->bank[rc->ok_bank].q &&
+                    tr->bits * 200 >= rc->bank[rc->ok_bank].bits * 199;
     if (tr->ok) {
         if (rc->ok_bank < 0 || (up ? tr->q > rc->bank[rc->ok_bank].q : tr->q < rc->bank[rc->ok_bank].q))
             rc->ok_bank = rc->cur;
@@ -1270,7 +1286,11 @@ int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
         else
             rc->left_p--;
     }
-    if (rc->cfg.mode == MPE_RC_QUALITY && tr->q_mean > 0) {
+    /* a picture whose coding did not depend on the quantiser says nothing
+     * of the next one's: its quantiser would start the next search far too
+     * coarse (measured: a B picture after one began at q 52, and took 6
+     * trials) */
+    if (rc->cfg.mode == MPE_RC_QUALITY && tr->q_mean > 0 && !rc->saturated) {
         /* slope from this picture's extreme trials, if two exist (uniform
          * ones, or for a metric target any two codings: the last two when
          * they are on one side) */

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,22 @@ int gpu_has_device_node(const char *dev_dir)
     return found;
 }
 
+/* The luma samples (width x height x frames) of the shortest run that
+ * --backend auto starts a GPU for.  A shorter run ends before a GPU could
+ * take over, and then waited for its open at the end: on the H100 machine
+ * (16 cores) the CUDA open took 0.25-0.36 s (driver 0.1-0.2, context 0.1,
+ * pinned staging 0.05), and 2048^2 runs took, cpu against cuda, 0.26 s
+ * against 0.38 at 32 frames, 0.49 against 0.52 at 64 and 0.92 against 0.78
+ * at 128 (tools/device/short.sh): they cross near 80 frames, 335 M samples.
+ * The limit, 64 frames at 2048^2 (129 at 1920x1080), leans to the GPU: a
+ * machine with fewer cores crosses sooner. */
+#define GPU_AUTO_MIN_SAMPLES (256.0 * 1024 * 1024)
+
+int gpu_auto_wants_gpu(int width, int height, long length)
+{
+    return length <= 0 || (double)width * height * (double)length >= GPU_AUTO_MIN_SAMPLES;
+}
+
 /* ---- the framework around a backend ---- */
 
 typedef struct FrontendSlot {
@@ -215,7 +232,9 @@ typedef struct GpuAsync {
     char name[32];
     GpuConfig cfg;
     MpeLog log;
-    GpuFrontend *gpu;        /* the task's result */
+    atomic_int finish;       /* gpu_frontend_finish: the open stops at its next step */
+    GpuFrontend *gpu;        /* the task's result: NULL where it stopped so */
+    const char *probed;      /* then the backend whose probe passed (NULL: none yet) */
     int ret;
     MpeError err;
     int joined;              /* the task's result has been taken */
@@ -305,6 +324,8 @@ void gpu_frontend_close(GpuFrontend *fe)
     if (!fe)
         return;
     if (fe->async) {
+        /* nothing will use the open's result: it stops at its next step */
+        atomic_store(&fe->async->finish, 1);
         mpe_task_close(fe->async->task);   /* waits for the open */
         gpu_frontend_close(fe->async->gpu);
         gpu_frontend_close(fe->async->boot);
@@ -318,10 +339,17 @@ void gpu_frontend_close(GpuFrontend *fe)
     free(fe);
 }
 
+/* Is the open no longer wanted (gpu_frontend_finish)?  NULL: always wanted. */
+static int finishing(atomic_int *finish)
+{
+    return finish && atomic_load(finish);
+}
+
 /* One backend's open: its device, then the kernels, then the slots, with
- * the test hook's build and alloc failures between them. */
+ * the test hook's build and alloc failures between them.  Once `finish` is
+ * set, it stops after the step in progress: 0 with *out NULL. */
 static int frontend_open_one(GpuFrontend **out, const GpuBackend *be, const GpuConfig *cfg,
-                             MpeError *err)
+                             atomic_int *finish, MpeError *err)
 {
     GpuFrontend *fe;
     int ret;
@@ -341,13 +369,14 @@ static int frontend_open_one(GpuFrontend **out, const GpuBackend *be, const GpuC
     fe->pyramid = cfg->pyramid;
     geometry_init(&fe->geo, cfg->width, cfg->height);
     fail_init(&fe->fail, be->name);
-    if ((ret = be->open(&fe->ctx, cfg, &fe->geo, err)) < 0 ||
-        (ret = fail_open(&fe->fail, GPU_FAIL_BUILD, err)) < 0 ||
+    ret = 0;
+    if (finishing(finish) || (ret = be->open(&fe->ctx, cfg, &fe->geo, err)) < 0 ||
+        (ret = fail_open(&fe->fail, GPU_FAIL_BUILD, err)) < 0 || finishing(finish) ||
         (be->build && (ret = be->build(fe->ctx, err)) < 0))
         goto fail;
     for (int i = 0; i < fe->slots; i++)
         /* the hook fails after the first slot, so the partial cleanup runs */
-        if ((i == 1 && (ret = fail_open(&fe->fail, GPU_FAIL_ALLOC, err)) < 0) ||
+        if ((i == 1 && (ret = fail_open(&fe->fail, GPU_FAIL_ALLOC, err)) < 0) || finishing(finish) ||
             (ret = be->alloc_slot(fe->ctx, i, err)) < 0)
             goto fail;
     *out = fe;
@@ -359,18 +388,22 @@ fail:
 
 /* ---- the asynchronous open ---- */
 
+static int frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg,
+                         const MpeLog *log, atomic_int *finish, const char **probed, MpeError *err);
+
 static void async_open_job(void *arg)
 {
     GpuAsync *a = arg;
     const double t0 = mpe_time_ms();
-    a->ret = gpu_frontend_open(&a->gpu, a->name, &a->cfg, &a->log, &a->err);
-    if (a->ret == 0)
+    a->ret = frontend_open(&a->gpu, a->name, &a->cfg, &a->log, &a->finish, &a->probed, &a->err);
+    if (a->gpu)
         mpe_log(&a->log, MPE_LOG_INFO, "front end: '%s' opened in %.1f ms beside the first frames",
                 gpu_frontend_name(a->gpu), mpe_time_ms() - t0);
 }
 
 /* 1 when the opened front end is there, 0 while it is still opening (only
- * without `block`), or the open's error (on every call). */
+ * without `block`) or where it stopped unopened (gpu_frontend_finish), or
+ * the open's error (on every call). */
 static int async_join(GpuAsync *a, int block, MpeError *err)
 {
     if (!a->joined) {
@@ -384,7 +417,7 @@ static int async_join(GpuAsync *a, int block, MpeError *err)
             *err = a->err;
         return a->ret;
     }
-    return 1;
+    return a->gpu != NULL;
 }
 
 /* The front end that holds the slot's frame. */
@@ -470,14 +503,22 @@ int gpu_frontend_open_async(GpuFrontend **out, const char *name, const GpuConfig
 {
     GpuFrontend *fe;
     GpuAsync *a;
-    int ret, known = !strcmp(name, "auto"), refuses_hier = 0;
+    const int is_auto = !strcmp(name, "auto");
+    int ret, known = is_auto, refuses_hier = 0;
 
     *out = NULL;
+    if (is_auto && !gpu_auto_wants_gpu(cfg->width, cfg->height, cfg->length) &&
+        !getenv("MPE_GPU_FAIL")) {
+        mpe_log(log, MPE_LOG_INFO, "front end: --backend auto: a run of %ld frame%s at %dx%d ends "
+                "sooner on the cpu than a GPU starts; no GPU opened", cfg->length,
+                cfg->length == 1 ? "" : "s", cfg->width, cfg->height);
+        return gpu_frontend_open(out, "cpu", cfg, log, err);
+    }
     for (const GpuBackend *const *b = backend_list; *b && !known; b++)
         if ((known = !strcmp((*b)->name, name)))
             refuses_hier = cfg->pyramid && !(*b)->hier;
     if (!known || refuses_hier || !strcmp(name, "cpu") || getenv("MPE_GPU_FAIL") ||
-        strlen(name) >= sizeof(a->name) || (!strcmp(name, "auto") && !gpu_has_device_node("/dev")))
+        strlen(name) >= sizeof(a->name) || (is_auto && !gpu_has_device_node("/dev")))
         return gpu_frontend_open(out, name, cfg, log, err);
     /* OpenCL is loaded here, on the caller's thread: an implementation
      * built on LLVM (PoCL) gives the first thread that loads it a signal
@@ -499,11 +540,12 @@ int gpu_frontend_open_async(GpuFrontend **out, const char *name, const GpuConfig
     geometry_init(&fe->geo, cfg->width, cfg->height);
     memset(a->on_boot, 1, (size_t)cfg->slots);
     a->last_slot = -1;
+    atomic_init(&a->finish, 0);
     snprintf(a->name, sizeof(a->name), "%s", name);
     a->cfg = *cfg;
     if (log)
         a->log = *log;
-    if ((ret = frontend_open_one(&a->boot, &gpu_backend_cpu, cfg, err)) < 0 ||
+    if ((ret = frontend_open_one(&a->boot, &gpu_backend_cpu, cfg, NULL, err)) < 0 ||
         (ret = mpe_task_open(&a->task, err)) < 0)
         goto fail;
     mpe_task_start(a->task, async_open_job, a);
@@ -520,6 +562,12 @@ void gpu_frontend_defer_move(GpuFrontend *fe)
         fe->async->defer = 1;
 }
 
+void gpu_frontend_finish(GpuFrontend *fe)
+{
+    if (fe->async)
+        atomic_store(&fe->async->finish, 1);
+}
+
 int gpu_frontend_ready(GpuFrontend *fe, MpeError *err)
 {
     const int ret = fe->async ? async_join(fe->async, 1, err) : 0;
@@ -529,7 +577,9 @@ int gpu_frontend_ready(GpuFrontend *fe, MpeError *err)
 const char *gpu_frontend_name(const GpuFrontend *fe)
 {
     if (fe->async)
-        return async_join(fe->async, 1, NULL) > 0 ? gpu_frontend_name(fe->async->gpu) : fe->async->name;
+        return async_join(fe->async, 1, NULL) > 0 ? gpu_frontend_name(fe->async->gpu)
+               : fe->async->probed                ? fe->async->probed
+                                                  : fe->async->name;
     return fe->be->name;
 }
 
@@ -675,7 +725,8 @@ const char *gpu_backend_name(const GpuBackend *b)
     return b->name;
 }
 
-int gpu_backend_probe(const GpuBackend *b, int for_auto, char *why, size_t why_size)
+static int backend_probe(const GpuBackend *b, int device, int for_auto, char *why,
+                         size_t why_size)
 {
     int ret = fail_probe(b->name, why, why_size);
     if (ret < 0)
@@ -684,7 +735,12 @@ int gpu_backend_probe(const GpuBackend *b, int for_auto, char *why, size_t why_s
         why[0] = '\0';
     /* the test hook wants its failure paths reachable through auto on a
      * device auto would decline (PoCL's CPU device): probe as if named */
-    return b->probe(for_auto && !fail_names(b->name), why, why_size);
+    return b->probe(device, for_auto && !fail_names(b->name), why, why_size);
+}
+
+int gpu_backend_probe(const GpuBackend *b, int for_auto, char *why, size_t why_size)
+{
+    return backend_probe(b, -1, for_auto, why, why_size);
 }
 
 int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *log,
@@ -714,8 +770,14 @@ int gpu_backend_select(const GpuBackend **out, const char *name, const MpeLog *l
     return mpe_error(err, -EINVAL, "unknown backend '%s' (see --list-backends)", name);
 }
 
-int gpu_frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg, const MpeLog *log,
-                      MpeError *err)
+/* gpu_frontend_open; once `finish` (may be NULL) is set, a backend whose
+ * probe has passed (its driver and device index are there) is not opened,
+ * or not further, and "auto" probes nothing more: 0 with *fe NULL and
+ * *probed the backend that took the frames as far as the caller can tell
+ * ("cpu" for auto, which wanted a GPU only for frames; a named backend's
+ * own name, which is what its probe vouched for). */
+static int frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg,
+                         const MpeLog *log, atomic_int *finish, const char **probed, MpeError *err)
 {
     char why[256];
     MpeError oerr = { "" };   /* open's own message, wrapped below */
@@ -726,17 +788,24 @@ int gpu_frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg, 
     for (const GpuBackend *const *b = backend_list; *b; b++) {
         if (!is_auto && strcmp((*b)->name, name))
             continue;
+        if (is_auto && finishing(finish)) {
+            *probed = gpu_backend_cpu.name;
+            mpe_log(log, MPE_LOG_INFO, "front end: --backend auto: the input ended before a GPU "
+                    "opened; its frames went through the cpu front end");
+            return 0;
+        }
         why[0] = '\0';
-        if ((ret = gpu_backend_probe(*b, is_auto, why, sizeof(why))) < 0) {
+        if ((ret = backend_probe(*b, cfg->device, is_auto, why, sizeof(why))) < 0) {
             if (!is_auto)
                 return mpe_error(err, ret, "backend '%s' cannot run here: %s", name, why);
-            mpe_log(log, MPE_LOG_INFO, "front end: backend '%s' unavailable (%s); trying the next",
-                    (*b)->name, why);
+            /* a missing GPU is normal, a missing --device index a mistake */
+            mpe_log(log, cfg->device >= 0 ? MPE_LOG_WARNING : MPE_LOG_INFO,
+                    "front end: backend '%s' unavailable (%s); trying the next", (*b)->name, why);
             last = (*b)->name;
             last_why = why;
             continue;
         }
-        if ((ret = frontend_open_one(fe, *b, cfg, &oerr)) < 0) {
+        if ((ret = frontend_open_one(fe, *b, cfg, finish, &oerr)) < 0) {
             if (!is_auto)
                 return mpe_error(err, ret, "backend '%s' failed to open: %s", name, oerr.msg);
             if (b[1])   /* the last one's reason goes into the error below */
@@ -747,18 +816,26 @@ int gpu_frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg, 
             last_why = oerr.msg;
             continue;
         }
-        /* the probe looked at the default device: with --device N the
-         * backend's own open line names the one in use */
-        if (cfg->device >= 0)
-            mpe_log(log, MPE_LOG_INFO, "front end: using backend '%s' (--device %d)", (*b)->name,
-                    cfg->device);
-        else
-            mpe_log(log, MPE_LOG_INFO, "front end: using backend '%s'%s%s", (*b)->name,
+        if (!*fe) {
+            *probed = is_auto ? gpu_backend_cpu.name : (*b)->name;
+            mpe_log(log, MPE_LOG_INFO, "front end: backend '%s' can run here%s%s; not opened: "
+                    "the run's frames went through the cpu front end", (*b)->name,
                     why[0] ? ": " : "", why);
+            return 0;
+        }
+        mpe_log(log, MPE_LOG_INFO, "front end: using backend '%s'%s%s", (*b)->name,
+                why[0] ? ": " : "", why);
         return 0;
     }
     if (is_auto)
         return mpe_error(err, -ENODEV, "no usable front-end backend (the last, '%s': %s)",
                          last ? last : "none", last_why);
     return mpe_error(err, -EINVAL, "unknown backend '%s' (see --list-backends)", name);
+}
+
+int gpu_frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg, const MpeLog *log,
+                      MpeError *err)
+{
+    const char *probed;
+    return frontend_open(fe, name, cfg, log, NULL, &probed, err);
 }

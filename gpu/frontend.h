@@ -58,6 +58,8 @@ typedef struct GpuConfig {
     unsigned cpu_flags;  /* cpu backend: MPE_CPU_* its kernels may use (common/cpu.h:
                           * mpe_cpu_flags() & mask); 0: the C ones */
     MpePool *pool;       /* cpu backend: non-NULL: it works on this pool (threads unused) */
+    long length;         /* frames the run will submit where known, 0: unknown
+                          * (gpu_frontend_open_async with "auto") */
     const MpeLog *log;
 } GpuConfig;
 
@@ -80,6 +82,12 @@ typedef struct GpuBackend GpuBackend;
  * ICDs to find a CPU device that auto declines anyway (PoCL) costs 0.03 s
  * warm to 0.4 s cold and leaves LLVM's signal handlers in the process. */
 int gpu_has_device_node(const char *dev_dir);
+
+/* Is a run of `length` frames of width x height (length 0: unknown) long
+ * enough for --backend auto to start a GPU?  Only where the cpu backend
+ * would take longer over it than a GPU takes to start (gpu/frontend.c says
+ * what that was measured as). */
+int gpu_auto_wants_gpu(int width, int height, long length);
 
 /* NULL-terminated list of compiled-in backends, in `auto` preference order. */
 const GpuBackend *const *gpu_backend_list(void);
@@ -120,7 +128,11 @@ int gpu_frontend_open(GpuFrontend **fe, const char *name, const GpuConfig *cfg, 
  * synchronously (plain gpu_frontend_open) for "cpu", for "auto" where /dev
  * has no GPU node, for a named backend without the hierarchical search when
  * cfg->pyramid asks for it (its error at once), and while MPE_GPU_FAIL is
- * set (its frame numbers count one backend's submits). */
+ * set (its frame numbers count one backend's submits).  "auto" opens the
+ * cpu backend, touching no GPU, when cfg->length says the run is too short
+ * to gain from one (gpu_auto_wants_gpu): the open would still be running
+ * when the cpu front end has taken every frame, and the run would wait for
+ * it at the end. */
 int gpu_frontend_open_async(GpuFrontend **fe, const char *name, const GpuConfig *cfg,
                             const MpeLog *log, MpeError *err);
 /* The caller's word that a frame submitted before the next submit will
@@ -129,12 +141,27 @@ int gpu_frontend_open_async(GpuFrontend **fe, const char *name, const GpuConfig 
  * that submit, since the waiting frame's planes stay on the cpu front end.
  * No effect on a front end opened otherwise. */
 void gpu_frontend_defer_move(GpuFrontend *fe);
+/* The caller's word that no frame will be submitted any more (the input
+ * ended): an asynchronous open still running stops after the step it is
+ * in (the backend's probe: driver and device index; the context; the
+ * kernels; each slot's buffers) instead of opening what no frame would
+ * use, so that gpu_frontend_ready waits for that step only (CUDA's driver
+ * start, 0.1-0.2 s on the H100 machine, is one): a start-up is never left
+ * running half-done, nor waited for in full.  Returns at once; from any
+ * thread; no effect on a front end opened otherwise.  Later calls are
+ * served as before, by the cpu front end for its frames. */
+void gpu_frontend_finish(GpuFrontend *fe);
 /* Waits for an asynchronous open: 0, or the error it failed with (0 at once
- * for a front end opened otherwise). */
+ * for a front end opened otherwise).  An open that gpu_frontend_finish
+ * stopped after a passing probe is no error. */
 int gpu_frontend_ready(GpuFrontend *fe, MpeError *err);
+/* An asynchronous open still running is stopped as by gpu_frontend_finish
+ * and waited for. */
 void gpu_frontend_close(GpuFrontend *fe);
 /* The backend it runs on ("cpu", "opencl", "cuda"); after an asynchronous
- * open, the one it opened (waiting for it). */
+ * open, the one it opened (waiting for it), or where gpu_frontend_finish
+ * stopped the open: "cpu" for "auto" (the cpu front end took every frame),
+ * the named backend otherwise (its probe passed). */
 const char *gpu_frontend_name(const GpuFrontend *fe);
 
 /* The work on a ring of cfg->slots frame slots.  submit takes RGB24

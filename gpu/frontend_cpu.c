@@ -390,8 +390,9 @@ static void hier_job(void *arg, int row, int worker)
                           j->range, j->reach, row, row + 1);
 }
 
-static int cpu_probe(int for_auto, char *why, size_t why_size)
+static int cpu_probe(int device, int for_auto, char *why, size_t why_size)
 {
+    (void)device;
     (void)for_auto;
     (void)why;
     (void)why_size;

@@ -354,11 +354,11 @@ struct GpuContext {
     CudaSlot *slot;
 };
 
-static int cuda_probe(int for_auto, char *why, size_t why_size)
+static int cuda_probe(int device, int for_auto, char *why, size_t why_size)
 {
     int dev;
     (void)for_auto;
-    return mpe_cuda_pick(-1, 0, &dev, why, why_size);
+    return mpe_cuda_pick(device, 0, &dev, why, why_size);
 }
 
 static void destroy_event(cudaEvent_t *e)

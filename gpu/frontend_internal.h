@@ -39,8 +39,10 @@ typedef struct GpuInput {
 
 struct GpuBackend {
     const char *name;
-    /* As gpu_backend_probe (the framework runs the test hook first). */
-    int (*probe)(int for_auto, char *why, size_t why_size);
+    /* As gpu_backend_probe (the framework runs the test hook first), for
+     * device index `device` (GpuConfig.device; -1: the backend's own
+     * choice), which fails where that index does not exist. */
+    int (*probe)(int device, int for_auto, char *why, size_t why_size);
     /* The device and whatever the kernels need before they are built; the
      * context must have room for cfg->slots slots.  A failure may leave a
      * partial *ctx, which close() then frees. */

@@ -145,7 +145,7 @@ static int pick_device(int index, cl_device_id *dev, int *is_gpu, char *why, siz
     return 0;
 }
 
-static int ocl_probe(int for_auto, char *why, size_t why_size)
+static int ocl_probe(int device, int for_auto, char *why, size_t why_size)
 {
     cl_device_id dev;
     int is_gpu = 0, ret;
@@ -157,7 +157,7 @@ static int ocl_probe(int for_auto, char *why, size_t why_size)
                                 "OpenCL (use --backend opencl)");
         return -ENODEV;
     }
-    if ((ret = pick_device(-1, &dev, &is_gpu, why, why_size)) < 0)
+    if ((ret = pick_device(device, &dev, &is_gpu, why, why_size)) < 0)
         return ret;
     if (for_auto && !is_gpu) {
         char name[160];

@@ -925,9 +925,9 @@ static int dump_maps(BliindsContext *ctx, MpeError *err)
     return 0;
 }
 
-/* Queues a score; img may be reused as soon as this returns. */
-static int cuda_score_submit(BliindsContext *ctx, const uint8_t *img, ptrdiff_t stride,
-                             MpeError *err)
+/* A score, queued. */
+static int submit_device(BliindsContext *ctx, const uint8_t *img, ptrdiff_t stride,
+                         MpeError *err)
 {
     int ret;
     if (!ctx || !img)
@@ -965,6 +965,19 @@ static int cuda_score_submit(BliindsContext *ctx, const uint8_t *img, ptrdiff_t 
            "cudaMemcpyAsync(features)");
     ctx->pending = 1;
     return 0;
+}
+
+/* Queues a score; img may be reused as soon as this returns. */
+static int cuda_score_submit(BliindsContext *ctx, const uint8_t *img, ptrdiff_t stride,
+                             MpeError *err)
+{
+    int ret = submit_device(ctx, img, stride, err);
+    if (ctx) {
+        /* also after a failure: img goes back to the caller either way */
+        int r = iqa_upload_release(&ctx->up, "bliinds_cuda", ret < 0 ? NULL : err);
+        ret = ret < 0 ? ret : r;
+    }
+    return ret;
 }
 
 /* Waits for the submitted score, then the model on the host. */

@@ -3,6 +3,7 @@
 
 extern "C" {
 #include "common/cuda.h"
+#include "iqa/metric.h"
 }
 
 #include <string.h>
@@ -54,13 +55,34 @@ static void copy_band(void *arg, int band, int worker)
             memcpy(j->stage + (size_t)y * j->w, j->pic + (ptrdiff_t)y * j->stride, (size_t)j->w);
 }
 
+/* Whether the DMA engine can read p directly: page-locked host memory
+ * (registered or allocated through CUDA).  Anything else, or a failed
+ * query, reads as no. */
+static int page_locked(const void *p)
+{
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky; clears the query's error */
+        return 0;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
 int iqa_upload(IqaUpload *u, MpePool *pool, uint8_t *dst, const uint8_t *pic, ptrdiff_t stride,
                int w, int h, cudaStream_t stream, const char *who, MpeError *err)
 {
     cudaError_t e;
     if (u->recorded && (e = cudaEventSynchronize(u->left)) != cudaSuccess)
         return mpe_cuda_error(err, who, e, "waiting for the staging buffer");
-    if (pool && mpe_pool_threads(pool) > 1) {
+    u->direct = 0;
+    /* both ends locked: one registration covers the picture (the checker
+     * registers each of its buffers whole) */
+    if (stride >= w && page_locked(pic) && page_locked(pic + (ptrdiff_t)(h - 1) * stride + w - 1)) {
+        if ((e = cudaMemcpy2DAsync(dst, (size_t)w, pic, (size_t)stride, (size_t)w, (size_t)h,
+                                   cudaMemcpyHostToDevice, stream)) != cudaSuccess)
+            return mpe_cuda_error(err, who, e, "cudaMemcpy2DAsync(picture)");
+        u->direct = 1;
+    } else if (pool && mpe_pool_threads(pool) > 1) {
         CopyJob job = { u->stage, pic, stride, w, h };
         mpe_pool_run(pool, BANDS, copy_band, &job);
         if ((e = cudaMemcpyAsync(dst, u->stage, (size_t)w * h, cudaMemcpyHostToDevice, stream)) !=
@@ -81,8 +103,39 @@ int iqa_upload(IqaUpload *u, MpePool *pool, uint8_t *dst, const uint8_t *pic, pt
                 return mpe_cuda_error(err, who, e, "cudaMemcpyAsync(picture)");
         }
     }
-    if ((e = cudaEventRecord(u->left, stream)) != cudaSuccess)
+    if ((e = cudaEventRecord(u->left, stream)) != cudaSuccess) {
+        if (u->direct) /* nothing else would say when the DMA has read pic */
+            (void)cudaStreamSynchronize(stream);
+        u->direct = 0;
         return mpe_cuda_error(err, who, e, "cudaEventRecord(staging)");
+    }
     u->recorded = 1;
     return 0;
+}
+
+int iqa_upload_release(IqaUpload *u, const char *who, MpeError *err)
+{
+    cudaError_t e;
+    if (u->direct && (e = cudaEventSynchronize(u->left)) != cudaSuccess)
+        return mpe_cuda_error(err, who, e, "waiting for the picture's upload");
+    u->direct = 0;
+    return 0;
+}
+
+extern "C" int iqa_host_register(void *p, size_t bytes)
+{
+    if (!p || !bytes)
+        return 0;
+    /* portable: every device's context may read it (--device picks one) */
+    if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return 1;
+}
+
+extern "C" void iqa_host_unregister(void *p)
+{
+    if (p && cudaHostUnregister(p) != cudaSuccess)
+        (void)cudaGetLastError();
 }

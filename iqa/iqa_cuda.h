@@ -20,6 +20,7 @@ typedef struct IqaUpload {
     uint8_t *stage;
     cudaEvent_t left;
     int recorded;
+    int direct;   /* the last upload reads the caller's page-locked picture */
 } IqaUpload;
 
 /* who names the metric in errors ("mad_cuda").  close() of a zeroed or
@@ -28,10 +29,17 @@ int iqa_upload_open(IqaUpload *u, size_t bytes, const char *who, MpeError *err);
 void iqa_upload_close(IqaUpload *u);
 
 /* w x h bytes at pic (rows stride apart) -> dst (rows w apart) on stream.
- * Returns once pic may be reused.  With a pool the host's copy into the
- * staging buffer is split over its threads and sent in one DMA; without,
- * it is sent in pieces, each as soon as it is copied. */
+ * A picture in page-locked memory (iqa_host_register, cudaHostAlloc) goes
+ * up by one DMA straight from it, with no host copy; the caller queues its
+ * kernels behind it and calls iqa_upload_release before giving pic back.
+ * Any other picture is copied into the staging buffer: with a pool the
+ * copy is split over its threads and sent in one DMA; without, it is sent
+ * in pieces, each as soon as it is copied; pic may be reused at once. */
 int iqa_upload(IqaUpload *u, MpePool *pool, uint8_t *dst, const uint8_t *pic, ptrdiff_t stride,
                int w, int h, cudaStream_t stream, const char *who, MpeError *err);
+
+/* Waits until the last upload has read the caller's picture (a direct
+ * upload's DMA); returns at once after a staged one. */
+int iqa_upload_release(IqaUpload *u, const char *who, MpeError *err);
 
 #endif

@@ -22,15 +22,19 @@
  * set_reference() (one stream; it only queues the work, a later score's
  * collect waits for it):
  *   upload ref -> pixel sum -> prep: L = LUT[ref], G = ref - mean
- *   D2Z(L) . CSF -> Z2D -> R -> block mean16 and sd8 of R -> modified std
+ *   second stream: D2Z(L) . CSF -> Z2D -> R -> block mean16 and sd8 of R ->
+ *     modified std
  *   D2Z(G); per batch of subbands: half spectrum x radial x angular ->
  *     batched Z2Z -> |EO| -> std/skew/kurt per block, kept on the device
  * score():
  *   upload dst -> pixel sum -> prep: dL = LUT[dst] - LUT[ref], G = dst - mean
- *   D2Z(dL) . CSF -> Z2D -> E = D - R directly (the filter is linear; the
+ *   on a second stream, beside the appearance side below (forked after
+ *   prep, joined before the final sums; its kernels are small and would
+ *   otherwise run one after another on an idle GPU):
+ *     D2Z(dL) . CSF -> Z2D -> E = D - R directly (the filter is linear; the
  *     difference is formed before the transform, so identical pictures give
- *     E = 0 exactly) -> block std of E -> visibility per block
- *   16x16 local MSE (exact integer box sums) x visibility -> kept-region
+ *     E = 0 exactly) -> block std of E -> visibility per block;
+ *     16x16 local MSE (exact integer box sums) x visibility -> kept-region
  *     sum of squares, per CUDA block
  *   D2Z(G); per batch: filter product -> Z2Z -> |EO| -> block moments ->
  *     |differences| to the reference's, one map per subband
@@ -55,9 +59,12 @@
  *
  * What bounds each kernel, measured with ncu on an H100 (3.35 TB/s) at
  * 2048^2, float subbands (double in brackets; docs/PERF.md has the rest):
- *   upload        the host's copy into pinned memory (5-8 GB/s on that
- *                 machine's one thread, so ~0.5 ms for 4 MB; split over the
- *                 caller's pool when MadOptions.pool is set) + PCIe
+ *   upload        PCIe: 0.085 ms for 4 MB from page-locked memory (the
+ *                 encoder's checker registers its buffers, iqa_upload then
+ *                 sends them by DMA directly); from pageable memory the
+ *                 host's copy into pinned staging comes first (5-8 GB/s on
+ *                 that machine's one thread, so 0.4-0.7 ms; split over the
+ *                 caller's pool when MadOptions.pool is set)
  *   sum, prep     memory: 1 + 18 bytes per pixel, 10 + 27 us
  *   D2Z, Z2D      memory, 2 kernels per transform, ~75 us each
  *   subband mul   memory: 8 (16) bytes written per pixel and subband, 1.0
@@ -76,9 +83,11 @@ extern "C" {
 #include "common/timer.h"
 }
 #include "iqa/iqa_cuda.h"
+#include "iqa/mad_cuda_cb.cuh"
 
 #include <cuda_runtime.h>
 #include <cufft.h> /* types and constants only: the functions come from dlopen */
+#include <cufftXt.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -282,6 +291,12 @@ __device__ __forceinline__ double magnitude(float2 z)
     return (double)sqrtf(z.x * z.x + z.y * z.y);
 }
 
+/* A magnitude the transform's store callback wrote (mad_cuda_cb.cuh). */
+__device__ __forceinline__ double magnitude(float m)
+{
+    return (double)m;
+}
+
 /* Memory-bound (writes 16 or 8 bytes per bin and subband): spectrum x radial x
  * angular for subbands sub0 .. sub0+nsub-1, into nsub full h x w spectra.
  * The log-Gabor filters are one-sided, so they need the whole spectrum: the
@@ -329,8 +344,8 @@ __global__ void subband_mul_kernel(const double2 *__restrict__ half, const F *__
 enum { ST_APPEAR, ST_DETECT_REF, ST_DETECT_DST };
 
 struct StatsArgs {
-    const void *sub;     /* ST_APPEAR: nsub complex subbands, double2 or float2 (blockIdx.z
-                          * picks one) */
+    const void *sub;     /* ST_APPEAR: nsub complex subbands, double2 or float2, or their
+                          * float magnitudes (blockIdx.z picks one) */
     const double *img;   /* ST_DETECT_*: R or E */
     int w, h, nbr, nbc;
     size_t npix, nblk;
@@ -621,6 +636,11 @@ typedef cufftResult (*PfnExecZ2Z)(cufftHandle, cufftDoubleComplex *, cufftDouble
 typedef cufftResult (*PfnExecC2C)(cufftHandle, cufftComplex *, cufftComplex *, int);
 typedef cufftResult (*PfnDestroy)(cufftHandle);
 typedef cufftResult (*PfnGetVersion)(int *);
+typedef cufftResult (*PfnCreate)(cufftHandle *);
+typedef cufftResult (*PfnMakePlanMany)(cufftHandle, int, int *, int *, int, int, int *, int, int,
+                                       cufftType, int, size_t *);
+typedef cufftResult (*PfnSetJitCallback)(cufftHandle, const char *, const void *, size_t,
+                                         cufftXtCallbackType, void **);
 
 typedef struct CufftApi {
     void *lib;
@@ -633,6 +653,10 @@ typedef struct CufftApi {
     PfnExecC2C exec_c2c;
     PfnDestroy destroy;
     PfnGetVersion get_version;
+    /* for the LTO callbacks; NULL where this cuFFT lacks them */
+    PfnCreate create;
+    PfnMakePlanMany make_plan_many;
+    PfnSetJitCallback set_jit_callback;
 } CufftApi;
 
 template <typename T> static int fft_sym(T *fn, void *lib, const char *name)
@@ -677,6 +701,10 @@ static int fft_load(CufftApi *api, char *why, size_t why_size)
         api->lib = NULL;
         return -ENOENT;
     }
+    if (fft_sym(&api->create, api->lib, "cufftCreate") < 0 ||
+        fft_sym(&api->make_plan_many, api->lib, "cufftMakePlanMany") < 0 ||
+        fft_sym(&api->set_jit_callback, api->lib, "cufftXtSetJITCallback") < 0)
+        api->set_jit_callback = NULL;
     return 0;
 }
 
@@ -730,12 +758,22 @@ struct MadContext {
     size_t npix, nhalf, nblk;
     int batch;                   /* subbands per batched inverse transform */
     int sub_double;              /* subbands in double (MAD_CUDA_SUB_DOUBLE), else float */
+    int want_callbacks;          /* float subbands: MAD_CUDA_CB_* asked for */
+    int callbacks;               /* MAD_CUDA_CB_* plan_sub has (mad_cuda_cb.cuh) */
+    char cb_why[96];             /* why not, when they were wanted */
     char *dump_dir;
 
     CufftApi fft;
     cufftHandle plan_r2c, plan_c2r, plan_sub, plan_rest; /* rest: MAD_NSUB % batch */
-    int have_r2c, have_c2r, have_sub, have_rest;
+    cufftHandle plan_r2c_l;      /* the lightness's D2Z, on `side` (plans share no workspace) */
+    int have_r2c, have_c2r, have_sub, have_rest, have_r2c_l;
     cudaStream_t stream;
+    /* the detection side (CSF filter, its block statistics, local MSE)
+     * runs on `side` beside the appearance side: forked after prep, joined
+     * back into `stream` before anything reads its results or reuses its
+     * inputs, so `stream` alone orders calls as before */
+    cudaStream_t side;
+    cudaEvent_t fork, join;
 
     IqaUpload up[2];             /* staging: [0] the reference, [1] a distorted picture */
     MpePool *pool;               /* MadOptions.pool: the staging copies run on it */
@@ -749,6 +787,8 @@ struct MadContext {
     double2 *d_half_g, *d_half_l;
     double *d_rimg, *d_eimg;
     void *d_sub;                 /* batch x npix, double2 or float2 */
+    float *d_mag;                /* with callbacks: MAD_NSUB x npix |EO| (unscaled) */
+    MadCbInfo *d_cbinfo;         /* with callbacks: what they read */
     double *d_mu_ref, *d_sd8, *d_sd_ref, *d_sd_err, *d_msk, *d_eta;
     double *d_st_ref, *d_terms;
     int32_t *d_lmse;
@@ -831,6 +871,8 @@ static void cuda_close(MadContext *ctx)
             ctx->fft.destroy(ctx->plan_r2c);
         if (ctx->have_c2r)
             ctx->fft.destroy(ctx->plan_c2r);
+        if (ctx->have_r2c_l)
+            ctx->fft.destroy(ctx->plan_r2c_l);
         if (ctx->have_sub)
             ctx->fft.destroy(ctx->plan_sub);
         if (ctx->have_rest)
@@ -843,7 +885,8 @@ static void cuda_close(MadContext *ctx)
                          ctx->d_eimg,   ctx->d_sub,    ctx->d_mu_ref, ctx->d_sd8,
                          ctx->d_sd_ref, ctx->d_sd_err, ctx->d_msk,    ctx->d_eta,
                          ctx->d_st_ref, ctx->d_terms,  ctx->d_lmse,   ctx->d_part_det,
-                         ctx->d_part_app, ctx->d_out,    ctx->d_rad_f,  ctx->d_ang_f };
+                         ctx->d_part_app, ctx->d_out,    ctx->d_rad_f,  ctx->d_ang_f,
+                         ctx->d_mag,      ctx->d_cbinfo };
     for (size_t i = 0; i < sizeof(dev_bufs) / sizeof(dev_bufs[0]); i++)
         if (dev_bufs[i])
             cudaFree(dev_bufs[i]);
@@ -856,6 +899,14 @@ static void cuda_close(MadContext *ctx)
             cudaEventDestroy(ctx->ev[i]);
     if (ctx->stream)
         cudaStreamDestroy(ctx->stream);
+    if (ctx->side) {
+        cudaStreamSynchronize(ctx->side);
+        cudaStreamDestroy(ctx->side);
+    }
+    if (ctx->fork)
+        cudaEventDestroy(ctx->fork);
+    if (ctx->join)
+        cudaEventDestroy(ctx->join);
     free(ctx->h_maps);
     free(ctx->dump_dir);
     free(ctx);
@@ -875,6 +926,71 @@ static int dev_alloc(void *p, size_t size, int w, int h, MpeError *err)
     return mpe_error(err, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,
                      "mad_cuda: CUDA: cudaMalloc of %zu bytes for %dx%d failed: %s", size, w, h,
                      cudaGetErrorString(e));
+}
+
+/* the LTO-IR of mad_cuda_cb.cuh (build/gen/mad_cuda_cb.c) */
+extern "C" const unsigned char mad_cuda_cb_fatbin[];
+extern "C" const size_t mad_cuda_cb_fatbin_size;
+
+/* plan_sub as one batch of all 20 float subbands with the load and store
+ * callbacks, its buffers and their MadCbInfo.  Nonzero (and nothing kept)
+ * where this cuFFT or its JIT linker cannot: open() then takes the plain
+ * plan and the product kernel, which give the same bins. */
+static int callback_plan(MadContext *ctx, int *n)
+{
+    const CufftApi *f = &ctx->fft;
+    cufftHandle plan;
+    size_t work = 0;
+    cufftResult r = CUFFT_SUCCESS;
+    const char *step = "cudaMalloc";
+    if (!f->set_jit_callback || ctx->batch != MAD_NSUB) {
+        snprintf(ctx->cb_why, sizeof(ctx->cb_why), "%s",
+                 f->set_jit_callback ? "subbands in several batches" : "no cufftXtSetJITCallback");
+        return -1;
+    }
+    MadCbInfo info = { (const double2 *)ctx->d_half_g, ctx->d_rad_f, ctx->d_ang_f, NULL,
+                       (unsigned long long)ctx->npix, ctx->w, ctx->h, ctx->hc, MAD_NORIENT };
+    if (cudaMalloc((void **)&ctx->d_mag, (size_t)MAD_NSUB * ctx->npix * sizeof(float)) !=
+            cudaSuccess ||
+        cudaMalloc((void **)&ctx->d_cbinfo, sizeof(MadCbInfo)) != cudaSuccess)
+        goto fail;
+    info.mag = ctx->d_mag;
+    step = "cudaMemcpy";
+    if (cudaMemcpy(ctx->d_cbinfo, &info, sizeof(info), cudaMemcpyHostToDevice) != cudaSuccess)
+        goto fail;
+    step = "cufftCreate";
+    if ((r = f->create(&plan)) != CUFFT_SUCCESS)
+        goto fail;
+    {
+        void *caller = ctx->d_cbinfo;
+        if ((ctx->want_callbacks == MAD_CUDA_CB_LOAD_STORE &&
+             (r = f->set_jit_callback(plan, "mad_cuda_cb_load", mad_cuda_cb_fatbin,
+                                      mad_cuda_cb_fatbin_size, CUFFT_CB_LD_COMPLEX, &caller)) !=
+                 CUFFT_SUCCESS) ||
+            (r = f->set_jit_callback(plan, "mad_cuda_cb_store", mad_cuda_cb_fatbin,
+                                     mad_cuda_cb_fatbin_size, CUFFT_CB_ST_COMPLEX, &caller)) !=
+                CUFFT_SUCCESS) {
+            step = "cufftXtSetJITCallback";
+            f->destroy(plan);
+            goto fail;
+        }
+        if ((r = f->make_plan_many(plan, 2, n, NULL, 1, (int)ctx->npix, NULL, 1, (int)ctx->npix,
+                                   CUFFT_C2C, MAD_NSUB, &work)) != CUFFT_SUCCESS) {
+            step = "cufftMakePlanMany";
+            f->destroy(plan);
+            goto fail;
+        }
+    }
+    ctx->plan_sub = plan;
+    return 0;
+fail:
+    snprintf(ctx->cb_why, sizeof(ctx->cb_why), "%s: %s", step, fft_result_name(r));
+    (void)cudaGetLastError();
+    cudaFree(ctx->d_mag);
+    cudaFree(ctx->d_cbinfo);
+    ctx->d_mag = NULL;
+    ctx->d_cbinfo = NULL;
+    return -1;
 }
 
 /* Filters, lightness table and plans: everything that depends only on the
@@ -926,10 +1042,16 @@ static int build_size(MadContext *ctx, MpeError *err)
     ctx->have_r2c = 1;
     FFT_TRY(ctx->fft.plan2d(&ctx->plan_c2r, h, w, CUFFT_Z2D), "plan (Z2D)");
     ctx->have_c2r = 1;
+    FFT_TRY(ctx->fft.plan2d(&ctx->plan_r2c_l, h, w, CUFFT_D2Z), "plan (D2Z, lightness)");
+    ctx->have_r2c_l = 1;
     const cufftType sub_type = ctx->sub_double ? CUFFT_Z2Z : CUFFT_C2C;
-    FFT_TRY(ctx->fft.plan_many(&ctx->plan_sub, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
-                               (int)ctx->npix, sub_type, ctx->batch),
-            "plan (batched Z2Z)");
+    if (ctx->want_callbacks && callback_plan(ctx, n) == 0) {
+        ctx->callbacks = ctx->want_callbacks;
+    } else {
+        FFT_TRY(ctx->fft.plan_many(&ctx->plan_sub, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
+                                   (int)ctx->npix, sub_type, ctx->batch),
+                "plan (batched Z2Z)");
+    }
     ctx->have_sub = 1;
     if (MAD_NSUB % ctx->batch) {
         FFT_TRY(ctx->fft.plan_many(&ctx->plan_rest, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
@@ -937,9 +1059,11 @@ static int build_size(MadContext *ctx, MpeError *err)
                 "plan (batched Z2Z, remainder)");
         ctx->have_rest = 1;
     }
-    cufftHandle plans[4] = { ctx->plan_r2c, ctx->plan_c2r, ctx->plan_sub, ctx->plan_rest };
-    for (int i = 0; i < 2 + ctx->have_sub + ctx->have_rest; i++)
+    cufftHandle plans[3] = { ctx->plan_r2c, ctx->plan_sub, ctx->plan_rest };
+    for (int i = 0; i < 1 + ctx->have_sub + ctx->have_rest; i++)
         FFT_TRY(ctx->fft.set_stream(plans[i], ctx->stream), "cufftSetStream");
+    FFT_TRY(ctx->fft.set_stream(ctx->plan_r2c_l, ctx->side), "cufftSetStream (side)");
+    FFT_TRY(ctx->fft.set_stream(ctx->plan_c2r, ctx->side), "cufftSetStream (side)");
     CU_TRY(cudaStreamSynchronize(ctx->stream), "building the filters");
     return 0;
 }
@@ -956,9 +1080,9 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
     if (batch < 0 || batch > MAD_NSUB)
         return mpe_error(err, -EINVAL, "mad_cuda: subband batch %d is not in 0..%d", batch,
                          MAD_NSUB);
-    if (precision != MAD_CUDA_SUB_FLOAT && precision != MAD_CUDA_SUB_DOUBLE)
-        return mpe_error(err, -EINVAL, "mad_cuda: subband precision %d is not %d or %d", precision,
-                         MAD_CUDA_SUB_FLOAT, MAD_CUDA_SUB_DOUBLE);
+    if (precision < MAD_CUDA_SUB_FLOAT || precision > MAD_CUDA_SUB_FLOAT_LOAD_CB)
+        return mpe_error(err, -EINVAL, "mad_cuda: subband precision %d is not in %d..%d",
+                         precision, MAD_CUDA_SUB_FLOAT, MAD_CUDA_SUB_FLOAT_LOAD_CB);
 
     ctx = (MadContext *)calloc(1, sizeof(*ctx));
     if (!ctx)
@@ -972,6 +1096,9 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
     ctx->nhalf = (size_t)height * ctx->hc;
     ctx->nblk = (size_t)ctx->nbr * ctx->nbc;
     ctx->sub_double = precision == MAD_CUDA_SUB_DOUBLE;
+    ctx->want_callbacks = precision == MAD_CUDA_SUB_FLOAT_STORE_CB  ? MAD_CUDA_CB_STORE
+                          : precision == MAD_CUDA_SUB_FLOAT_LOAD_CB ? MAD_CUDA_CB_LOAD_STORE
+                                                                    : MAD_CUDA_CB_NONE;
     ctx->pool = opt ? opt->pool : NULL;
     if (!batch) {
         size_t fit = SUB_BUDGET / (ctx->npix * sub_bytes(ctx));
@@ -994,7 +1121,13 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
     }
     if ((ret = cu_check(cudaSetDevice(ctx->dev), "cudaSetDevice", err)) < 0 ||
         (ret = cu_check(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking),
-                        "cudaStreamCreate", err)) < 0)
+                        "cudaStreamCreate", err)) < 0 ||
+        (ret = cu_check(cudaStreamCreateWithFlags(&ctx->side, cudaStreamNonBlocking),
+                        "cudaStreamCreate", err)) < 0 ||
+        (ret = cu_check(cudaEventCreateWithFlags(&ctx->fork, cudaEventDisableTiming),
+                        "cudaEventCreate", err)) < 0 ||
+        (ret = cu_check(cudaEventCreateWithFlags(&ctx->join, cudaEventDisableTiming),
+                        "cudaEventCreate", err)) < 0)
         goto fail;
     for (int i = 0; i < MAX_MARKS; i++)
         if ((ret = cu_check(cudaEventCreate(&ctx->ev[i]), "cudaEventCreate", err)) < 0)
@@ -1094,17 +1227,14 @@ static int prep(MadContext *ctx, const uint8_t *pic, int is_ref, MpeError *err)
     return 0;
 }
 
-/* d_light -> CSF -> out (R or E). */
+/* d_light -> CSF -> out (R or E), on the side stream. */
 static int csf_filter(MadContext *ctx, double *out, MpeError *err)
 {
-    MARK(MAD_CUDA_FFT);
-    FFT_TRY(ctx->fft.exec_d2z(ctx->plan_r2c, ctx->d_light, (cufftDoubleComplex *)ctx->d_half_l),
+    FFT_TRY(ctx->fft.exec_d2z(ctx->plan_r2c_l, ctx->d_light, (cufftDoubleComplex *)ctx->d_half_l),
             "exec D2Z (lightness)");
-    MARK(MAD_CUDA_FILTER);
-    csf_mul_kernel<<<(unsigned)((ctx->nhalf + TPB - 1) / TPB), TPB, 0, ctx->stream>>>(
+    csf_mul_kernel<<<(unsigned)((ctx->nhalf + TPB - 1) / TPB), TPB, 0, ctx->side>>>(
         ctx->d_half_l, ctx->d_csf, ctx->nhalf);
     CU_TRY(cudaGetLastError(), "CSF product kernel launch");
-    MARK(MAD_CUDA_FFT);
     FFT_TRY(ctx->fft.exec_z2d(ctx->plan_c2r, (cufftDoubleComplex *)ctx->d_half_l, out),
             "exec Z2D (CSF)");
     return 0;
@@ -1129,6 +1259,51 @@ static dim3 stats_grid(const MadContext *ctx, int nz)
     return dim3((ctx->nbc + ST_TX - 1) / ST_TX, (ctx->nbr + ST_TY - 1) / ST_TY, nz);
 }
 
+/* The detection side of the picture prep() just made (the reference's R,
+ * block means and modified std; a distorted picture's E, visibility and
+ * local MSE), queued on the side stream behind prep; `join` is recorded
+ * after it. */
+static int detection(MadContext *ctx, int is_ref, MpeError *err)
+{
+    int ret;
+    CU_TRY(cudaEventRecord(ctx->fork, ctx->stream), "cudaEventRecord(fork)");
+    CU_TRY(cudaStreamWaitEvent(ctx->side, ctx->fork, 0), "cudaStreamWaitEvent(fork)");
+    if ((ret = csf_filter(ctx, is_ref ? ctx->d_rimg : ctx->d_eimg, err)) < 0)
+        return ret;
+    StatsArgs a = stats_args(ctx);
+    if (is_ref) {
+        a.img = ctx->d_rimg;
+        a.mu_ref = ctx->d_mu_ref;
+        a.sd8 = ctx->d_sd8;
+        stats_kernel<ST_DETECT_REF><<<stats_grid(ctx, 1), TPB, 0, ctx->side>>>(a);
+        CU_TRY(cudaGetLastError(), "detection statistics kernel launch");
+        modified_std_kernel<<<(unsigned)((ctx->nblk + TPB - 1) / TPB), TPB, 0, ctx->side>>>(
+            ctx->d_sd_ref, ctx->d_sd8, ctx->w, ctx->h, ctx->nbr, ctx->nbc);
+        CU_TRY(cudaGetLastError(), "modified std kernel launch");
+    } else {
+        a.img = ctx->d_eimg;
+        a.mu_in = ctx->d_mu_ref;
+        a.sdref_in = ctx->d_sd_ref;
+        a.sd_err = ctx->d_sd_err;
+        a.msk = ctx->d_msk;
+        stats_kernel<ST_DETECT_DST><<<stats_grid(ctx, 1), TPB, 0, ctx->side>>>(a);
+        CU_TRY(cudaGetLastError(), "detection statistics kernel launch");
+        lmse_kernel<<<dim3((ctx->w + LM_T - 1) / LM_T, (ctx->h + LM_T - 1) / LM_T), TPB, 0,
+                      ctx->side>>>(ctx->d_ref, ctx->d_pic, ctx->d_msk, ctx->w, ctx->h, ctx->nbc,
+                                   ctx->d_lmse, ctx->d_part_det);
+        CU_TRY(cudaGetLastError(), "local MSE kernel launch");
+    }
+    CU_TRY(cudaEventRecord(ctx->join, ctx->side), "cudaEventRecord(join)");
+    return 0;
+}
+
+/* The main stream waits for the detection side. */
+static int join_detection(MadContext *ctx, MpeError *err)
+{
+    CU_TRY(cudaStreamWaitEvent(ctx->stream, ctx->join, 0), "cudaStreamWaitEvent(join)");
+    return 0;
+}
+
 /* The 20 subbands of d_gray: their block statistics (reference) or their
  * terms against the reference's (distorted). */
 static int appearance(MadContext *ctx, int is_ref, MpeError *err)
@@ -1141,7 +1316,9 @@ static int appearance(MadContext *ctx, int is_ref, MpeError *err)
         const int nsub = MPE_MIN(ctx->batch, MAD_NSUB - sub0);
         MARK(MAD_CUDA_FILTER);
         const dim3 mul_grid((w + TPB - 1) / TPB, h);
-        if (ctx->sub_double)
+        if (ctx->callbacks == MAD_CUDA_CB_LOAD_STORE)
+            ; /* the transform's load callback makes the product */
+        else if (ctx->sub_double)
             subband_mul_kernel<<<mul_grid, TPB, 0, ctx->stream>>>(
                 ctx->d_half_g, ctx->d_rad, ctx->d_ang, (double2 *)ctx->d_sub, sub0, nsub, w, h,
                 ctx->hc);
@@ -1162,12 +1339,14 @@ static int appearance(MadContext *ctx, int is_ref, MpeError *err)
                     "exec C2C (subbands)");
         MARK(MAD_CUDA_STATS);
         StatsArgs a = stats_args(ctx);
-        a.sub = ctx->d_sub;
+        a.sub = ctx->callbacks ? (const void *)ctx->d_mag : ctx->d_sub;
         a.sub0 = sub0;
         a.is_ref = is_ref;
         a.st_ref = ctx->d_st_ref;
         a.terms = ctx->d_terms;
-        if (ctx->sub_double)
+        if (ctx->callbacks)
+            stats_kernel<ST_APPEAR, float><<<stats_grid(ctx, nsub), TPB, 0, ctx->stream>>>(a);
+        else if (ctx->sub_double)
             stats_kernel<ST_APPEAR, double2><<<stats_grid(ctx, nsub), TPB, 0, ctx->stream>>>(a);
         else
             stats_kernel<ST_APPEAR, float2><<<stats_grid(ctx, nsub), TPB, 0, ctx->stream>>>(a);
@@ -1176,12 +1355,8 @@ static int appearance(MadContext *ctx, int is_ref, MpeError *err)
     return 0;
 }
 
-/* Queues the reference's work and returns: the stream orders it after a
- * score still pending (which is then collected against the old reference)
- * and before any later one.  Synchronous only with timing on, to read the
- * events. */
-static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t stride,
-                              MpeError *err)
+/* The reference's work, queued. */
+static int reference_device(MadContext *ctx, const uint8_t *ref, ptrdiff_t stride, MpeError *err)
 {
     int ret = mad_check_picture(ctx != NULL, ctx ? ctx->w : 0, ref, stride, "reference", err);
     if (ret < 0)
@@ -1195,21 +1370,8 @@ static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t str
     if ((ret = upload(ctx, 0, ctx->d_ref, ref, stride, err)) < 0)
         return ret;
     MARK(MAD_CUDA_PREP);
-    if ((ret = prep(ctx, ctx->d_ref, 1, err)) < 0 || (ret = csf_filter(ctx, ctx->d_rimg, err)) < 0)
-        return ret;
-
-    MARK(MAD_CUDA_STATS);
-    StatsArgs a = stats_args(ctx);
-    a.img = ctx->d_rimg;
-    a.mu_ref = ctx->d_mu_ref;
-    a.sd8 = ctx->d_sd8;
-    stats_kernel<ST_DETECT_REF><<<stats_grid(ctx, 1), TPB, 0, ctx->stream>>>(a);
-    CU_TRY(cudaGetLastError(), "detection statistics kernel launch");
-    modified_std_kernel<<<(unsigned)((ctx->nblk + TPB - 1) / TPB), TPB, 0, ctx->stream>>>(
-        ctx->d_sd_ref, ctx->d_sd8, ctx->w, ctx->h, ctx->nbr, ctx->nbc);
-    CU_TRY(cudaGetLastError(), "modified std kernel launch");
-
-    if ((ret = appearance(ctx, 1, err)) < 0)
+    if ((ret = prep(ctx, ctx->d_ref, 1, err)) < 0 || (ret = detection(ctx, 1, err)) < 0 ||
+        (ret = appearance(ctx, 1, err)) < 0 || (ret = join_detection(ctx, err)) < 0)
         return ret;
     MARK(-1);
     ctx->have_ref = 1;
@@ -1218,6 +1380,26 @@ static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t str
         collect_times(ctx, &ctx->t_ref, mpe_time_ms() - t0);
     }
     return 0;
+}
+
+/* Queues the reference's work and returns once ref may be reused: the
+ * stream orders it after a score still pending (which is then collected
+ * against the old reference) and before any later one.  Synchronous only
+ * with timing on, to read the events. */
+static int cuda_set_reference(MadContext *ctx, const uint8_t *ref, ptrdiff_t stride,
+                              MpeError *err)
+{
+    int ret = reference_device(ctx, ref, stride, err);
+    if (ctx) {
+        /* a failure may leave the side stream unjoined: let it finish
+         * before a later call reuses its buffers */
+        if (ret < 0)
+            (void)cudaStreamSynchronize(ctx->side);
+        /* also after a failure: ref goes back to the caller either way */
+        int r = iqa_upload_release(&ctx->up[0], "mad_cuda", ret < 0 ? NULL : err);
+        ret = ret < 0 ? ret : r;
+    }
+    return ret;
 }
 
 /* Everything of a score() up to the two sums in ctx->h_out. */
@@ -1229,30 +1411,16 @@ static int score_device(MadContext *ctx, const uint8_t *dst, ptrdiff_t stride, M
     if ((ret = upload(ctx, 1, ctx->d_pic, dst, stride, err)) < 0)
         return ret;
     MARK(MAD_CUDA_PREP);
-    if ((ret = prep(ctx, ctx->d_pic, 0, err)) < 0 || (ret = csf_filter(ctx, ctx->d_eimg, err)) < 0)
-        return ret;
-
-    MARK(MAD_CUDA_STATS);
-    StatsArgs a = stats_args(ctx);
-    a.img = ctx->d_eimg;
-    a.mu_in = ctx->d_mu_ref;
-    a.sdref_in = ctx->d_sd_ref;
-    a.sd_err = ctx->d_sd_err;
-    a.msk = ctx->d_msk;
-    stats_kernel<ST_DETECT_DST><<<stats_grid(ctx, 1), TPB, 0, ctx->stream>>>(a);
-    CU_TRY(cudaGetLastError(), "detection statistics kernel launch");
-    lmse_kernel<<<dim3((ctx->w + LM_T - 1) / LM_T, (ctx->h + LM_T - 1) / LM_T), TPB, 0,
-                  ctx->stream>>>(ctx->d_ref, ctx->d_pic, ctx->d_msk, ctx->w, ctx->h, ctx->nbc,
-                                 ctx->d_lmse, ctx->d_part_det);
-    CU_TRY(cudaGetLastError(), "local MSE kernel launch");
-
-    if ((ret = appearance(ctx, 0, err)) < 0)
+    if ((ret = prep(ctx, ctx->d_pic, 0, err)) < 0 || (ret = detection(ctx, 0, err)) < 0 ||
+        (ret = appearance(ctx, 0, err)) < 0)
         return ret;
 
     MARK(MAD_CUDA_COLLAPSE);
     eta_kernel<<<ctx->n_part_app, TPB, 0, ctx->stream>>>(ctx->d_terms, ctx->w, ctx->h, ctx->nbr,
                                                           ctx->nbc, ctx->d_eta, ctx->d_part_app);
     CU_TRY(cudaGetLastError(), "eta kernel launch");
+    if ((ret = join_detection(ctx, err)) < 0)
+        return ret;
     final_kernel<<<1, TPB, 0, ctx->stream>>>(ctx->d_part_det, ctx->n_part_det, ctx->d_part_app,
                                              ctx->n_part_app, ctx->d_out);
     CU_TRY(cudaGetLastError(), "final reduction kernel launch");
@@ -1287,7 +1455,12 @@ static int cuda_score_submit(MadContext *ctx, const uint8_t *dst, ptrdiff_t stri
     ctx->submit_ms = mpe_time_ms();
     CU_TRY(cudaSetDevice(ctx->dev), "cudaSetDevice");
     ctx->have_score = 0;
-    if ((ret = score_device(ctx, dst, stride, err)) < 0)
+    ret = score_device(ctx, dst, stride, err);
+    if (ret < 0) /* as in cuda_set_reference */
+        (void)cudaStreamSynchronize(ctx->side);
+    /* also after a failure: dst goes back to the caller either way */
+    const int r = iqa_upload_release(&ctx->up[1], "mad_cuda", ret < 0 ? NULL : err);
+    if ((ret = ret < 0 ? ret : r) < 0)
         return ret;
     ctx->pending = 1;
     return 0;
@@ -1336,6 +1509,13 @@ extern "C" int mad_cuda_open_ex(MadContext **ctx, int width, int height, const M
                                 int batch, int precision, MpeError *err)
 {
     return open_impl(ctx, width, height, opt, batch, precision, err);
+}
+
+extern "C" int mad_cuda_callbacks(const MadContext *ctx, const char **why)
+{
+    if (why)
+        *why = ctx->callbacks ? "" : ctx->want_callbacks ? ctx->cb_why : "not asked for";
+    return ctx->callbacks;
 }
 
 extern "C" void mad_cuda_set_timing(MadContext *ctx, int on)

@@ -60,7 +60,28 @@ int mad_cuda_open_batch(MadContext **ctx, int width, int height, const MadOption
  * FFTs change MAD by at most 5.2e-5; the issue allows 2e-4).
  * MAD_CUDA_SUB_DOUBLE agrees with C to ~1e-12 map by map, for the stage
  * tests.  Either is deterministic run to run. */
-enum { MAD_CUDA_SUB_FLOAT = 0, MAD_CUDA_SUB_DOUBLE = 1 };
+enum {
+    MAD_CUDA_SUB_FLOAT = 0,
+    MAD_CUDA_SUB_DOUBLE = 1,
+    MAD_CUDA_SUB_FLOAT_STORE_CB = 2,
+    MAD_CUDA_SUB_FLOAT_LOAD_CB = 3,
+};
+
+/* Float subbands with cuFFT LTO callbacks in their inverse transform
+ * (mad_cuda_cb.cuh; where this cuFFT can link them and all 20 subbands are
+ * one batch, else none): _STORE_CB stores |EO| as one float, which the
+ * statistics read (half their bytes); _LOAD_CB also makes the subband
+ * product in the transform's load instead of the product kernel.  The
+ * same bins and scores (2e-7 relative at most so far), but slower on an
+ * H100 with cuFFT 12.0 (CUDA 13.0) at 2048^2: the transform took 1.79 ms
+ * (store) and 5.5 ms (load and store) instead of 1.23, for 0.24 ms less
+ * in the statistics, and each plan costs a JIT link (~0.05-0.5 s) at open.
+ * So open() takes none; these are for the benchmark and later cuFFTs.
+ * Which a context has (MAD_CUDA_CB_*); *why (if why is not NULL) says why
+ * it has none when some were asked for ("" otherwise). */
+enum { MAD_CUDA_CB_NONE = 0, MAD_CUDA_CB_STORE = 1, MAD_CUDA_CB_LOAD_STORE = 2 };
+
+int mad_cuda_callbacks(const MadContext *ctx, const char **why);
 
 int mad_cuda_open_ex(MadContext **ctx, int width, int height, const MadOptions *opt, int batch,
                      int precision, MpeError *err);
@@ -69,8 +90,10 @@ int mad_cuda_open_ex(MadContext **ctx, int width, int height, const MadOptions *
  * recorded between them when timing is on (off by default: the events cost
  * host time per call).  upload: host-to-device copies of the picture;
  * prep: pixel sum, lightness and mean-free gray; fft: cuFFT transforms;
- * filter: CSF and log-Gabor spectrum products; stats: block statistics,
- * visibility and local MSE; collapse: eta, reductions and the copy back. */
+ * filter: the log-Gabor spectrum products; stats: block statistics;
+ * collapse: eta, reductions and the copy back.  The detection side (CSF
+ * filter, its statistics, visibility, local MSE) runs on a second stream
+ * beside the appearance side and counts in no stage. */
 enum {
     MAD_CUDA_UPLOAD,
     MAD_CUDA_PREP,

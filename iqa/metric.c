@@ -32,6 +32,21 @@ static const IqaMetric *const metric_list[] = {
 
 #define N_METRICS ((int)(sizeof(metric_list) / sizeof(metric_list[0])))
 
+#ifndef MPE_HAVE_CUDA
+/* without CUDA nothing needs page-locked memory (iqa_cuda.cu has the real ones) */
+int iqa_host_register(void *p, size_t bytes)
+{
+    (void)p;
+    (void)bytes;
+    return 0;
+}
+
+void iqa_host_unregister(void *p)
+{
+    (void)p;
+}
+#endif
+
 int iqa_metric_count(void)
 {
     return N_METRICS;

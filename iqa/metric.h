@@ -177,4 +177,13 @@ const IqaMetric *iqa_metric_pick(const char *family, const char *backend, const 
 /* Picture of one 8-bit plane (w x h, rows stride apart). */
 void iqa_picture_gray(IqaPicture *pic, const uint8_t *plane, ptrdiff_t stride, int w, int h);
 
+/* Page-locks `bytes` of host memory at p (left as they are) so that the CUDA
+ * metrics upload pictures there by DMA straight from it instead of copying
+ * them into their staging memory first.  For buffers a caller scores from
+ * again and again; undo with iqa_host_unregister before freeing.  1: done;
+ * 0: not (no CUDA build or device, the driver refused): everything works
+ * as before, through the staging copy. */
+int iqa_host_register(void *p, size_t bytes);
+void iqa_host_unregister(void *p);
+
 #endif

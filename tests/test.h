@@ -110,6 +110,22 @@ static inline uint8_t *test_read_file(const char *path, size_t *size)
     return buf;
 }
 
+/* The messages a library logs, "LEVEL message" a line, kept in text (what
+ * does not fit is dropped): an MpeLog's callback, with a TestLog as its
+ * opaque pointer. */
+typedef struct TestLog {
+    char text[4096];
+    size_t len;
+} TestLog;
+
+static inline void test_log_capture(void *opaque, int level, const char *msg)
+{
+    TestLog *c = opaque;
+    int n = snprintf(c->text + c->len, sizeof(c->text) - c->len, "%d %s\n", level, msg);
+    if (n > 0 && (size_t)n < sizeof(c->text) - c->len)
+        c->len += (size_t)n;
+}
+
 static inline unsigned test_rand(TestRng *r)
 {
     r->s ^= r->s >> 12;

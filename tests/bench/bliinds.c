@@ -10,7 +10,11 @@
  * synthetic image (noise over gradients, flat patches), said so in the
  * output.
  *
- *   bliinds [--runs N] [--threads N] [--dir SOLAR_DIR]
+ * The picture is page-locked (iqa_host_register), as the encoder's checker
+ * locks the buffers it scores from, so bliinds_cuda uploads it by DMA
+ * straight from there; --pageable leaves it as malloc gave it.
+ *
+ *   bliinds [--runs N] [--threads N] [--pool N] [--dir SOLAR_DIR] [--pageable]
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,9 +26,9 @@
 #include "input/input.h"
 #include "iqa/bliinds.h"
 #include "iqa/bliinds_internal.h"
+#include "iqa/metric.h"
 #ifdef MPE_HAVE_CUDA
 #include "iqa/bliinds_cuda_internal.h"
-#include "iqa/metric.h"
 #endif
 
 #define FULL 2048
@@ -209,7 +213,7 @@ static int agrees(const BliindsScore *got, const BliindsScore *ref)
 int main(int argc, char **argv)
 {
     const char *dir = getenv("SOLAR_DIR");
-    int runs = 0, threads = 0, status = 0, pool_threads = 0;
+    int runs = 0, threads = 0, status = 0, pool_threads = 0, pageable = 0, locked = 0;
     MpePool *pool = NULL;
     uint8_t *img;
 
@@ -222,8 +226,11 @@ int main(int argc, char **argv)
             pool_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
             dir = argv[++i];
+        else if (!strcmp(argv[i], "--pageable"))
+            pageable = 1;
         else {
-            fprintf(stderr, "usage: bliinds [--runs N] [--threads N] [--pool N] [--dir SOLAR_DIR]\n");
+            fprintf(stderr, "usage: bliinds [--runs N] [--threads N] [--pool N] [--dir SOLAR_DIR] "
+                            "[--pageable]\n");
             return 2;
         }
     }
@@ -245,6 +252,11 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "bliinds: out of memory\n");
         return 1;
+    }
+    if (!pageable) {
+        locked = iqa_host_register(img, (size_t)FULL * FULL);
+        printf("picture: %s\n", locked ? "page-locked (the encoder's path)"
+                                        : "pageable (page-locking failed or no CUDA)");
     }
 
     static const int sizes[2] = { 512, FULL };
@@ -278,6 +290,8 @@ int main(int argc, char **argv)
 #endif
         }
     }
+    if (locked)
+        iqa_host_unregister(img);
     free(img);
     mpe_pool_close(pool);
     return status;

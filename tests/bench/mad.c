@@ -18,7 +18,16 @@
  *               16x16 local-MSE box sums,
  *   statistics: block moments, visibility, η terms, collapse.
  *
- *   mad [--runs N] [--threads N] [--impl NAME] [--size N]...
+ * The pictures are page-locked (iqa_host_register), as the encoder's
+ * checker locks the buffers it scores from, so mad_cuda uploads them by
+ * DMA straight from there; --pageable leaves them as malloc gave them
+ * (mad_cuda then copies them into its pinned staging memory first).
+ *
+ * --callbacks picks mad_cuda's cuFFT callbacks (mad_cuda_internal.h):
+ * none (the default: a plain transform), store, or load (load and store).
+ *
+ *   mad [--runs N] [--threads N] [--impl NAME] [--size N]... [--pageable]
+ *       [--callbacks none|store|load]
  *   MPE_SHARED_DIR (default ../shared) locates the solar frames.
  */
 #include <errno.h>
@@ -192,7 +201,7 @@ typedef struct Result {
 } Result;
 
 static int bench_impl(const MadImpl *impl, const uint8_t *ref, const uint8_t *dst, int size,
-                      int threads, MpePool *pool, int batch, int runs, Result *res)
+                      int threads, MpePool *pool, int batch, int callbacks, int runs, Result *res)
 {
     MadContext *ctx = NULL;
     MadOptions opt = { .threads = threads, .pool = pool };
@@ -210,8 +219,8 @@ static int bench_impl(const MadImpl *impl, const uint8_t *ref, const uint8_t *ds
     }
     double t0 = mpe_time_ms();
 #ifdef MPE_HAVE_MAD_CUDA
-    if (impl == &mad_cuda && batch > 0)
-        ret = mad_cuda_open_batch(&ctx, size, size, &opt, batch, &err);
+    if (impl == &mad_cuda && (batch > 0 || callbacks != MAD_CUDA_SUB_FLOAT))
+        ret = mad_cuda_open_ex(&ctx, size, size, &opt, batch, callbacks, &err);
     else
 #endif
         ret = impl->open(&ctx, size, size, &opt, &err);
@@ -248,8 +257,13 @@ static int bench_impl(const MadImpl *impl, const uint8_t *ref, const uint8_t *ds
         res->best_pair = fmin(res->best_pair, tp[i]);
     }
 #ifdef MPE_HAVE_MAD_CUDA
-    if (impl == &mad_cuda)
+    if (impl == &mad_cuda) {
+        const char *why = "";
+        static const char *const cb_name[] = { "none: ", "|EO| in the store",
+                                               "product in the load, |EO| in the store" };
+        printf("          cuFFT callbacks: %s%s\n", cb_name[mad_cuda_callbacks(ctx, &why)], why);
         cuda_stages(ctx, ref, dst, size);
+    }
 #endif
     if (is_cpu) {
         /* the stage split of the run whose score time is the median */
@@ -280,7 +294,8 @@ static double rel(double a, double b)
 
 int main(int argc, char **argv)
 {
-    int runs = 7, threads = 0, nsizes = 0, sizes[8], pool_threads = 0, batch = 0;
+    int runs = 7, threads = 0, nsizes = 0, sizes[8], pool_threads = 0, batch = 0, pageable = 0,
+        callbacks = MAD_CUDA_SUB_FLOAT;
     MpePool *pool = NULL;
     const char *impl_name = "all";
     Source src = { 0 };
@@ -299,10 +314,18 @@ int main(int argc, char **argv)
             impl_name = argv[++i];
         else if (!strcmp(argv[i], "--size") && i + 1 < argc && nsizes < 8)
             sizes[nsizes++] = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--pageable"))
+            pageable = 1;
+        else if (!strcmp(argv[i], "--callbacks") && i + 1 < argc) {
+            i++;
+            callbacks = !strcmp(argv[i], "store")  ? MAD_CUDA_SUB_FLOAT_STORE_CB
+                    : !strcmp(argv[i], "load") ? MAD_CUDA_SUB_FLOAT_LOAD_CB
+                                               : MAD_CUDA_SUB_FLOAT;
+        }
         else {
             fprintf(stderr,
                     "usage: %s [--runs N] [--threads N] [--pool N] [--batch N] [--impl NAME|all] "
-                    "[--size N]...\n",
+                    "[--size N]... [--pageable] [--callbacks none|store|load]\n",
                     argv[0]);
             return 2;
         }
@@ -351,6 +374,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("pictures: %s; %d timed runs after 2 warm-up\n", src.what, runs);
+    int locked = 0;
 
     for (int si = 0; si < nsizes; si++) {
         int size = sizes[si];
@@ -361,9 +385,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "mad bench: out of memory at %d\n", size);
             return 1;
         }
+        if (!pageable) {
+            const size_t n = (size_t)size * size;
+            locked = iqa_host_register(ref, n) + iqa_host_register(dst, n);
+            printf("pictures %dx%d: %s\n", size, size,
+                   locked == 2 ? "page-locked (the encoder's path)"
+                               : "pageable (page-locking failed or no CUDA)");
+        }
         for (int k = 0; k < nimpl; k++) {
             Result r = { 0 };
-            if (bench_impl(impls[k], ref, dst, size, threads, pool, batch, runs, &r) < 0) {
+            if (bench_impl(impls[k], ref, dst, size, threads, pool, batch, callbacks, runs, &r) < 0) {
                 status = 1;
                 continue;
             }
@@ -394,6 +425,10 @@ int main(int argc, char **argv)
                 if (e > 2e-4)
                     status = 1;
             }
+        }
+        if (locked) {
+            iqa_host_unregister(ref);
+            iqa_host_unregister(dst);
         }
         free(ref);
         free(dst);

@@ -57,6 +57,27 @@ else
     auto_signals
 fi
 
+# --backend auto and the run's length: a run known to be short (one frame:
+# a file's length, or --frames 1) ends sooner on the cpu than a GPU opens,
+# so auto opens the cpu backend at once, probing no GPU (CUDA's driver
+# alone took 0.1-0.2 s on the H100 machine); a pipe's length is unknown and
+# auto goes on as before.  The streams are the cpu backend's.
+make_y4m "$TMP/one.y4m" 330x250 1 mandelbrot
+"$MPEGENC" --quiet -y --backend cpu -i "$TMP/one.y4m" -o "$TMP/one-cpu.m2v" 2>/dev/null
+for how in "file" "frames1"; do
+    src=$TMP/one.y4m; extra=""
+    [ $how = frames1 ] && { src=$TMP/odd.y4m; extra="--frames 1"; }
+    err=$("$MPEGENC" -v -y --backend auto $extra -i "$src" -o "$TMP/one-$how.m2v" 2>&1 >/dev/null)
+    if ! printf '%s\n' "$err" | grep -q "no GPU opened" || printf '%s\n' "$err" | grep -q "unavailable"; then
+        fail "auto-1-frame-$how-no-gpu" "$(printf '%s\n' "$err" | grep 'front end' | head -5)"
+    else
+        check "auto-1-frame-$how-no-gpu-same-stream" "streams differ" cmp -s "$TMP/one-cpu.m2v" "$TMP/one-$how.m2v"
+    fi
+done
+err=$(cat "$TMP/one.y4m" | "$MPEGENC" -v -y --backend auto -i - -o "$TMP/one-pipe.m2v" 2>&1 >/dev/null)
+check auto-unknown-length-keeps-gpu "$(printf '%s\n' "$err" | grep 'front end' | head -3)" \
+    sh -c '! printf "%s\n" "$1" | grep -q "no GPU opened"' _ "$err"
+
 for b in $backends; do
     line=$("$MPEGENC" --list-backends | grep "^$b ")
     if ! printf '%s' "$line" | grep -q ' available'; then

@@ -421,6 +421,35 @@ static void test_bad_device(TestCtx *t)
     gpu_frontend_close(ctx);
 }
 
+/* Two random RGB frames, the second a shifted copy of the first (random_pair
+ * from seed), and two Runs to download into, their sentinels unlike: 1, or
+ * 0 (checked as a failure, nothing left allocated). */
+static void pair_free(MpeFrame f[2], Run out[2]);
+
+static int pair_alloc(TestCtx *t, MpeFrame f[2], Run out[2], int w, int h, unsigned long long seed)
+{
+    TestRng rng = { seed };
+    memset(f, 0, 2 * sizeof(*f));
+    memset(out, 0, 2 * sizeof(*out));
+    if (mpe_frame_alloc(&f[0], MPE_FRAME_RGB24, w, h) < 0 ||
+        mpe_frame_alloc(&f[1], MPE_FRAME_RGB24, w, h) < 0 || run_alloc(&out[0], w, h, 0x11) < 0 ||
+        run_alloc(&out[1], w, h, 0x22) < 0) {
+        CHECK(t, 0, "out of memory");
+        pair_free(f, out);
+        return 0;
+    }
+    random_pair(&f[0], &f[1], &rng, 256);
+    return 1;
+}
+
+static void pair_free(MpeFrame f[2], Run out[2])
+{
+    mpe_frame_free(&f[0]);
+    mpe_frame_free(&f[1]);
+    run_free(&out[0]);
+    run_free(&out[1]);
+}
+
 /* gpu_frontend_open_async: the first frames go to the cpu front end while
  * the backend opens, later ones to the backend once gpu_frontend_ready says
  * it is there; planes and vectors as a cpu front end's.  Full search: frame
@@ -433,19 +462,13 @@ static void test_bad_device(TestCtx *t)
 static void test_async_open(TestCtx *t)
 {
     const int w = 208, h = 144, slots = 3, nframes = 6;
-    TestRng rng = { 0xA5A5 };
     GpuFrontend *ctx[2] = { NULL, NULL };
     MpeError err = { "" };
     MpeFrame f[2];
     Run out[2];
 
-    if (mpe_frame_alloc(&f[0], MPE_FRAME_RGB24, w, h) < 0 ||
-        mpe_frame_alloc(&f[1], MPE_FRAME_RGB24, w, h) < 0 || run_alloc(&out[0], w, h, 0x11) < 0 ||
-        run_alloc(&out[1], w, h, 0x22) < 0) {
-        CHECK(t, 0, "out of memory");
+    if (!pair_alloc(t, f, out, w, h, 0xA5A5))
         return;
-    }
-    random_pair(&f[0], &f[1], &rng, 256);
     for (int hier = 0; hier < 2; hier++) {
         GpuConfig cfg = { .width = w, .height = h, .slots = slots, .device = -1, .pyramid = hier };
         const int ready_after = hier ? 1 : 0;
@@ -532,10 +555,67 @@ static void test_async_open(TestCtx *t)
               "device 63: ready() '%s'", err.msg);
         gpu_frontend_close(ctx[1]);
     }
-    mpe_frame_free(&f[0]);
-    mpe_frame_free(&f[1]);
-    run_free(&out[0]);
-    run_free(&out[1]);
+    pair_free(f, out);
+}
+
+/* gpu_frontend_finish: the input ended before the backend opened, so the
+ * open stops after its step in progress (normally right after the probe:
+ * the caller's word comes microseconds after the task starts).  Whether it
+ * stopped or not, the frames' planes and vectors are the cpu front end's,
+ * ready() is no error, the name is the backend's, and close frees all.
+ * Of up to 5 such opens, one at least must have stopped ("not opened"). */
+static void test_finish_early(TestCtx *t)
+{
+    const int w = 208, h = 144;
+    TestLog lines = { "", 0 };
+    MpeLog log = { test_log_capture, &lines, MPE_LOG_INFO };
+    GpuConfig cfg = { .width = w, .height = h, .slots = 3, .device = -1, .log = &log };
+    GpuFrontend *ctx[2] = { NULL, NULL };
+    MpeError err = { "" };
+    MpeFrame f[2];
+    Run out[2];
+
+    if (!pair_alloc(t, f, out, w, h, 0x5EED))
+        return;
+    CHECK(t, gpu_frontend_open(&ctx[0], "cpu", &cfg, NULL, &err) == 0, "cpu open: %s", err.msg);
+    CHECK(t, gpu_frontend_open_async(&ctx[1], backend_under_test, &cfg, &log, &err) == 0,
+          "async open: %s", err.msg);
+    if (ctx[1])
+        gpu_frontend_finish(ctx[1]);
+    for (int n = 0; n < 2 && ctx[0] && ctx[1]; n++)
+        for (int k = 0; k < 2; k++)
+            CHECK(t, gpu_frontend_submit(ctx[k], n, &f[n], &err) == 0 &&
+                     (!n || gpu_frontend_search(ctx[k], n, n - 1, 16, &err) == 0) &&
+                     gpu_frontend_download(ctx[k], n, &out[k].pic[0], n ? out[k].mv : NULL, &err) == 0,
+                  "frame %d on %s: %s", n, k ? "async" : "cpu", err.msg);
+    const size_t nmb = (size_t)out[0].pic[0].mb_width * out[0].pic[0].mb_height;
+    CHECK(t, !memcmp(out[0].mv, out[1].mv, nmb * sizeof(out[0].mv[0])), "vectors differ");
+    const MpePicture *a = &out[0].pic[0], *b = &out[1].pic[0];
+    int same = 1;
+    for (int c = 0; c < 3; c++)
+        for (int y = 0; y < a->plane_h[c]; y++)
+            same &= !memcmp(a->plane[c] + y * a->stride[c], b->plane[c] + y * b->stride[c],
+                            (size_t)a->plane_w[c]);
+    CHECK(t, same, "planes differ");
+    CHECK(t, ctx[1] && gpu_frontend_ready(ctx[1], &err) == 0, "ready: %s", err.msg);
+    CHECK(t, ctx[1] && !strcmp(gpu_frontend_name(ctx[1]), backend_under_test), "name '%s'",
+          ctx[1] ? gpu_frontend_name(ctx[1]) : "");
+    gpu_frontend_close(ctx[0]);
+    gpu_frontend_close(ctx[1]);
+    pair_free(f, out);
+    for (int i = 0; i < 4 && !strstr(lines.text, "not opened"); i++) {
+        lines.len = 0;
+        lines.text[0] = '\0';
+        CHECK(t, gpu_frontend_open_async(&ctx[1], backend_under_test, &cfg, &log, &err) == 0,
+              "async open: %s", err.msg);
+        if (!ctx[1])
+            break;
+        gpu_frontend_finish(ctx[1]);
+        CHECK(t, gpu_frontend_ready(ctx[1], &err) == 0, "ready: %s", err.msg);
+        gpu_frontend_close(ctx[1]);
+    }
+    CHECK(t, strstr(lines.text, "not opened"), "5 opens went on after gpu_frontend_finish: %s",
+          lines.text);
 }
 
 static char g_cache_dir[64];
@@ -590,6 +670,31 @@ static void test_program_cache(TestCtx *t)
     mpe_frame_free(&f1);
 }
 
+/* --backend auto and the run's length (gpu_auto_wants_gpu): a run too short
+ * to gain from a GPU opens the cpu backend at once, probing no GPU (which
+ * loads its driver: 0.1-0.2 s for CUDA on the H100 machine); an unknown
+ * length (0) or a long run keeps the GPU. */
+static void test_auto_length(TestCtx *t)
+{
+    TestLog lines = { "", 0 };
+    MpeLog log = { test_log_capture, &lines, MPE_LOG_INFO };
+    GpuConfig cfg = { .width = 208, .height = 144, .slots = 3, .device = -1, .length = 1, .log = &log };
+    GpuFrontend *fe = NULL;
+    MpeError err = { "" };
+
+    CHECK(t, gpu_auto_wants_gpu(2048, 2048, 0), "unknown length: no GPU");
+    CHECK(t, !gpu_auto_wants_gpu(2048, 2048, 1), "1 frame at 2048^2: a GPU");
+    CHECK(t, !gpu_auto_wants_gpu(2048, 2048, 63), "63 frames at 2048^2: a GPU");
+    CHECK(t, gpu_auto_wants_gpu(2048, 2048, 64), "64 frames at 2048^2: no GPU");
+    CHECK(t, gpu_auto_wants_gpu(4095, 4095, 1000000), "a long 4095^2 run: no GPU");
+    CHECK(t, !gpu_auto_wants_gpu(352, 288, 1000), "1000 CIF frames: a GPU");
+    CHECK(t, gpu_frontend_open_async(&fe, "auto", &cfg, &log, &err) == 0, "open: %s", err.msg);
+    CHECK(t, fe && !strcmp(gpu_frontend_name(fe), "cpu"), "1 frame on '%s'", fe ? gpu_frontend_name(fe) : "");
+    CHECK(t, strstr(lines.text, "no GPU opened") && !strstr(lines.text, "unavailable"),
+          "the log of a 1-frame auto open: %s", lines.text);
+    gpu_frontend_close(fe);
+}
+
 int main(void)
 {
     TestCtx t;
@@ -619,6 +724,7 @@ int main(void)
             { "solar-vs-cpu", test_solar_frames },
             { "bad-device-index", test_bad_device },
             { "async-open-vs-cpu", test_async_open },
+            { "finish-before-open", test_finish_early },
             { "program-cache", test_program_cache },
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -632,6 +738,7 @@ int main(void)
             }
         }
     }
+    test_run(&t, "auto-short-run-on-cpu", test_auto_length);
     if (!tested) {
         t.case_name = "all";
         test_skip(&t, "no GPU backend compiled in (OpenCL headers/loader missing at build time)");

@@ -11,18 +11,6 @@
 #include "iqa/metric.h"
 #include "tests/test.h"
 
-typedef struct LogCapture {
-    char text[4096];
-    size_t len;
-} LogCapture;
-
-static void capture(void *opaque, int level, const char *msg)
-{
-    LogCapture *c = opaque;
-    int n = snprintf(c->text + c->len, sizeof(c->text) - c->len, "%d %s\n", level, msg);
-    if (n > 0 && (size_t)n < sizeof(c->text) - c->len)
-        c->len += (size_t)n;
-}
 
 static void t_rows_complete(TestCtx *t)
 {
@@ -141,8 +129,8 @@ static void t_open_checks(TestCtx *t)
  * logged, naming the twin, and the C row is opened. */
 static void t_auto_fallback(TestCtx *t)
 {
-    LogCapture cap = { "", 0 };
-    MpeLog log = { capture, &cap, MPE_LOG_DEBUG };
+    TestLog cap = { "", 0 };
+    MpeLog log = { test_log_capture, &cap, MPE_LOG_DEBUG };
     IqaConfig cfg = { .width = 64, .height = 48, .threads = 1, .device = 99 };
     IqaInstance in;
     MpeError err = { "" };

@@ -148,6 +148,24 @@ static MpeRcConfig base_config(int mode)
                           .n_rows = ROWS, .gop = 12, .fps = 25, .max_trials = 4 };
 }
 
+/* quantiser steps 1..31, then 32 (no inter residual) and 33 (a copy of
+ * the reference), as a metric target's ladder has them */
+static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                      12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                                      23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
+
+/* A MAD or BLIINDS-II target on ladder33, 8 trials a picture */
+static MpeRcConfig metric_config(int metric, double target)
+{
+    MpeRcConfig c = base_config(MPE_RC_QUALITY);
+    c.ladder = ladder33;
+    c.n_ladder = 33;
+    c.max_trials = 8;
+    c.target_metric = metric;
+    c.target = target;
+    return c;
+}
+
 static double psnr(uint64_t sse)
 {
     return 10 * log10(255.0 * 255.0 * SAMPLES / (double)sse);
@@ -321,9 +339,6 @@ static void t_quality_cap(TestCtx *t)
 
 static void t_mad_target(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     TestRng rng = { 5 };
     int pictures = 0, within = 0, worse25 = 0, trials_over = 0;
     for (int k = 0; k < 30; k++) {
@@ -372,22 +387,14 @@ static void t_mad_target(TestCtx *t)
  * here; this takes 1.42), and every picture still meets the target. */
 static void t_mad_target_few_trials(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     TestRng rng = { 23 };
-    MpeRcConfig c = base_config(MPE_RC_QUALITY);
+    MpeRcConfig c = metric_config(MPE_IQA_MAD, 9);
     MpeRc *rc;
     MpeError err;
     Picture p;
     int trials = 0, missed = 0;
     const int n_pic = 48;
     double drift = 1;
-    c.ladder = ladder33;
-    c.n_ladder = 33;
-    c.max_trials = 8;
-    c.target_metric = MPE_IQA_MAD;
-    c.target = 9;
     CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
     for (int n = 0; n < n_pic; n++) {
         const int intra = n % 12 == 0;
@@ -403,14 +410,54 @@ static void t_mad_target_few_trials(TestCtx *t)
     mpe_rc_free(rc);
 }
 
+/* A B picture between two equal anchors codes the same at every
+ * quantiser (all its macroblocks skipped: no bits, the same score): the
+ * search stops at the second ok coding, which took no fewer bits than the
+ * first, instead of climbing to the coarsest step (8 trials before); and
+ * the next B picture, an ordinary one, starts from the model of the B
+ * pictures before, not from that coarse quantiser (it took 6 trials from
+ * q 52 on the H100 run that showed this). */
+static void t_mad_target_saturated_b(TestCtx *t)
+{
+    TestRng rng = { 77 };
+    MpeRcConfig c = metric_config(MPE_IQA_MAD, 9);
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    int sat_trials = 0, sat_n = 0, after_trials = 0, after_n = 0, missed = 0;
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    for (int n = 0; n < 36; n++) {
+        const char type = n % 12 == 0 ? 'I' : n % 4 == 0 ? 'P' : 'B';
+        const int saturated = type == 'B' && n % 4 == 3;
+        MadModel m = { .scale = type == 'I' ? 2.2 : type == 'P' ? 5.0 : 6.0,
+                       .power = type == 'I' ? 1.0 : 0.35 };
+        make_picture(&p, &rng);
+        if (saturated) {   /* skipped whole: no bits, one score */
+            memset(p.a, 0, sizeof(p.a));
+            m = (MadModel){ .scale = 8.4, .power = 0 };
+        }
+        Outcome o = run_picture(rc, &p, type, &m);
+        missed += o.metric > c.target;
+        if (saturated) {
+            sat_trials += o.trials;
+            sat_n++;
+        } else if (type == 'B' && n % 4 == 1 && n > 4) {
+            after_trials += o.trials;
+            after_n++;
+        }
+    }
+    CHECK(t, missed == 0, "%d pictures above the target", missed);
+    CHECK(t, sat_trials <= 2 * sat_n, "%.2f codings a saturated B picture", (double)sat_trials / sat_n);
+    CHECK(t, after_trials <= 3 * after_n, "%.2f codings the B picture after one",
+          (double)after_trials / after_n);
+    mpe_rc_free(rc);
+}
+
 /* A no-reference metric scores a copy of the reference like the picture
  * it repeats (here: better than anything coded), yet a copy shows the
  * wrong picture: a BLIINDS-II target must never choose that step. */
 static void t_bliinds_never_copies(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     TestRng rng = { 17 };
     MpeRcConfig c = base_config(MPE_RC_QUALITY);
     MpeRc *rc;
@@ -444,9 +491,6 @@ static void t_bliinds_never_copies(TestCtx *t)
  * quantiser the guard allows (rows the guard lets go coarser save more). */
 static void t_mad_guard_fade(TestCtx *t)
 {
-    static const uint8_t ladder33[33] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                          12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                          23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33 };
     for (int guard = 1; guard >= 0; guard--) {
         TestRng rng = { 41 };
         MpeRcConfig c = base_config(MPE_RC_QUALITY);
@@ -632,6 +676,7 @@ int main(void)
     test_run(&t, "quality_target_under_cap", t_quality_cap);
     test_run(&t, "mad_target_within_tolerance", t_mad_target);
     test_run(&t, "mad_target_few_trials", t_mad_target_few_trials);
+    test_run(&t, "mad_target_saturated_b", t_mad_target_saturated_b);
     test_run(&t, "bliinds_target_never_copies", t_bliinds_never_copies);
     test_run(&t, "mad_guard_keeps_mean_level_in_a_fade", t_mad_guard_fade);
     test_run(&t, "bitrate_no_swing_from_gop_to_gop", t_bitrate_no_swing);
