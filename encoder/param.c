@@ -91,8 +91,9 @@ static const OptDesc options[] = {
       OPT_INT, OFF(trellis), 0, 1, 0, NULL },
     { { "intra-vlc", "N|auto", "MPEG-2 intra_vlc_format: 0 codes intra blocks with Table B.14 (as "
                           "MPEG-1), 1 with Table B.15; auto: each picture the table that would "
-                          "have coded the last one of its kind (I, or P/B) in fewer bits (the "
-                          "first: B.14)" },
+                          "have coded the last one of its kind (I, or P/B) in fewer bits (a "
+                          "chunk's first I picture: the table a sample of its levels codes in "
+                          "fewer bits; the first P/B: B.14)" },
       OPT_AUTO_INT, OFF(intra_vlc), 0, 1, -1, NULL },
     { { "scan", "KIND", "MPEG-2 coefficient order: zigzag or alternate (Figure 7-3)" },
       OPT_KEYWORD, OFF(alt_scan), 0, 0, 0, scan_names },
