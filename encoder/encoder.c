@@ -606,6 +606,7 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
         .gop = p->gop,
         .bframes = p->bframes,
         .pb_ratio = p->pb_ratio,
+        .ip_ratio = p->ip_ratio,
         .fps = fps,
         .bitrate = p->bitrate,
         .maxrate = p->maxrate,
@@ -1681,10 +1682,11 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     }
     if (intra)
         e->gop_start = e->frame_index;
-    if (intra && e->sw.intra_vlc < 0 && !e->intra_vlc_counted) {
+    if (intra && e->sw.intra_vlc < 0 && !e->intra_vlc_counted && e->rc_cfg.mode == MPE_RC_CQ) {
         /* no I picture counted yet: the table a sample of this one's
          * levels takes fewer bits with (make rd: mandelbrot's first I
-         * picture 14 % fewer bits with B.15, the still solar's with B.14) */
+         * picture 14 % fewer bits with B.15, the still solar's with B.14);
+         * a rate or quality target's quantiser is not known yet: B.14 */
         const int q = e->i_row_q ? e->i_row_q[0] : e->p.qscale;
         const MpePictureCtx guess = { .orig = orig, .dsp = &e->dsp, .quant = &e->quant[q],
                                       .scan = e->sw.alt_scan ? mpe_alternate_scan : mpe_zigzag };

@@ -49,22 +49,21 @@ static const OptDesc options[] = {
       OPT_INT, OFF(scenecut), 0, 100, 0, NULL },
     { { "bframes", "N", "B pictures between I and P pictures, 0..4, at most N in a row with "
                          "--b-adapt 1 (each GOP ends on a P: GOPs stay closed); auto: 3 (1 with "
-                         "--b-adapt 0, and under --bitrate without a quality target)" },
+                         "--b-adapt 0)" },
       OPT_AUTO_INT, OFF(bframes), 0, MPE_MAX_BFRAMES, -1, NULL },
     { { "b-adapt", "N", "1: each run of B pictures as long as the front end's motion-search and "
-                        "intra costs say it pays, 0..--bframes; 0: always --bframes; auto: 1 (0 "
-                        "under --bitrate without a quality target: its plan lays out the fixed "
-                        "pattern)" },
+                        "intra costs say it pays, 0..--bframes; 0: always --bframes; auto: 1" },
       OPT_AUTO_INT, OFF(b_adapt), 0, 1, -1, NULL },
     { { "pb-ratio", "X", "a B picture's quantiser is X times a P picture's (--q: rounded, and "
                           "with --b-adapt 1 scaled toward 1 where its references predict less "
                           "than half of it, as with grain; --bitrate: the plan's ratio); above 0, "
                           "below 4" },
       OPT_DOUBLE, OFF(pb_ratio), 0, 4, 0, NULL },
-    { { "ip-ratio", "X", "constant quantiser: an I picture's quantiser is --q divided by X, "
-                          "rounded; above 0, below 4; auto: with --b-adapt 1, 1 to 2 as far as "
-                          "the pictures up to the next anchor keep the I picture's content (2: "
-                          "a still, 1: less than 93 % kept per frame), else 1" },
+    { { "ip-ratio", "X", "an I picture's quantiser is a P picture's divided by X (--q: rounded; "
+                          "--bitrate: the plan's ratio); above 0, below 4; auto: under --q with "
+                          "--b-adapt 1, 1 to 2 as far as the pictures up to the next anchor keep "
+                          "the I picture's content (2: a still, 1: less than 93 % kept per "
+                          "frame), else 1" },
       OPT_AUTO_DOUBLE, OFF(ip_ratio), 0, 4, 0, NULL },
     { { "chunk-gops", "N", "GOPs per chunk: the encode restarts its rate control at every chunk, "
                            "so chunks can be coded apart (mpegenc-mpi) into the same stream; "
@@ -92,8 +91,8 @@ static const OptDesc options[] = {
     { { "intra-vlc", "N|auto", "MPEG-2 intra_vlc_format: 0 codes intra blocks with Table B.14 (as "
                           "MPEG-1), 1 with Table B.15; auto: each picture the table that would "
                           "have coded the last one of its kind (I, or P/B) in fewer bits (a "
-                          "chunk's first I picture: the table a sample of its levels codes in "
-                          "fewer bits; the first P/B: B.14)" },
+                          "chunk's first I picture under --q: the table a sample of its levels "
+                          "codes in fewer bits; else the first: B.14)" },
       OPT_AUTO_INT, OFF(intra_vlc), 0, 1, -1, NULL },
     { { "scan", "KIND", "MPEG-2 coefficient order: zigzag or alternate (Figure 7-3)" },
       OPT_KEYWORD, OFF(alt_scan), 0, 0, 0, scan_names },
@@ -726,18 +725,14 @@ int mpe_param_bframes(const MpeParam *p)
         return p->bframes;
     /* measured (make rd, and --bitrate at --q's rates): B pictures win in
      * every rate-control mode; runs of up to 3 placed by --b-adapt 1, one
-     * in the fixed pattern (which --bitrate's plan models) */
+     * in the fixed pattern */
     return mpe_param_b_adapt(p) ? MPE_BADAPT_MAX_AUTO : 1;
 }
 
 int mpe_param_b_adapt(const MpeParam *p)
 {
-    double target;
-    if (p->b_adapt >= 0)
-        return p->b_adapt;
-    /* --bitrate's plan shares the GOP's bits out by the fixed pattern's
-     * picture types */
-    return p->bitrate > 0 && !mpe_param_target(p, &target) ? 0 : 1;
+    /* --bitrate's plan counts the B pictures the runs bring (ratecontrol.c) */
+    return p->b_adapt >= 0 ? p->b_adapt : 1;
 }
 
 int mpe_param_chunk_gops(const MpeParam *p)

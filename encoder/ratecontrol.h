@@ -52,6 +52,7 @@ typedef struct MpeRcConfig {
     int gop;                /* pictures per GOP (the first is I) */
     int bframes;            /* B pictures between anchors (encoder.c's gop_type places them) */
     double pb_ratio;        /* BITRATE: a B picture's quantiser over a P picture's */
+    double ip_ratio;        /* BITRATE: a P picture's quantiser over an I picture's */
     double fps;             /* stream frame rate */
     double bitrate;         /* bit/s (BITRATE; QUALITY: a cap, 0 = none) */
     double maxrate;         /* bit/s peak of a variable-rate stream; 0 = constant rate */

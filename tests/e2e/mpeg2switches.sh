@@ -2,8 +2,9 @@
 # End-to-end: MPEG-2's own coding switches (--intra-vlc, --scan,
 # --dc-precision, --qscale-type, --cqm), one at a time and together:
 #  - the defaults: --cqm ramp (loaded in the sequence header; the standard's
-#    matrices under --target-mad), the first I picture's table from a sample
-#    of its levels (B.15 on testsrc2, B.14 on a smooth gradient), zigzag,
+#    matrices under --target-mad), under --q the first I picture's table
+#    from a sample of its levels (B.15 on testsrc2, B.14 on a smooth
+#    gradient; B.14 under a target), zigzag,
 #    8-bit DC, linear under --q and non-linear under a target;
 #  - the stream signals what was asked (picture coding extension's
 #    intra_dc_precision, q_scale_type, intra_vlc_format, alternate_scan; the
@@ -112,12 +113,12 @@ OPENCL=0
 "$MPEGENC" --quiet -i "$TMP/clip.y4m" -o "$TMP/ocl-probe.m2v" --backend opencl 2>/dev/null && OPENCL=1
 [ "$OPENCL" = 1 ] || skip opencl "no OpenCL device"
 
-# --intra-vlc auto's first I picture: the table a sample of its plain
-# levels codes in fewer bits: B.15 for testsrc2's detail, B.14 (its shorter
-# end_of_block) for a smooth gradient
+# --intra-vlc auto's first I picture under --q: the table a sample of its
+# plain levels codes in fewer bits: B.15 for testsrc2's detail, B.14 (its
+# shorter end_of_block) for a smooth gradient; under a target, B.14
 stream default "dc=8 qst=0 ivlc=1 alt=0 intra=$ramp_intra inter=-"
-stream default-target "dc=8 qst=1 ivlc=1 alt=0 intra=$ramp_intra inter=-" --target-psnr 40
-stream default-target-mad "dc=8 qst=1 ivlc=1 alt=0 intra=- inter=-" --target-mad 30
+stream default-target "dc=8 qst=1 ivlc=0 alt=0 intra=$ramp_intra inter=-" --target-psnr 40
+stream default-target-mad "dc=8 qst=1 ivlc=0 alt=0 intra=- inter=-" --target-mad 30
 ffmpeg -v error -y -f lavfi -i "nullsrc=s=176x144:r=25,geq=lum='(X+Y)/2':cb=128:cr=128,format=yuv420p" \
     -frames:v 8 -f yuv4mpegpipe "$TMP/gradient.y4m"
 CLIP="$TMP/gradient.y4m" stream default-smooth "dc=8 qst=0 ivlc=0 alt=0 intra=$ramp_intra inter=-"
