@@ -144,6 +144,36 @@ int64_t mpe_trellis_lambda(int qscale, int c_milli)
     return ((int64_t)c_milli * qscale * qscale * MPE_TRELLIS_ONE + 500) / 1000;
 }
 
+/* dct_dc_size's code and dct_dc_differential (§7.2.1) */
+static int dc_bits(int diff, int chroma)
+{
+    int a = diff < 0 ? -diff : diff, size = 0;
+    while (a >> size)
+        size++;
+    return (chroma ? bs_vlc_dc_size_chroma : bs_vlc_dc_size_luma)[size].len + size;
+}
+
+int mpe_trellis_intra_dc(int f00, int nearest, int pred, int chroma, int dc_precision,
+                         int64_t lambda)
+{
+    static const int order[3] = { 0, -1, 1 };   /* nearest first: ties keep it */
+    const int mult = 8 >> dc_precision, top = (256 << dc_precision) - 1;
+    int best = nearest;
+    int64_t best_j = INT64_MAX;
+    for (int k = 0; k < 3; k++) {
+        const int l = nearest + order[k];
+        if (l < 0 || l > top)
+            continue;
+        const int64_t d = f00 - (int64_t)l * mult;
+        const int64_t j = d * d * MPE_TRELLIS_ONE + lambda * dc_bits(l - pred, chroma);
+        if (j < best_j) {
+            best_j = j;
+            best = l;
+        }
+    }
+    return best;
+}
+
 /* The codes of one candidate magnitude a at every run after a coded
  * coefficient (never the '1s' short code).  Table zero, the encoder's,
  * is read in place without branches: col[run * (BS_DCT_MAX_LEVEL + 1)] for

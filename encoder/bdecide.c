@@ -1,6 +1,7 @@
 /* bdecide.c — adaptive B-picture placement: see bdecide.h. */
 #include "bdecide.h"
 
+#include <math.h>
 #include <string.h>
 
 void mpe_bdecide_intra_costs(uint32_t *intra, const MpePicture *pic, MpeSad16Fn sad16)
@@ -32,4 +33,42 @@ int mpe_bdecide_stop(const uint64_t *c, int m, int tolerance)
 {
     /* c[m] / m > (1 + tolerance / 100) c[m-1] / (m-1) */
     return c[m] * (uint64_t)(m - 1) * 100 > c[m - 1] * (uint64_t)m * (uint64_t)(100 + tolerance);
+}
+
+double mpe_bdecide_b_ratio(const GpuMotion *fwd, const GpuMotion *bwd, const uint32_t *intra,
+                           int n_mb, double pb)
+{
+    uint64_t sum_intra = 0, cost = 0;
+    for (int i = 0; i < n_mb; i++) {
+        uint32_t c = intra[i];
+        c = fwd[i].sad < c ? fwd[i].sad : c;
+        c = bwd[i].sad < c ? bwd[i].sad : c;
+        sum_intra += intra[i];
+        cost += c;
+    }
+    if (!sum_intra)   /* flat picture: nothing to lose either way */
+        return pb;
+    /* saved * 100 >= sum_intra * FULL: the whole ratio, in integers */
+    const uint64_t saved = sum_intra - cost;
+    if (saved * 100 >= sum_intra * MPE_BDECIDE_PB_FULL)
+        return pb;
+    return 1 + (pb - 1) * (double)(saved * 100) / (double)(sum_intra * MPE_BDECIDE_PB_FULL);
+}
+
+double mpe_bdecide_retention(const GpuMotion *mv, const uint32_t *intra, int n_mb, int d)
+{
+    uint64_t sum_intra = 0;
+    for (int i = 0; i < n_mb; i++)
+        sum_intra += intra[i];
+    if (!sum_intra || d < 1)   /* flat picture: nothing to lose, nothing to carry */
+        return 1;
+    const double kept = 1 - (double)mpe_bdecide_cost(mv, intra, n_mb) / (double)sum_intra;
+    return d == 1 ? kept : pow(kept, 1.0 / d);
+}
+
+double mpe_bdecide_ip_ratio(double r, double ip)
+{
+    const double low = MPE_BDECIDE_IP_LOW / 1000.0;
+    const double w = r <= low ? 0 : r >= 1 ? 1 : (r - low) / (1 - low);
+    return 1 + (ip - 1) * w;
 }

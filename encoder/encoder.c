@@ -141,6 +141,7 @@ struct MpeEncoder {
     uint8_t intra_zz[64], inter_zz[64];           /* the same in zigzag order, for the header */
     int intra_vlc;                /* this picture's intra_vlc_format */
     int intra_vlc_next[2];        /* --intra-vlc auto: the next I [0] and P/B [1] picture's */
+    int intra_vlc_counted;        /* ... and [0] counted on an I picture of this chunk */
     uint8_t ladder[31 + 2];       /* quantisers the rate control may give a row: up to 31, two extra steps */
     int n_ladder;
     int drop_q;                   /* the ladder's last steps: coarsest quantiser without inter
@@ -167,6 +168,7 @@ struct MpeEncoder {
     MpeRc *rc;
     uint8_t *b_row_q;             /* constant quantiser with B pictures: theirs, per slice */
     uint8_t *i_row_q;             /* constant quantiser, --ip-ratio: the I pictures' */
+    int ip_auto;                  /* --ip-ratio auto: I pictures wait for the next anchor */
     MpeRcConfig rc_cfg;           /* to open the rate control again at each chunk */
     int chunk_len;                /* pictures per chunk (--chunk-gops GOPs), 0: one chunk */
     int rc_chunk;                 /* the chunk rc was opened for, -1: open it afresh */
@@ -647,9 +649,12 @@ static int open_rate_control(MpeEncoder *e, MpeError *err)
          * them, so they take a coarser quantiser (x262's pbratio); an I
          * picture is what its whole GOP predicts from (x264's ipratio) */
         const long qb = ladder_nearest(e, p->qscale * p->pb_ratio);
-        const long qi = ladder_nearest(e, p->qscale / p->ip_ratio);
+        const long qi = ladder_nearest(e, p->qscale / (p->ip_ratio > 0 ? p->ip_ratio : 1));
+        /* --ip-ratio auto measures what the pictures after an I picture
+         * keep of it, which --b-adapt 1's searches against it tell */
+        e->ip_auto = !(p->ip_ratio > 0) && e->b_adapt;
         if ((p->bframes && !(e->b_row_q = malloc((size_t)e->n_slices))) ||
-            (qi != p->qscale && !(e->i_row_q = malloc((size_t)e->n_slices))))
+            ((qi != p->qscale || e->ip_auto) && !(e->i_row_q = malloc((size_t)e->n_slices))))
             return mpe_error(err, -ENOMEM, "out of memory");
         if (e->b_row_q)
             memset(e->b_row_q, (int)qb, (size_t)e->n_slices);
@@ -720,7 +725,7 @@ int mpe_encoder_check_params(const MpeParam *p, MpeError *err)
         return mpe_error(err, -EINVAL, "frame size %dx%d outside 16x16..4095x4095", p->width,
                          p->height);
     if (p->qscale < 1 || p->qscale > 31 || p->gop < 1 || p->search_range < -1 ||
-        p->bframes < -1 || p->bframes > MPE_MAX_BFRAMES || !(p->pb_ratio > 0) || !(p->ip_ratio > 0) ||
+        p->bframes < -1 || p->bframes > MPE_MAX_BFRAMES || !(p->pb_ratio > 0) || p->ip_ratio < 0 ||
         p->search_range > GPU_MAX_SEARCH_RANGE || p->threads < 0 || p->max_trials < 0 ||
         p->chunk_gops < -1 || p->chunk_gops > 1000000)
         return mpe_error(err, -EINVAL, "invalid encoder parameters");
@@ -1633,6 +1638,7 @@ static int start_chunk_state(MpeEncoder *e, MpeError *err)
     if ((ret = mpe_rc_new(&rc, &e->rc_cfg, (uint64_t)e->p.width * e->p.height, err)) < 0)
         return ret;
     e->intra_vlc_next[0] = e->intra_vlc_next[1] = 0;
+    e->intra_vlc_counted = 0;
     mpe_rc_free(e->rc);
     e->rc = rc;
     e->rc_chunk = chunk;
@@ -1660,8 +1666,32 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         e->f_code = f_code_for_vectors(e->mv[slot], orig->mb_width * orig->mb_height);
     if (is_b)
         e->f_code_bwd = f_code_for_vectors(e->mv_bwd[slot], orig->mb_width * orig->mb_height);
+    if (intra && e->ip_auto) {
+        /* --ip-ratio auto: as far as the pictures up to the next anchor,
+         * searched against this one (--b-adapt 1) and held for it, keep
+         * its content (bdecide.h); none searched: --q */
+        const int next = e->cq_len ? e->code_queue[e->cq_head] : -1;
+        const int ns = next > e->frame_index ? slot_of(e, next) : 0;
+        const double ratio = next > e->frame_index && e->slot_type[ns] == 'P' &&
+                                     e->fwd_ref[ns] == e->frame_index
+                                 ? mpe_bdecide_ip_ratio(mpe_bdecide_retention(
+                                       e->mv[ns], e->intra_cost[ns], orig->mb_width * orig->mb_height,
+                                       next - e->frame_index), MPE_IP_RATIO_AUTO)
+                                 : 1;
+        memset(e->i_row_q, (int)ladder_nearest(e, e->p.qscale / ratio), (size_t)e->n_slices);
+    }
     if (intra)
         e->gop_start = e->frame_index;
+    if (intra && e->sw.intra_vlc < 0 && !e->intra_vlc_counted && e->rc_cfg.mode == MPE_RC_CQ) {
+        /* no I picture counted yet: the table a sample of this one's
+         * levels takes fewer bits with (make rd: mandelbrot's first I
+         * picture 14 % fewer bits with B.15, the still solar's with B.14);
+         * a rate or quality target's quantiser is not known yet: B.14 */
+        const int q = e->i_row_q ? e->i_row_q[0] : e->p.qscale;
+        const MpePictureCtx guess = { .orig = orig, .dsp = &e->dsp, .quant = &e->quant[q],
+                                      .scan = e->sw.alt_scan ? mpe_alternate_scan : mpe_zigzag };
+        e->intra_vlc_next[0] = mpe_slice_guess_intra_table(&guess);
+    }
     e->intra_vlc = e->sw.intra_vlc >= 0 ? e->sw.intra_vlc : e->intra_vlc_next[!intra];
     bs_writer_reset(&e->hdr);
     const uint64_t start_code_bits = write_headers(e, &e->hdr, type, 0xFFFF);
@@ -1699,6 +1729,12 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     };
     if (e->aq_plan && (ret = mpe_aq_plan(e->aq_plan, orig, e->aq, err)) < 0)
         return ret;
+    /* --b-adapt 1 has the B picture's intra costs: --pb-ratio in full only
+     * where the references predict it (bdecide.h) */
+    if (is_b && e->b_row_q && e->intra_cost[slot])
+        memset(e->b_row_q, (int)ladder_nearest(e, e->p.qscale * mpe_bdecide_b_ratio(
+                   e->mv[slot], e->mv_bwd[slot], e->intra_cost[slot],
+                   orig->mb_width * orig->mb_height, e->p.pb_ratio)), (size_t)e->n_slices);
     for (;;) {
         MpeRcStep step;
         MpeRcResult res = { .row_bits = e->row_bits, .row_sse = e->row_sse,
@@ -1746,6 +1782,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
      * would have coded this one's intra blocks in fewer bits */
     if (table_bits[0] != table_bits[1])
         e->intra_vlc_next[!intra] = table_bits[1] < table_bits[0];
+    e->intra_vlc_counted |= intra;
     const uint64_t pic_bits = bs_bit_count(&e->out) - start_bits;
     uint64_t stuffing;
     const int rc_said = mpe_rc_end_frame(e->rc, pic_bits, &trials, &stuffing);
@@ -1874,6 +1911,11 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
      * earlier call: fetched here before the front end takes the next frame
      * (a backend takes calls from one thread at a time) */
     have = e->cq_len > 0;
+    /* --ip-ratio auto: an I picture waits (one call, as a B picture's
+     * anchor does) until the anchor after it is in and searched against it */
+    if (have && frame && e->ip_auto && e->cq_len == 1 &&
+        e->slot_type[slot_of(e, e->code_queue[e->cq_head])] == 'I')
+        have = 0;
     memset(&fs, 0, sizeof(fs));
     if (have) {
         e->frame_index = e->code_queue[e->cq_head];

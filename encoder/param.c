@@ -11,11 +11,13 @@
 #include "dsp/quant.h"
 #include "iqa/metric.h"
 
-/* OPT_AUTO_INT: an integer in min..max or "auto", stored as auto_value. */
+/* OPT_AUTO_INT: an integer in min..max or "auto", stored as auto_value;
+ * OPT_AUTO_DOUBLE: a number between min and max or "auto", stored as 0
+ * (outside its range). */
 typedef enum {
     OPT_INT, OPT_FORMAT, OPT_RATE, OPT_STRING, OPT_AUTO_INT, OPT_DSP, OPT_IQA,
     OPT_BITRATE, OPT_DOUBLE, OPT_IQA_BACKEND, OPT_CPU_MASK, OPT_ME,
-    OPT_KEYWORD, OPT_CQM,
+    OPT_KEYWORD, OPT_CQM, OPT_AUTO_DOUBLE,
 } OptType;
 
 typedef struct OptDesc {
@@ -52,12 +54,17 @@ static const OptDesc options[] = {
     { { "b-adapt", "N", "1: each run of B pictures as long as the front end's motion-search and "
                         "intra costs say it pays, 0..--bframes; 0: always --bframes; auto: 1" },
       OPT_AUTO_INT, OFF(b_adapt), 0, 1, -1, NULL },
-    { { "pb-ratio", "X", "a B picture's quantiser is X times a P picture's (--q: rounded; "
-                          "--bitrate: the plan's ratio); above 0, below 4" },
+    { { "pb-ratio", "X", "a B picture's quantiser is X times a P picture's (--q: rounded, and "
+                          "with --b-adapt 1 scaled toward 1 where its references predict less "
+                          "than half of it, as with grain; --bitrate: the plan's ratio); above 0, "
+                          "below 4" },
       OPT_DOUBLE, OFF(pb_ratio), 0, 4, 0, NULL },
     { { "ip-ratio", "X", "an I picture's quantiser is a P picture's divided by X (--q: rounded; "
-                          "--bitrate: the plan's ratio); above 0, below 4" },
-      OPT_DOUBLE, OFF(ip_ratio), 0, 4, 0, NULL },
+                          "--bitrate: the plan's ratio); above 0, below 4; auto: under --q with "
+                          "--b-adapt 1, 1 to 2 as far as the pictures up to the next anchor keep "
+                          "the I picture's content (2: a still, 1: less than 93 % kept per "
+                          "frame), else 1" },
+      OPT_AUTO_DOUBLE, OFF(ip_ratio), 0, 4, 0, NULL },
     { { "chunk-gops", "N", "GOPs per chunk: the encode restarts its rate control at every chunk, "
                            "so chunks can be coded apart (mpegenc-mpi) into the same stream; "
                            "0: one chunk; auto: 2, or one chunk with --bitrate (mpegenc-mpi: 2)" },
@@ -83,8 +90,9 @@ static const OptDesc options[] = {
       OPT_INT, OFF(trellis), 0, 1, 0, NULL },
     { { "intra-vlc", "N|auto", "MPEG-2 intra_vlc_format: 0 codes intra blocks with Table B.14 (as "
                           "MPEG-1), 1 with Table B.15; auto: each picture the table that would "
-                          "have coded the last one of its kind (I, or P/B) in fewer bits (the "
-                          "first: B.14)" },
+                          "have coded the last one of its kind (I, or P/B) in fewer bits (a "
+                          "chunk's first I picture under --q: the table a sample of its levels "
+                          "codes in fewer bits; else the first: B.14)" },
       OPT_AUTO_INT, OFF(intra_vlc), 0, 1, -1, NULL },
     { { "scan", "KIND", "MPEG-2 coefficient order: zigzag or alternate (Figure 7-3)" },
       OPT_KEYWORD, OFF(alt_scan), 0, 0, 0, scan_names },
@@ -174,7 +182,7 @@ void mpe_param_default(MpeParam *p)
     p->bframes = -1;   /* auto: mpe_param_bframes */
     p->b_adapt = -1;   /* auto: mpe_param_b_adapt */
     p->pb_ratio = 1.3;
-    p->ip_ratio = 1.0;
+    p->ip_ratio = 0;        /* auto */
     p->chunk_gops = -1;     /* auto */
     p->search_range = -1;   /* auto */
     /* hier: finds motion far outside a +-16 window (all three backends run
@@ -578,6 +586,12 @@ int mpe_param_parse(MpeParam *p, const char *name, const char *value, MpeError *
                              "--%s: '%s' is not a bit rate from 1k to 1000M (e.g. 20M, 1500k)",
                              o->info.name, value);
         return 0;
+    case OPT_AUTO_DOUBLE:
+        if (!strcasecmp(value, "auto")) {
+            *(double *)(base + o->offset) = 0;
+            return 0;
+        }
+        /* fall through */
     case OPT_DOUBLE: {
         double v;
         if (parse_double(value, &v) < 0 || !(v > o->min) || !(v < o->max))
@@ -665,6 +679,12 @@ void mpe_param_value_string(const MpeParam *p, int i, char *buf, size_t size)
     case OPT_IQA_BACKEND:
         snprintf(buf, size, "%s", p->iqa_backend);
         break;
+    case OPT_AUTO_DOUBLE:
+        if (!(*(const double *)(base + o->offset) > 0)) {
+            snprintf(buf, size, "auto");
+            break;
+        }
+        /* fall through */
     case OPT_BITRATE:
     case OPT_DOUBLE: {
         double v = *(const double *)(base + o->offset);

@@ -74,7 +74,7 @@ typedef struct MpeParam {
                             costs say (encoder/bdecide.h), up to bframes; 0 = always bframes;
                             -1 = auto (mpe_param_b_adapt) */
     double pb_ratio;     /* --pb-ratio: a B picture's quantiser / a P picture's (--q) */
-    double ip_ratio;     /* --ip-ratio: a P picture's quantiser / an I picture's (--q) */
+    double ip_ratio;     /* --ip-ratio: a P picture's quantiser / an I picture's (--q); 0: auto */
     int chunk_gops;      /* --chunk-gops: GOPs per chunk, the unit an encode may be split into
                             (mpegenc-mpi); state that crosses GOPs (rate control, f_code)
                             starts afresh at each chunk; 0 = one chunk; -1 = auto:

@@ -166,8 +166,12 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
         pc->dsp->quant_intra(level, blk, pc->quant);
         if (pc->dc_precision)
             level[0] = (int16_t)mpe_quant_intra_dc(blk[0], pc->dc_precision);
-        if (pc->trellis_c)
+        if (pc->trellis_c) {
             trellis_block(pc, level, blk, 1);
+            level[0] = (int16_t)mpe_trellis_intra_dc(blk[0], level[0], st->dc_pred[comp], comp != 0,
+                                                     pc->dc_precision,
+                                                     mpe_trellis_lambda(pc->qscale, pc->trellis_c));
+        }
         to_scan(pc, scan, level);
         pc->dsp->write_intra_block(bw, scan, level[0] - st->dc_pred[comp], comp != 0, pc->mpeg2,
                                    pc->intra_vlc_table);
@@ -730,4 +734,27 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
     }
     stats->intra_table_bits[0] = st.table_bits[0];
     stats->intra_table_bits[1] = st.table_bits[1];
+}
+
+int mpe_slice_guess_intra_table(const MpePictureCtx *pc)
+{
+    MpeTrellisParams tp = { .intra = 1, .mpeg2 = 1, .scan = pc->scan };
+    int64_t bits[2] = { 0, 0 };
+    for (int mby = 0; mby < pc->orig->mb_height; mby++) {
+        for (int mbx = mby & 1; mbx < pc->orig->mb_width; mbx += 2) {
+            for (int b = 0; b < 6; b++) {
+                int16_t blk[64], level[64];
+                int stride;
+                const uint8_t *src = block_ptr(pc->orig, mbx, mby, b, &stride);
+                pc->dsp->get_pixels(blk, src, stride);
+                pc->dsp->fdct(blk);
+                pc->dsp->quant_intra(level, blk, pc->quant);
+                for (int table = 0; table < 2; table++) {
+                    tp.table = table;
+                    bits[table] += mpe_trellis_block_bits(level, &tp);
+                }
+            }
+        }
+    }
+    return bits[1] < bits[0];
 }

@@ -92,4 +92,11 @@ typedef struct MpeSliceStats {
 void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWriter *bw,
                     MpeSliceStats *stats);
 
+/* --intra-vlc auto before any picture of the kind has been coded (the
+ * first I picture of a chunk): 1 when Table B.15 codes the plain
+ * quantiser's levels of every other macroblock (a checkerboard) of
+ * pc->orig in fewer bits than B.14, else 0.  Reads pc->orig, dsp, quant
+ * and scan only. */
+int mpe_slice_guess_intra_table(const MpePictureCtx *pc);
+
 #endif

@@ -19,7 +19,12 @@
 #  - --b-adapt 1 (the default): a still clip gets runs of 3 B pictures, a
 #    pan too fast for a prediction over 2 frames (80 px per frame, the
 #    search reaches 127) almost none, and both streams pass the checks above
-#    and are the same on cpu and opencl; --b-adapt 0 keeps the fixed pattern.
+#    and are the same on cpu and opencl; --b-adapt 0 keeps the fixed pattern;
+#  - --pb-ratio in full only where the prediction pays: the still clip's B
+#    pictures take round(1.3 q), those of grain that changes every frame
+#    (nothing to predict) the P pictures' q; --ip-ratio auto: the still
+#    clip's first I picture q / 2 (its last, with nothing after it, q), the
+#    grain's q.
 . "$(dirname "$0")/lib.bash"
 
 if ! have ffmpeg || ! have mpeg2dec || ! have python3; then
@@ -239,3 +244,22 @@ still=$(types "$TMP/pan0.csv") fast=$(types "$TMP/pan80.csv")
 nb() { local s=${1//[^B]/}; echo ${#s}; }
 check adapt-still-more-b "still $still, pan $fast" \
     test "$(nb "$still")" -ge 8 -a "$(nb "$fast")" -le 2 -a "${still#*BBB}" != "$still"
+
+# --pb-ratio 1.3 at --q 4: 5 where the references predict the B picture,
+# 4 where they predict nothing of it (fresh grain on a flat field)
+ffmpeg -v error -y -f lavfi -i "color=c=gray:s=176x144:r=25" -vf "noise=alls=20:allf=t,format=yuv420p" \
+    -frames:v 9 -f yuv4mpegpipe "$TMP/grain.y4m"
+encode grain "$TMP/grain.y4m" 176 144 9 --q 4 --scenecut 0 --log "$TMP/grain.csv"
+bq() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "type") t = i; if ($i == "qscale") q = i } next }
+                $t == "B" { printf "%s ", $q }' "$1"; }
+still_q=$(bq "$TMP/pan0.csv") grain_q=$(bq "$TMP/grain.csv")
+check pb-ratio-where-predicted "B quantisers: still $still_q, grain $grain_q" \
+    test -n "$grain_q" -a -z "${still_q//5 /}" -a -z "${grain_q//4 /}"
+# --ip-ratio auto at --q 4: 2 for a still's first I picture (the second, the
+# clip's last frame, has no picture after it to carry into: 4), 4 where
+# nothing carries
+iq() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "type") t = i; if ($i == "qscale") q = i } next }
+                $t == "I" { printf "%s ", $q }' "$1"; }
+still_q=$(iq "$TMP/pan0.csv") grain_q=$(iq "$TMP/grain.csv")
+check ip-ratio-auto "I quantisers: still $still_q, grain $grain_q" \
+    test "$still_q" = "2 4 " -a -n "$grain_q" -a -z "${grain_q//4 /}"

@@ -2,8 +2,10 @@
 # End-to-end: MPEG-2's own coding switches (--intra-vlc, --scan,
 # --dc-precision, --qscale-type, --cqm), one at a time and together:
 #  - the defaults: --cqm ramp (loaded in the sequence header; the standard's
-#    matrices under --target-mad), B.14 first, zigzag, 8-bit DC, linear under
-#    --q and non-linear under a target;
+#    matrices under --target-mad), under --q the first I picture's table
+#    from a sample of its levels (B.15 on testsrc2, B.14 on a smooth
+#    gradient; B.14 under a target), zigzag,
+#    8-bit DC, linear under --q and non-linear under a target;
 #  - the stream signals what was asked (picture coding extension's
 #    intra_dc_precision, q_scale_type, intra_vlc_format, alternate_scan; the
 #    sequence header's load_*_quantiser_matrix and the matrices themselves);
@@ -85,12 +87,13 @@ ramp_intra=$(python3 -c "
 z = '$zigzag'.split(); m = [8] + [16 + round((i // 8 + i % 8) * 8 / 14) for i in range(1, 64)]
 print(','.join(str(m[int(k)]) for k in z))")
 
-# stream NAME WANT-SIGNALLED ARGS...: encode, check what the stream signals,
-# both decoders, recon == decode, threads and backends
+# [CLIP=Y4M] stream NAME WANT-SIGNALLED ARGS...: encode (clip.y4m unless
+# CLIP names another), check what the stream signals, both decoders, recon ==
+# decode, threads and backends
 stream() {
-    local name=$1 want=$2 s="$TMP/$1.m2v" got
+    local name=$1 want=$2 s="$TMP/$1.m2v" got clip=${CLIP:-$TMP/clip.y4m}
     shift 2
-    if ! "$MPEGENC" --quiet --threads 1 --backend cpu -i "$TMP/clip.y4m" -o "$s" \
+    if ! "$MPEGENC" --quiet --threads 1 --backend cpu -i "$clip" -o "$s" \
             --recon "$TMP/$name.rec.y4m" "$@" 2>"$TMP/$name.err"; then
         fail "$name" "mpegenc failed: $(cat "$TMP/$name.err")"
         return
@@ -98,10 +101,10 @@ stream() {
     got=$(signalled "$s")
     check "$name/signalled" "stream signals '$got', expected '$want'" [ "$got" = "$want" ]
     check_decodes "$name" "$s" 8 "$TMP/$name.rec.y4m"
-    "$MPEGENC" --quiet --threads 2 --backend cpu -i "$TMP/clip.y4m" -o "$TMP/$name.t2.m2v" "$@" 2>/dev/null
+    "$MPEGENC" --quiet --threads 2 --backend cpu -i "$clip" -o "$TMP/$name.t2.m2v" "$@" 2>/dev/null
     check "$name/threads-1-2-identical" "streams differ" cmp -s "$s" "$TMP/$name.t2.m2v"
     if [ "$OPENCL" = 1 ]; then
-        "$MPEGENC" --quiet --threads 1 --backend opencl -i "$TMP/clip.y4m" -o "$TMP/$name.ocl.m2v" "$@" 2>/dev/null
+        "$MPEGENC" --quiet --threads 1 --backend opencl -i "$clip" -o "$TMP/$name.ocl.m2v" "$@" 2>/dev/null
         check "$name/opencl-identical" "streams differ" cmp -s "$s" "$TMP/$name.ocl.m2v"
     fi
 }
@@ -110,9 +113,15 @@ OPENCL=0
 "$MPEGENC" --quiet -i "$TMP/clip.y4m" -o "$TMP/ocl-probe.m2v" --backend opencl 2>/dev/null && OPENCL=1
 [ "$OPENCL" = 1 ] || skip opencl "no OpenCL device"
 
-stream default "dc=8 qst=0 ivlc=0 alt=0 intra=$ramp_intra inter=-"
+# --intra-vlc auto's first I picture under --q: the table a sample of its
+# plain levels codes in fewer bits: B.15 for testsrc2's detail, B.14 (its
+# shorter end_of_block) for a smooth gradient; under a target, B.14
+stream default "dc=8 qst=0 ivlc=1 alt=0 intra=$ramp_intra inter=-"
 stream default-target "dc=8 qst=1 ivlc=0 alt=0 intra=$ramp_intra inter=-" --target-psnr 40
 stream default-target-mad "dc=8 qst=1 ivlc=0 alt=0 intra=- inter=-" --target-mad 30
+ffmpeg -v error -y -f lavfi -i "nullsrc=s=176x144:r=25,geq=lum='(X+Y)/2':cb=128:cr=128,format=yuv420p" \
+    -frames:v 8 -f yuv4mpegpipe "$TMP/gradient.y4m"
+CLIP="$TMP/gradient.y4m" stream default-smooth "dc=8 qst=0 ivlc=0 alt=0 intra=$ramp_intra inter=-"
 stream cqm-ramp "dc=8 qst=0 ivlc=0 alt=0 intra=$ramp_intra inter=-" --cqm ramp --intra-vlc 0
 stream intra-vlc-1 "dc=8 qst=0 ivlc=1 alt=0 intra=- inter=-" --intra-vlc 1 --cqm mpeg --dc-precision 8
 stream intra-vlc-0 "dc=8 qst=0 ivlc=0 alt=0 intra=- inter=-" --intra-vlc 0 --cqm mpeg --dc-precision 8

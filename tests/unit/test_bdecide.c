@@ -1,6 +1,6 @@
 /* test_bdecide: the adaptive B-picture decision's pieces (encoder/bdecide.h):
- * where a run of B pictures ends for cost sequences of known shape, and
- * the intra costs, which must be the same with every sad16 variant (the
+ * where a run of B pictures ends for cost sequences of known shape, the B
+ * and I quantiser factors for predictions of known gain, and the intra costs, which must be the same with every sad16 variant (the
  * decision, and so the stream, must not depend on the CPU). */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +32,63 @@ static void test_stop(TestCtx *t)
     /* the tolerance: 5 % above proportion still joins */
     const uint64_t edge[] = { 0, 1000, 2100 };
     CHECK(t, !mpe_bdecide_stop(edge, 2, 5) && mpe_bdecide_stop(edge, 2, 4), "tolerance edge");
+}
+
+static void test_b_ratio(TestCtx *t)
+{
+    enum { N = 4 };
+    const uint32_t intra[N] = { 1000, 1000, 1000, 1000 };
+    GpuMotion fwd[N], bwd[N];
+    memset(fwd, 0, sizeof(fwd));
+    memset(bwd, 0, sizeof(bwd));
+    /* the better direction, macroblock by macroblock, saves everything */
+    for (int i = 0; i < N; i++) {
+        fwd[i].sad = i & 1 ? 0 : 5000;
+        bwd[i].sad = i & 1 ? 5000 : 0;
+    }
+    double r = mpe_bdecide_b_ratio(fwd, bwd, intra, N, 1.3);
+    CHECK(t, r == 1.3, "predicted: factor %.4f, expected 1.3", r);
+    /* noise: both searches cost more than intra, nothing saved */
+    for (int i = 0; i < N; i++)
+        fwd[i].sad = bwd[i].sad = 1400;
+    r = mpe_bdecide_b_ratio(fwd, bwd, intra, N, 1.3);
+    CHECK(t, r == 1.0, "unpredicted: factor %.4f, expected 1", r);
+    /* a quarter saved: half of MPE_BDECIDE_PB_FULL (50 %), half the ratio */
+    for (int i = 0; i < N; i++)
+        fwd[i].sad = 750;
+    r = mpe_bdecide_b_ratio(fwd, bwd, intra, N, 1.3);
+    CHECK(t, r > 1.1499 && r < 1.1501, "a quarter saved: factor %.4f, expected 1.15", r);
+    /* exactly the threshold: the whole ratio */
+    for (int i = 0; i < N; i++)
+        fwd[i].sad = 500;
+    r = mpe_bdecide_b_ratio(fwd, bwd, intra, N, 1.6);
+    CHECK(t, r == 1.6, "half saved: factor %.4f, expected 1.6", r);
+}
+
+static void test_ip_ratio(TestCtx *t)
+{
+    enum { N = 4 };
+    const uint32_t intra[N] = { 1000, 1000, 1000, 1000 };
+    GpuMotion mv[N];
+    memset(mv, 0, sizeof(mv));
+    /* a still: everything kept, at any distance */
+    double r = mpe_bdecide_retention(mv, intra, N, 3);
+    CHECK(t, r == 1, "still: retention %.4f, expected 1", r);
+    CHECK(t, mpe_bdecide_ip_ratio(r, 2) == 2, "still: ratio %.4f, expected 2", mpe_bdecide_ip_ratio(r, 2));
+    /* 81 % kept over 2 frames: 90 % a frame, below the 93 % floor */
+    for (int i = 0; i < N; i++)
+        mv[i].sad = 190;
+    r = mpe_bdecide_retention(mv, intra, N, 2);
+    CHECK(t, r > 0.8999 && r < 0.9001, "81 %% over 2: retention %.4f, expected 0.9", r);
+    CHECK(t, mpe_bdecide_ip_ratio(r, 2) == 1, "0.9: ratio %.4f, expected 1", mpe_bdecide_ip_ratio(r, 2));
+    /* grain: the search costs more than intra, nothing kept */
+    for (int i = 0; i < N; i++)
+        mv[i].sad = 1500;
+    r = mpe_bdecide_retention(mv, intra, N, 1);
+    CHECK(t, r == 0 && mpe_bdecide_ip_ratio(r, 2) == 1, "grain: retention %.4f", r);
+    /* halfway between the floor and 1: half the ratio's excess */
+    const double mid = (MPE_BDECIDE_IP_LOW / 1000.0 + 1) / 2, half = mpe_bdecide_ip_ratio(mid, 2);
+    CHECK(t, half > 1.4999 && half < 1.5001, "halfway: ratio %.4f, expected 1.5", half);
 }
 
 static void test_intra(TestCtx *t)
@@ -75,6 +132,8 @@ int main(void)
     TestCtx t;
     test_init(&t, "bdecide");
     test_run(&t, "stop", test_stop);
+    test_run(&t, "b-ratio", test_b_ratio);
+    test_run(&t, "ip-ratio", test_ip_ratio);
     test_run(&t, "intra-costs", test_intra);
     return test_finish(&t);
 }

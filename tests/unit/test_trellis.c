@@ -392,10 +392,35 @@ static void t_bits_monotone_in_run(TestCtx *t)
     }
 }
 
+/* The intra DC choice: luma DC differences 0 and 1 cost 3 bits, 2..3 4
+ * bits, 4..7 6 bits (Table B.12 + the differential). */
+static void t_intra_dc(TestCtx *t)
+{
+    const int64_t q16 = mpe_trellis_lambda(16, 640), q1 = mpe_trellis_lambda(1, 640);
+    /* block mean 102.4 (f00 819): nearest 102, two above the predictor 100;
+     * 101 costs a bit less for (819 - 808)^2 - (819 - 816)^2 = 112 more error */
+    int l = mpe_trellis_intra_dc(819, 102, 100, 0, 0, q16);
+    CHECK(t, l == 101, "q 16: level %d, expected 101 (one bit for 112 of error)", l);
+    l = mpe_trellis_intra_dc(819, 102, 100, 0, 0, q1);
+    CHECK(t, l == 102, "q 1: level %d, expected the nearest 102", l);
+    /* no bits to save: 0 and 1 away cost the same, the nearest stays */
+    l = mpe_trellis_intra_dc(812, 102, 101, 0, 0, q16 * 100);
+    CHECK(t, l == 102, "equal bits: level %d, expected the nearest 102", l);
+    /* 4 away (6 bits) -> 3 away (4 bits) from below; chroma codes differ */
+    l = mpe_trellis_intra_dc(8 * 104 - 3, 104, 100, 1, 0, q16);
+    CHECK(t, l == 103, "chroma 4 away: level %d, expected 103", l);
+    /* 10-bit precision (a step of 2): 4 away -> 3 away saves 2 bits for 8 of error */
+    l = mpe_trellis_intra_dc(2047, 1023, 1019, 0, 2, q16);
+    CHECK(t, l == 1022, "10 bits: level %d, expected 1022", l);
+    l = mpe_trellis_intra_dc(2047, 1023, 1020, 0, 2, q16 * 100);
+    CHECK(t, l == 1023, "10 bits, equal bits: level %d, expected the nearest 1023", l);
+}
+
 int main(void)
 {
     TestCtx t;
     test_init(&t, "test_trellis");
+    test_run(&t, "intra_dc", t_intra_dc);
     test_run(&t, "recon_matches_dequant", t_recon_matches_dequant);
     test_run(&t, "bits_match_block_writer", t_bits_match_writer);
     test_run(&t, "bits_never_shorter_for_longer_run", t_bits_monotone_in_run);
