@@ -27,8 +27,8 @@
 static const char *const want_columns[] = {
     "frame",       "type",        "qscale",     "qscale_mean",  "bits",
     "psnr_y_db",   "psnr_cb_db",  "psnr_cr_db", "ssim_y",       "mad",
-    "mad_detect",  "mad_appear",  "bliinds",    "mv_mean_abs_pel", "mb_intra",
-    "mb_inter",    "mb_skipped",  "trials",     "guard_mean",   "vbv_fullness_bits",
+    "mad_detect",  "mad_appear",  "bliinds",    "mv_mean_abs_pel", "reach_fwd_pel",
+    "reach_bwd_pel", "mb_intra",  "mb_inter",    "mb_skipped",  "trials",     "guard_mean",   "vbv_fullness_bits",
     "read_ms",     "decode_ms",   "fe_ms",      "fe_gpu_ms",    "fe_wait_ms",
     "download_ms", "code_ms",     "quality_ms", "write_ms",
 };
@@ -129,6 +129,8 @@ static void make_records(MpeFrameStats fs[4])
         fs[i].value[VID("mad_appear")] = 1.0e-300;
         fs[i].value[VID("bliinds")] = 27.0 + i;
         fs[i].mv_mean_abs = i ? 2.5 * i : 0.0;
+        fs[i].reach_fwd = i ? 16 + 4 * i : 0;
+        fs[i].reach_bwd = i == 2 ? 127 : 0;
         fs[i].mb_intra = i ? 3 : 256;
         fs[i].mb_inter = i ? 200 : 0;
         fs[i].mb_skipped = i ? 53 : 0;
@@ -187,6 +189,7 @@ static int write_expectation(const char *path, const MpeFrameStats *fs, int n)
         put_f(f, s->value[VID("mad_appear")], mad);
         put_f(f, s->value[VID("bliinds")], bl);
         put_f(f, s->mv_mean_abs, 1);
+        fprintf(f, " i:%d i:%d", s->reach_fwd, s->reach_bwd);
         fprintf(f, " i:%d i:%d i:%d i:%d i:%d", s->mb_intra, s->mb_inter, s->mb_skipped, s->trials,
                 s->guard_mean);
         put_f(f, s->vbv_fullness, s->vbv_fullness >= 0);
