@@ -8,8 +8,8 @@
 # close to the source in every frame: PSNR-Y (ffmpeg's psnr filter) at
 # least $FLOOR dB for the MAD targets, and the mean luma of every frame
 # within the guard's tolerance (2 levels per row, so per frame) plus
-# rounding; and the per-frame log must say that the mean-level guard acted
-# (guard_mean, CSV and JSON Lines alike).
+# rounding; and on the fades the per-frame log must say that the mean-level
+# guard acted (guard_mean, CSV and JSON Lines alike).
 . "$(dirname "$0")/lib.bash"
 
 [ -x "$MPEGENC" ] || { fail build "$MPEGENC not built"; exit 1; }
@@ -94,6 +94,11 @@ run() {
     m=$(max_mean_diff "$out" "$clip")
     check "${name}_mean_luma" "a frame's mean luma is '$m' off the source's (tolerance $MEAN_TOL)" \
         ge "$MEAN_TOL" "${m:-999}"
+    # on the cut the search now stops before the steps the guard turns
+    # down: white after black codes in the same bits at every coarser
+    # quantiser, and a MAD search ends at the second such coding
+    # (ratecontrol.c, saturated); the fades still need the guard
+    case $name in cut_*) return ;; esac
     g=$(guard_acted "$log" 2>&1)
     check "${name}_log_names_guard" "guard_mean > 0 in '$g' pictures of $log" gt "${g:-0}" 0
 }
