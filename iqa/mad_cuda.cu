@@ -774,6 +774,12 @@ struct MadContext {
      * inputs, so `stream` alone orders calls as before */
     cudaStream_t side;
     cudaEvent_t fork, join;
+    /* a distorted picture's upload, on a stream of its own so that it does
+     * not queue behind the reference's work on `stream` (which waits for
+     * it through up[1].left): the caller gets its picture back at once.
+     * d_pic is free by then: the previous score was collected, and
+     * `stream` (side joined) has finished with it */
+    cudaStream_t copy;
 
     IqaUpload up[2];             /* staging: [0] the reference, [1] a distorted picture */
     MpePool *pool;               /* MadOptions.pool: the staging copies run on it */
@@ -902,6 +908,10 @@ static void cuda_close(MadContext *ctx)
     if (ctx->side) {
         cudaStreamSynchronize(ctx->side);
         cudaStreamDestroy(ctx->side);
+    }
+    if (ctx->copy) {
+        cudaStreamSynchronize(ctx->copy);
+        cudaStreamDestroy(ctx->copy);
     }
     if (ctx->fork)
         cudaEventDestroy(ctx->fork);
@@ -1124,6 +1134,8 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
                         "cudaStreamCreate", err)) < 0 ||
         (ret = cu_check(cudaStreamCreateWithFlags(&ctx->side, cudaStreamNonBlocking),
                         "cudaStreamCreate", err)) < 0 ||
+        (ret = cu_check(cudaStreamCreateWithFlags(&ctx->copy, cudaStreamNonBlocking),
+                        "cudaStreamCreate", err)) < 0 ||
         (ret = cu_check(cudaEventCreateWithFlags(&ctx->fork, cudaEventDisableTiming),
                         "cudaEventCreate", err)) < 0 ||
         (ret = cu_check(cudaEventCreateWithFlags(&ctx->join, cudaEventDisableTiming),
@@ -1207,8 +1219,14 @@ static int cuda_open(MadContext **pctx, int width, int height, const MadOptions 
 static int upload(MadContext *ctx, int which, uint8_t *dst, const uint8_t *pic, ptrdiff_t stride,
                   MpeError *err)
 {
-    return iqa_upload(&ctx->up[which], ctx->pool, dst, pic, stride, ctx->w, ctx->h, ctx->stream,
-                      "mad_cuda", err);
+    if (which == 0)
+        return iqa_upload(&ctx->up[0], ctx->pool, dst, pic, stride, ctx->w, ctx->h, ctx->stream,
+                          "mad_cuda", err);
+    int ret = iqa_upload(&ctx->up[1], ctx->pool, dst, pic, stride, ctx->w, ctx->h, ctx->copy,
+                         "mad_cuda", err);
+    if (ret == 0)
+        CU_TRY(cudaStreamWaitEvent(ctx->stream, ctx->up[1].left, 0), "cudaStreamWaitEvent(upload)");
+    return ret;
 }
 
 /* Pixel sum, gray and lightness (or lightness difference) of the picture
