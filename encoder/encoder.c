@@ -1339,6 +1339,10 @@ static int fetch_into(MpeEncoder *e, int n, GpuMotion *mv, MpeError *err)
     double t0, t1;
     int ret;
 
+    /* planes and forward vectors already here: a shorter search fetched
+     * them to check its SADs (search), and its caller asks again */
+    if (mv == e->mv[slot] && e->mv_fresh[slot] && e->slot_fetched[slot])
+        return 0;
     if ((ret = gpu_frontend_wait(e->fe, slot, err)) < 0)
         return ret;
     t0 = mpe_time_ms();
