@@ -563,6 +563,21 @@ static double mean_q(const Picture *p, int bank)
     return s / ROWS;
 }
 
+/* What a picture put in the stream: its bits, the 400 of headers
+ * run_picture models, and the stuffing the VBV asked for. */
+static double stream_bits(const Outcome *o)
+{
+    return (double)(o->bits + 400) + 8.0 * (double)o->stuffing;
+}
+
+/* The rate of `total` bits over `pictures` at 25 fps is within 5 % of the
+ * target. */
+static void check_rate(TestCtx *t, double total, int pictures, double bitrate)
+{
+    const double rate = total * 25 / pictures;
+    CHECK(t, fabs(rate / bitrate - 1) <= 0.05, "rate %.0f for a target of %.0f", rate, bitrate);
+}
+
 static void t_bitrate_no_swing(TestCtx *t)
 {
     TestRng rng = { 57 };
@@ -585,7 +600,7 @@ static void t_bitrate_no_swing(TestCtx *t)
         CHECK(t, !o.underflow, "picture %d underflowed", n);
         if (n < 24)
             continue;
-        total += (double)(o.bits + 400) + 8.0 * (double)o.stuffing;
+        total += stream_bits(&o);
         if (type == 'I') {
             qi = q;
             qi_min = fmin(qi_min, q);
@@ -596,8 +611,7 @@ static void t_bitrate_no_swing(TestCtx *t)
     }
     CHECK(t, qi_max <= 1.25 * qi_min, "I quantisers from %.2f to %.2f across GOPs", qi_min, qi_max);
     CHECK(t, worst_ratio <= 1.25 * 1.4, "a P quantiser %.2f x its GOP's I", worst_ratio);
-    const double rate = total * 25 / 72;
-    CHECK(t, fabs(rate / c.bitrate - 1) <= 0.05, "rate %.0f for a target of %.0f", rate, c.bitrate);
+    check_rate(t, total, 72, c.bitrate);
     mpe_rc_free(rc);
 }
 
@@ -630,7 +644,7 @@ static void t_bitrate_b_pictures(TestCtx *t)
         CHECK(t, !o.underflow, "picture %d underflowed", n);
         if (n < 24)
             continue;
-        total += (double)(o.bits + 400) + 8.0 * (double)o.stuffing;
+        total += stream_bits(&o);
         if (type == 'I') {
             qi_min = fmin(qi_min, q);
             qi_max = fmax(qi_max, q);
@@ -643,8 +657,7 @@ static void t_bitrate_b_pictures(TestCtx *t)
     CHECK(t, qi_max <= 1.25 * qi_min, "I quantisers from %.2f to %.2f across GOPs", qi_min, qi_max);
     CHECK(t, worst_pb >= 1.3 / 1.25 && worst_pb <= 1.3 * 1.25, "a B quantiser %.2f x the P before it",
           worst_pb);
-    const double rate = total * 25 / 72;
-    CHECK(t, fabs(rate / c.bitrate - 1) <= 0.05, "rate %.0f for a target of %.0f", rate, c.bitrate);
+    check_rate(t, total, 72, c.bitrate);
     mpe_rc_free(rc);
 }
 
@@ -691,7 +704,7 @@ static void t_bitrate_flat_curves(TestCtx *t)
         CHECK(t, !o.underflow, "picture %d underflowed", n);
         if (n < 12)
             continue;
-        total += (double)(o.bits + 400) + 8.0 * (double)o.stuffing;
+        total += stream_bits(&o);
         const double r = fmax(q / qref[pt], qref[pt] / q);
         if (r > worst) {
             worst = r;
@@ -699,8 +712,7 @@ static void t_bitrate_flat_curves(TestCtx *t)
         }
     }
     CHECK(t, worst <= 1.6, "picture %d's quantiser %.2f x constant q's", worst_at, worst);
-    const double rate = total * 25 / 84;
-    CHECK(t, fabs(rate / c.bitrate - 1) <= 0.05, "rate %.0f for a target of %.0f", rate, c.bitrate);
+    check_rate(t, total, 84, c.bitrate);
     mpe_rc_free(rc);
 }
 
