@@ -644,6 +644,12 @@ static void t_reuse_strides_threads(TestCtx *t)
     }
     CHECK(t, bliinds_cuda.score(ctx, wide, STRIDE, &s, &err) == 0, "%s", err.msg);
     CHECK(t, !memcmp(&s, &sa, sizeof(s)), "stride %d: score %g vs %g", STRIDE, s.score, sa.score);
+    /* page-locked: uploaded by DMA straight from the picture, no staging copy */
+    CHECK(t, iqa_host_register(wide, (size_t)STRIDE * H) == 1, "page-locking the picture failed");
+    CHECK(t, bliinds_cuda.score(ctx, wide, STRIDE, &s, &err) == 0, "%s", err.msg);
+    CHECK(t, !memcmp(&s, &sa, sizeof(s)), "page-locked, stride %d: score %g vs %g", STRIDE,
+          s.score, sa.score);
+    iqa_host_unregister(wide);
     CHECK(t, bliinds_cuda.score(ctx, flip + (size_t)(H - 1) * W, -W, &s, &err) == 0, "%s",
           err.msg);
     CHECK(t, !memcmp(&s, &sa, sizeof(s)), "negative stride: score %g vs %g", s.score, sa.score);

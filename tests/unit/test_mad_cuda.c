@@ -791,6 +791,21 @@ static void t_random_vs_cpu(TestCtx *t)
                                  p.d_appear == g.d_appear,
                           "%s padded stride: %.17g vs %.17g (%s)", tag, p.mad, g.mad,
                           ret ? err.msg : "");
+                    /* page-locked: uploaded by DMA straight from the picture
+                     * (iqa_upload's direct path), no copy into staging */
+                    const size_t bytes = (size_t)stride * h;
+                    const int locked = iqa_host_register(rs, bytes) + iqa_host_register(ds, bytes);
+                    CHECK(t, locked == 2, "%s: page-locking the pictures failed", tag);
+                    if (locked == 2) {
+                        MadScore l;
+                        ret = cuda_score_pair(&l, rs, ds, w, h, stride, NULL, &err);
+                        CHECK(t, ret == 0 && l.mad == g.mad && l.d_detect == g.d_detect &&
+                                     l.d_appear == g.d_appear,
+                              "%s page-locked: %.17g vs %.17g (%s)", tag, l.mad, g.mad,
+                              ret ? err.msg : "");
+                    }
+                    iqa_host_unregister(rs);
+                    iqa_host_unregister(ds);
                     /* bottom-up rows: the picture flipped vertically */
                     for (int y = 0; y < h; y++) {
                         memcpy(rs + (size_t)(h - 1 - y) * stride, ref + (size_t)y * w, (size_t)w);
