@@ -427,6 +427,7 @@ static void add_times(MpeStageTimes *sum, const MpeStageTimes *t)
     sum->download_ms += t->download_ms;
     sum->code_ms += t->code_ms;
     sum->quality_ms += t->quality_ms;
+    sum->quality_wait_ms += t->quality_wait_ms;
     sum->write_ms += t->write_ms;
 }
 
@@ -464,7 +465,11 @@ static void print_stats(const StageTotals *st, const MpeEncoder *enc, int read_t
     fprintf(stderr, "  download   %8.2f\n", t->download_ms / n);
     fprintf(stderr, "  code       %8.2f          (slices on %d threads, headers, concatenation)\n",
             t->code_ms / n, mpe_encoder_threads(enc));
-    fprintf(stderr, "  quality    %8.2f\n", t->quality_ms / n);
+    if (t->quality_ms > 0)
+        fprintf(stderr, "  quality    %8.2f busy     (on the lanes); coder held %.2f (copies, and "
+                        "waits for a free lane)\n", t->quality_ms / n, t->quality_wait_ms / n);
+    else
+        fprintf(stderr, "  quality    %8.2f\n", 0.0);
     fprintf(stderr, "  write      %8.2f\n", t->write_ms / n);
     fprintf(stderr, "  encode     %8.2f          (inside mpe_encode_frame)\n", st->encode_ms / n);
     fprintf(stderr, "  wall       %8.2f          (%.2f fps)\n", wall_ms / n,
@@ -527,10 +532,10 @@ static int take_record(Records *r, const Cli *cli, MpeFrameStats *fs)
         if (cli->stats)
             fprintf(stderr,
                     "      ms: read %.2f decode %.2f  front end %.2f + device %.2f, waited "
-                    "%.2f  download %.2f  code %.2f  quality %.2f  write %.2f\n",
+                    "%.2f  download %.2f  code %.2f  quality %.2f, held %.2f  write %.2f\n",
                     fs->time.read_ms, fs->time.decode_ms, fs->time.fe_ms, fs->time.fe_gpu_ms,
                     fs->time.fe_wait_ms, fs->time.download_ms, fs->time.code_ms,
-                    fs->time.quality_ms, fs->time.write_ms);
+                    fs->time.quality_ms, fs->time.quality_wait_ms, fs->time.write_ms);
     }
     return 0;
 }

@@ -65,6 +65,7 @@ static const QlogColumn qlog_tail[] = {
     COL("download_ms", "ms", QLOG_DOUBLE, time.download_ms, 0),
     COL("code_ms", "ms", QLOG_DOUBLE, time.code_ms, 0),
     COL("quality_ms", "ms", QLOG_DOUBLE, time.quality_ms, 0),
+    COL("quality_wait_ms", "ms", QLOG_DOUBLE, time.quality_wait_ms, 0),
     COL("write_ms", "ms", QLOG_DOUBLE, time.write_ms, 0),
 };
 

@@ -1142,6 +1142,7 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
         queue_push(e, fs);
         return 0;
     }
+    const double t_wait = mpe_time_ms();
     if ((ret = quality_collect(e, 0, err)) < 0)
         return ret;
     if (e->qa_busy == e->n_lanes) {
@@ -1156,6 +1157,7 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
     mpe_checker_hold(lane->checker, src, recon);
     lane->job = (QualityJob){ .checker = lane->checker, .fs = *fs };
     lane->job.fs.time.quality_ms = mpe_time_ms() - t0;
+    lane->job.fs.time.quality_wait_ms = mpe_time_ms() - t_wait;
     mpe_task_start(lane->task, quality_job, &lane->job);
     e->qa_busy++;
     return 0;

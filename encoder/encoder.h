@@ -48,6 +48,9 @@ typedef struct MpeStageTimes {
                             coding of the pictures after it (several lanes, so their sum
                             can exceed the wall time); a target metric's scoring of trial
                             codings is part of code_ms */
+    double quality_wait_ms; /* of that, the coder's own time: the copy of the pictures and its
+                            waits for a free lane (all busy: the quality stage is the
+                            bottleneck) */
     double write_ms;     /* caller writing the stream */
 } MpeStageTimes;
 

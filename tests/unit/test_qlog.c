@@ -30,7 +30,7 @@ static const char *const want_columns[] = {
     "mad_detect",  "mad_appear",  "bliinds",    "mv_mean_abs_pel", "reach_fwd_pel",
     "reach_bwd_pel", "mb_intra",  "mb_inter",    "mb_skipped",  "trials",     "guard_mean",   "vbv_fullness_bits",
     "read_ms",     "decode_ms",   "fe_ms",      "fe_gpu_ms",    "fe_wait_ms",
-    "download_ms", "code_ms",     "quality_ms", "write_ms",
+    "download_ms", "code_ms",     "quality_ms", "quality_wait_ms", "write_ms",
 };
 #define NCOLS (sizeof(want_columns) / sizeof(want_columns[0]))
 
@@ -145,6 +145,7 @@ static void make_records(MpeFrameStats fs[4])
         fs[i].time.download_ms = 2e-9;
         fs[i].time.code_ms = 17.5 + i;
         fs[i].time.quality_ms = 123.456;
+        fs[i].time.quality_wait_ms = 0.75 + i;
         fs[i].time.write_ms = 0.05;
     }
     fs[0].metrics = MPE_IQA_PSNR | MPE_IQA_SSIM | MPE_IQA_MAD | MPE_IQA_BLIINDS;
@@ -201,6 +202,7 @@ static int write_expectation(const char *path, const MpeFrameStats *fs, int n)
         put_f(f, s->time.download_ms, 1);
         put_f(f, s->time.code_ms, 1);
         put_f(f, s->time.quality_ms, 1);
+        put_f(f, s->time.quality_wait_ms, 1);
         put_f(f, s->time.write_ms, 1);
         fprintf(f, "\n");
     }
