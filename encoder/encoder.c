@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,13 +57,19 @@
  * (mpe_checker_hold), the quality stage no longer reads the slot nor the
  * last B picture's reconstruction: one slot and one picture fewer would
  * do; not changed yet. */
-#define MAX_SLOTS (MPE_MAX_BFRAMES + 4)
+#define MAX_SLOTS (MPE_MAX_BFRAMES + 4 + PIPE_LEAD)
+/* MpeParam.pipeline: frames the front end may run ahead of the coder
+ * beyond the lock-step schedule's slots (each slot is a frame's planes on
+ * the host and the device) */
+#define PIPE_LEAD 3
 /* reconstructions: the reference, and one per rate-control bank; with B
  * pictures also the previous reference (the B pictures' forward one) and
  * the last B picture (see MAX_SLOTS: no longer needed by the quality
  * stage) */
 #define N_PICS (MPE_RC_BANKS + 3)
-#define STATS_QUEUE 16
+/* records pushed and not yet popped: in lock-step at most QA_LANES + 2;
+ * with MpeParam.pipeline the pictures coded while the caller was away too */
+#define STATS_QUEUE (4 * MAX_SLOTS + QA_LANES)
 /* Pictures whose logged measures may be in flight at once (quality lanes,
  * each with its own checker, copy of the pictures and thread): with a
  * metric on the device, enough that the device's time per picture hides
@@ -111,6 +118,14 @@ typedef struct QualityLane {
     MpeTask *task;
     QualityJob job;
 } QualityLane;
+
+/* MpeParam.pipeline: a coded picture waiting for the call that returns it. */
+typedef struct CodedPic {
+    BsWriter bw;                /* its stream bytes (headers, slices, stuffing) */
+    MpeFrameStats fs;
+    int index;                  /* display index */
+    char type;
+} CodedPic;
 
 /* The front end's work for one frame when it runs on the task thread. */
 typedef struct FrontendJob {
@@ -233,6 +248,26 @@ struct MpeEncoder {
      * its forward vectors (mv) are downloaded since that search */
     int fwd_reach[MAX_SLOTS], bwd_reach[MAX_SLOTS];
     int mv_fresh[MAX_SLOTS];
+    int next_coded;               /* display index of the picture coded after this one, -1:
+                                     none known yet (--ip-ratio auto's look at it) */
+    BsWriter *code_out;           /* where code_picture writes: out, or a CodedPic's */
+    /* MpeParam.pipeline: pictures are coded in batches on code_task while
+     * the caller's thread runs the front end of the next frames; a batch
+     * is handed over and taken back only at mpe_task_start / wait, so the
+     * two never touch the same state at once (the front end's per-slot
+     * state of a picture is final once it is queued, and a slot is
+     * refilled only after its picture came back coded: slot_busy) */
+    int pipe;
+    MpeTask *code_task;
+    int coding;                   /* a batch is out on code_task */
+    int batch[MAX_SLOTS], batch_next[MAX_SLOTS], batch_len, batch_at, batch_done, batch_ret;
+    MpeError batch_err;
+    CodedPic ring[MAX_SLOTS];     /* coded, not yet returned: ring_len from ring_head on */
+    int ring_head, ring_len;
+    uint8_t slot_busy[MAX_SLOTS]; /* the slot's frame submitted, its picture not coded back */
+    int flushing;
+    pthread_mutex_t queue_lock;   /* queue and held_rec: pushed on code_task, popped here */
+    int have_queue_lock;
 };
 
 /* frame_rate_code values of 13818-2 Table 6-4 (= 11172-2 §2.4.3.2). */
@@ -444,8 +479,13 @@ void mpe_encoder_close(MpeEncoder *e)
 {
     if (!e)
         return;
-    /* the task first: it may still be running the front end */
+    /* the tasks first: they may still be running the front end or coding */
     mpe_task_close(e->fe_task);
+    mpe_task_close(e->code_task);
+    for (int i = 0; i < MAX_SLOTS; i++)
+        bs_writer_free(&e->ring[i].bw);
+    if (e->have_queue_lock)
+        pthread_mutex_destroy(&e->queue_lock);
     for (int i = 0; i < e->n_lanes; i++)
         mpe_task_close(e->qa[i].task);
     gpu_frontend_close(e->fe);
@@ -796,7 +836,11 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
             goto fail;
         e->pool = e->own_pool;
     }
-    e->slots = e->p.bframes ? e->p.bframes + 4 : 3;
+    /* a coder of its own needs a second thread at least */
+    e->pipe = p->pipeline && mpe_pool_threads(e->pool) > 1;
+    e->slots = (e->p.bframes ? e->p.bframes + 4 : 3) + (e->pipe ? PIPE_LEAD : 0);
+    e->code_out = &e->out;
+    e->next_coded = -1;
     e->n_pics = e->p.bframes ? MPE_RC_BANKS + 3 : MPE_RC_BANKS + 1;
     e->last_anchor = -1;
     e->last_i = -1;
@@ -824,6 +868,14 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     if (bs_writer_init(&e->out, 1 << 16) < 0 || bs_writer_init(&e->hdr, 256) < 0 ||
         plan_slices(e) < 0)
         goto nomem;
+    for (int i = 0; e->pipe && i < e->slots; i++)
+        if (bs_writer_init(&e->ring[i].bw, 1 << 16) < 0)
+            goto nomem;
+    if (pthread_mutex_init(&e->queue_lock, NULL)) {
+        ret = mpe_error(err, -ENOMEM, "cannot create a lock");
+        goto fail;
+    }
+    e->have_queue_lock = 1;
     if ((ret = open_rate_control(e, err)) < 0 || (ret = open_checkers(e, err)) < 0)
         goto fail;
     if (p->aq_strength > 0 &&
@@ -844,13 +896,15 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
      * backend's host side (copies into and out of pinned memory) costs
      * milliseconds too, so with threads to spare the front end gets a thread
      * of its own (backends take calls from any one thread at a time). */
-    if (e->threads > 1 && (ret = mpe_task_open(&e->fe_task, err)) < 0)
+    if (e->pipe ? (ret = mpe_task_open(&e->code_task, err)) < 0
+                : e->threads > 1 && (ret = mpe_task_open(&e->fe_task, err)) < 0)
         goto fail;
     for (int i = 0; i < e->n_lanes; i++)
         if ((ret = mpe_task_open(&e->qa[i].task, err)) < 0)
             goto fail;
     mpe_log(&e->log, MPE_LOG_INFO, "%d slice threads, %d slices, front end %s", e->threads,
-            e->n_slices, e->fe_task ? "on its own thread" : "asynchronous or inline");
+            e->n_slices, e->pipe ? "on the caller's thread, pictures coded on a thread of their own"
+                         : e->fe_task ? "on its own thread" : "asynchronous or inline");
     *out = e;
     return 0;
 nomem:
@@ -883,7 +937,8 @@ int mpe_encoder_bframes(const MpeEncoder *e)
 
 int mpe_encoder_start_chunk(MpeEncoder *e, int first_frame, int end_code, MpeError *err)
 {
-    if (e->cq_len || e->held || e->submitted > e->last_anchor + 1 || (e->coded && !e->flushed))
+    if (e->cq_len || e->held || e->submitted > e->last_anchor + 1 || (e->coded && !e->flushed) ||
+        e->coding || e->ring_len)
         return mpe_error(err, -EINVAL, "a chunk starts on a new or flushed encoder");
     if (first_frame < 0 || first_frame % (e->chunk_len ? e->chunk_len : e->p.gop))
         return mpe_error(err, -EINVAL, "frame %d does not begin a chunk of %d pictures",
@@ -892,6 +947,7 @@ int mpe_encoder_start_chunk(MpeEncoder *e, int first_frame, int end_code, MpeErr
     e->last_anchor = first_frame - 1;   /* no B frame waits for an anchor */
     e->last_i = -1;                     /* the GOP phase starts again */
     e->flushed = 0;
+    e->flushing = 0;
     e->coded = 0;
     e->end_code = end_code;
     e->rc_chunk = -1;
@@ -1062,10 +1118,12 @@ static void quality_job(void *arg)
     job->fs.time.quality_ms += mpe_time_ms() - t0;
 }
 
+/* Called with queue_lock held. */
 static void queue_push_raw(MpeEncoder *e, const MpeFrameStats *fs)
 {
-    /* at most QA_LANES + 2 records wait: those of the lanes joined in one
-     * call, an anchor's held one, and one pushed without a lane */
+    /* at most QA_LANES + 2 records wait in lock-step: those of the lanes
+     * joined in one call, an anchor's held one, and one pushed without a
+     * lane; with MpeParam.pipeline those of pictures coded meanwhile */
     e->queue[(e->queue_head + e->queue_len) % STATS_QUEUE] = *fs;
     e->queue_len++;
 }
@@ -1074,24 +1132,30 @@ static void queue_push_raw(MpeEncoder *e, const MpeFrameStats *fs)
  * waits until the B pictures before it (coded after it) are out. */
 static void queue_push(MpeEncoder *e, const MpeFrameStats *fs)
 {
+    pthread_mutex_lock(&e->queue_lock);
     if (!e->p.bframes || fs->type == 'B') {
         queue_push_raw(e, fs);
-        return;
+    } else {
+        if (e->held_rec)
+            queue_push_raw(e, &e->held_rec_fs);
+        e->held_rec_fs = *fs;
+        e->held_rec = 1;
     }
-    if (e->held_rec)
-        queue_push_raw(e, &e->held_rec_fs);
-    e->held_rec_fs = *fs;
-    e->held_rec = 1;
+    pthread_mutex_unlock(&e->queue_lock);
 }
 
 int mpe_encoder_pop_stats(MpeEncoder *e, MpeFrameStats *fs)
 {
-    if (!e->queue_len)
-        return 0;
-    *fs = e->queue[e->queue_head];
-    e->queue_head = (e->queue_head + 1) % STATS_QUEUE;
-    e->queue_len--;
-    return 1;
+    int have = 0;
+    pthread_mutex_lock(&e->queue_lock);
+    if (e->queue_len) {
+        *fs = e->queue[e->queue_head];
+        e->queue_head = (e->queue_head + 1) % STATS_QUEUE;
+        e->queue_len--;
+        have = 1;
+    }
+    pthread_mutex_unlock(&e->queue_lock);
+    return have;
 }
 
 /* Records of the lanes in flight join the queue in the order the pictures
@@ -1561,13 +1625,19 @@ static int fetch_picture(MpeEncoder *e, MpeFrameStats *fs, MpeError *err)
     int ret;
 
     if (!e->slot_fetched[slot]) {
+        /* on code_task the front end's calls belong to the caller's thread,
+         * which fetched every queued picture (frontend_frame's fetch_now) */
+        if (e->pipe)
+            return mpe_error(err, -EINVAL, "internal: picture %d queued unfetched", n);
         if ((ret = fetch(e, n, err)) < 0)
             return ret;
         /* on this thread: the wait is not hidden, the download is its own stage */
         fs->time.download_ms = e->slot_download_ms[slot];
         fs->time.fe_wait_ms = mpe_time_ms() - t0 - e->slot_download_ms[slot];
     }
-    e->slot_fetched[slot] = 0;
+    /* (the caller's thread marks it again at the slot's next frame) */
+    if (!e->pipe)
+        e->slot_fetched[slot] = 0;
     fs->time.fe_ms = e->slot_fe_ms[slot];
     fs->time.fe_wait_ms += e->slot_wait_ms[slot];
     fs->time.fe_gpu_ms = e->slot_gpu_ms[slot];
@@ -1684,7 +1754,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     const int intra = type == 'I', is_b = type == 'B';
     const MpePicture *orig = e->src[slot];
     double t0 = mpe_time_ms(), t1;
-    const uint64_t start_bits = bs_bit_count(&e->out);
+    const uint64_t start_bits = bs_bit_count(e->code_out);
     int ret, bank = 0, trials = 0;
 
     if (intra && (ret = start_chunk_state(e, err)) < 0)
@@ -1697,7 +1767,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         /* --ip-ratio auto: as far as the pictures up to the next anchor,
          * searched against this one (--b-adapt 1) and held for it, keep
          * its content (bdecide.h); none searched: --q */
-        const int next = e->cq_len ? e->code_queue[e->cq_head] : -1;
+        const int next = e->next_coded;
         const int ns = next > e->frame_index ? slot_of(e, next) : 0;
         const double ratio = next > e->frame_index && e->slot_type[ns] == 'P' &&
                                      e->fwd_ref[ns] == e->frame_index
@@ -1724,7 +1794,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     const uint64_t start_code_bits = write_headers(e, &e->hdr, type, 0xFFFF);
     const int vbv_delay = mpe_rc_start_frame(e->rc, type, bs_bit_count(&e->hdr), start_code_bits);
     fs->vbv_fullness = mpe_rc_vbv_fullness(e->rc);
-    write_headers(e, &e->out, type, vbv_delay == 0xFFFF ? 0 : vbv_delay);
+    write_headers(e, e->code_out, type, vbv_delay == 0xFFFF ? 0 : vbv_delay);
     if (e->check_rc && (ret = mpe_checker_set_source(e->check_rc, orig, err)) < 0)
         return ret;
 
@@ -1796,7 +1866,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
             update_refresh_count(e, e->origin[bank][i], s);
         refreshed += s->ss.refreshed;
         /* the no-residual step is logged as the coarsest quantiser plus one */
-        bs_append(&e->out, &s->bw);
+        bs_append(e->code_out, &s->bw);
         fs->mb_intra += s->ss.intra;
         fs->mb_inter += s->ss.inter;
         fs->mb_skipped += s->ss.skipped;
@@ -1810,7 +1880,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     if (table_bits[0] != table_bits[1])
         e->intra_vlc_next[!intra] = table_bits[1] < table_bits[0];
     e->intra_vlc_counted |= intra;
-    const uint64_t pic_bits = bs_bit_count(&e->out) - start_bits;
+    const uint64_t pic_bits = bs_bit_count(e->code_out) - start_bits;
     uint64_t stuffing;
     const int rc_said = mpe_rc_end_frame(e->rc, pic_bits, &trials, &stuffing);
     if (rc_said > 0 && !e->cap_warned) {
@@ -1838,7 +1908,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
                          e->frame_index, type, (unsigned long long)pic_bits,
                          fs->vbv_fullness, e->seq.bit_rate * 0.4);
     for (uint64_t i = 0; i < stuffing; i++)
-        bs_put(&e->out, 8, 0);   /* zero stuffing before the next start code */
+        bs_put(e->code_out, 8, 0);   /* zero stuffing before the next start code */
 
     const MpePicture *recon = &e->pics[e->bank_pic[bank]];
     if (e->check_rc) {
@@ -1857,7 +1927,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     fs->reach_bwd = is_b ? e->bwd_reach[slot] : 0;
     fs->trials = trials;
     fs->guard_mean = mpe_rc_guard_mean_rejects(e->rc);
-    fs->bits = bs_bit_count(&e->out) - start_bits;
+    fs->bits = bs_bit_count(e->code_out) - start_bits;
     if (refreshed)
         mpe_log(&e->log, MPE_LOG_DEBUG, "frame %d: %d macroblocks intra for the refresh rule",
                 e->frame_index, refreshed);
@@ -1916,6 +1986,169 @@ static int code_next(MpeEncoder *e, MpeFrameStats *fs, MpeOutput *out, MpeError 
     return 0;
 }
 
+/* ---- MpeParam.pipeline ---- */
+
+/* code_task: the batch's pictures, in coding order, each into a CodedPic
+ * of the ring; stops at the first error. */
+static void code_batch_job(void *arg)
+{
+    MpeEncoder *e = arg;
+    for (int i = 0; i < e->batch_len; i++) {
+        CodedPic *cp = &e->ring[(e->batch_at + i) % e->slots];
+        const MpePicture *recon;
+        int ret;
+        memset(&cp->fs, 0, sizeof(cp->fs));
+        e->frame_index = e->batch[i];
+        e->next_coded = e->batch_next[i];
+        bs_writer_reset(&cp->bw);
+        e->code_out = &cp->bw;
+        if ((ret = fetch_picture(e, &cp->fs, &e->batch_err)) < 0 ||
+            (ret = code_picture(e, &cp->fs, &recon, &e->batch_err)) < 0) {
+            e->batch_ret = ret;
+            return;
+        }
+        bs_flush(&cp->bw);
+        if (bs_error(&cp->bw)) {
+            e->batch_ret = mpe_error(&e->batch_err, bs_error(&cp->bw), "out of memory for the bitstream");
+            return;
+        }
+        cp->index = e->frame_index;
+        cp->type = cp->fs.type;
+        e->batch_done = i + 1;
+    }
+}
+
+/* The batch on code_task back (waiting for it with `wait`, else only if
+ * done): its pictures join the ring, their slots are free again. */
+static int pipe_collect(MpeEncoder *e, int wait, MpeError *err)
+{
+    if (!e->coding || (!wait && mpe_task_busy(e->code_task)))
+        return 0;
+    mpe_task_wait(e->code_task);
+    e->coding = 0;
+    e->code_out = &e->out;
+    for (int i = 0; i < e->batch_done; i++)
+        e->slot_busy[slot_of(e, e->batch[i])] = 0;
+    e->ring_len += e->batch_done;
+    if (e->batch_ret < 0) {
+        if (err)
+            *err = e->batch_err;
+        return e->batch_ret;
+    }
+    return 0;
+}
+
+/* code_task idle: every queued picture the ring has room for goes out as
+ * a batch; --ip-ratio auto's I picture waits for the anchor after it, as
+ * in mpe_encode_frame, unless the flush leaves none. */
+static void pipe_kick(MpeEncoder *e)
+{
+    if (e->coding)
+        return;
+    e->batch_len = e->batch_done = e->batch_ret = 0;
+    while (e->cq_len && e->ring_len + e->batch_len < e->slots) {
+        const int d = e->code_queue[e->cq_head];
+        if (e->ip_auto && e->cq_len == 1 && e->slot_type[slot_of(e, d)] == 'I' && !e->flushing)
+            break;
+        e->cq_head = (e->cq_head + 1) % (2 * MAX_SLOTS);
+        e->cq_len--;
+        e->batch[e->batch_len] = d;
+        e->batch_next[e->batch_len++] = e->cq_len ? e->code_queue[e->cq_head] : -1;
+    }
+    if (!e->batch_len)
+        return;
+    e->batch_at = (e->ring_head + e->ring_len) % e->slots;
+    e->coding = 1;
+    mpe_task_start(e->code_task, code_batch_job, e);
+}
+
+static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeError *err)
+{
+    int ret;
+
+    if ((ret = pipe_collect(e, 0, err)) < 0)
+        return ret;
+    if (frame) {
+        const int n = e->submitted, slot = slot_of(e, n);
+        double t0 = mpe_time_ms();
+        /* the slot's last picture must be coded: it is queued (its anchor
+         * came at most --bframes + 1 frames after it), so a batch has it
+         * or will */
+        while (e->slot_busy[slot]) {
+            pipe_kick(e);
+            if (!e->coding)
+                return mpe_error(err, -EINVAL, "internal: slot of frame %d held by an unqueued picture", n);
+            if ((ret = pipe_collect(e, 1, err)) < 0)
+                return ret;
+        }
+        const double t1 = mpe_time_ms();
+        e->slot_busy[slot] = 1;
+        if ((ret = frontend_frame(e, n, frame, 1, err)) < 0)
+            return ret;
+        /* on this thread: what the front end takes is not hidden, the wait
+         * for the coder to free the slot is the front end's wait */
+        e->slot_fe_ms[slot] = mpe_time_ms() - t1;
+        e->slot_wait_ms[slot] = mpe_time_ms() - t0;
+        e->submitted++;
+        enqueue_ready(e, n);
+    } else {
+        gpu_frontend_finish(e->fe);
+        if ((ret = end_pending_b(e, err)) < 0)
+            return ret;
+        e->flushing = 1;
+    }
+    if ((ret = pipe_collect(e, 0, err)) < 0)
+        return ret;
+    pipe_kick(e);
+    /* the flush waits for each picture in turn; a frame takes one if ready */
+    while (!frame && !e->ring_len && (e->coding || e->cq_len)) {
+        if ((ret = pipe_collect(e, 1, err)) < 0)
+            return ret;
+        pipe_kick(e);
+    }
+    if (e->ring_len) {
+        CodedPic *cp = &e->ring[e->ring_head];
+        bs_append(&e->out, &cp->bw);
+        out->coded = 1;
+        out->coded_display_index = cp->index;
+        out->coded_type = cp->type;
+        if (!e->p.bframes || cp->type == 'B') {
+            out->stats = cp->fs;
+            out->have_picture = 1;
+        } else {
+            if (e->held) {
+                out->stats = e->held_stats;
+                out->have_picture = 1;
+            }
+            e->held = 1;
+            e->held_stats = cp->fs;
+        }
+        e->ring_head = (e->ring_head + 1) % e->slots;
+        e->ring_len--;
+    }
+    if (!frame && !e->ring_len && !e->coding && !e->cq_len) {
+        if (!out->have_picture && e->held) {
+            out->stats = e->held_stats;
+            out->have_picture = 1;
+            e->held = 0;
+        }
+        if (!e->held) {
+            if ((ret = quality_join(e, err)) < 0 || (ret = gpu_frontend_ready(e->fe, err)) < 0)
+                return ret;
+            pthread_mutex_lock(&e->queue_lock);
+            if (e->held_rec) {
+                queue_push_raw(e, &e->held_rec_fs);
+                e->held_rec = 0;
+            }
+            pthread_mutex_unlock(&e->queue_lock);
+            if (e->coded > 0 && e->end_code)
+                bs_write_sequence_end(&e->out);
+            e->flushed = 1;
+        }
+    }
+    return 0;
+}
+
 int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeError *err)
 {
     const int n = e->submitted;
@@ -1927,6 +2160,11 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
     bs_writer_reset(&e->out);
     if (e->flushed)
         return frame ? mpe_error(err, -EINVAL, "encoder already flushed") : 0;
+    if (e->pipe) {
+        if ((ret = encode_frame_pipe(e, frame, out, err)) < 0)
+            return ret;
+        goto written;
+    }
     /* the flush: no frame comes any more, so a GPU still opening would take
      * none (it stops after its step in progress; the flush's end waits for
      * that); B frames at the end get their anchor, the last of them */
@@ -1948,6 +2186,7 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
         e->frame_index = e->code_queue[e->cq_head];
         e->cq_head = (e->cq_head + 1) % (2 * MAX_SLOTS);
         e->cq_len--;
+        e->next_coded = e->cq_len ? e->code_queue[e->cq_head] : -1;
         if ((ret = fetch_picture(e, &fs, err)) < 0)
             return ret;
     }
@@ -2001,15 +2240,18 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
              * to open while the cpu front end took every frame fails the run */
             if ((ret = quality_join(e, err)) < 0 || (ret = gpu_frontend_ready(e->fe, err)) < 0)
                 return ret;
+            pthread_mutex_lock(&e->queue_lock);
             if (e->held_rec) {
                 queue_push_raw(e, &e->held_rec_fs);
                 e->held_rec = 0;
             }
+            pthread_mutex_unlock(&e->queue_lock);
             if (e->coded > 0 && e->end_code)
                 bs_write_sequence_end(&e->out);
             e->flushed = 1;
         }
     }
+written:
     bs_flush(&e->out);
     if (bs_error(&e->out))
         return mpe_error(err, bs_error(&e->out), "out of memory for the bitstream");
