@@ -61,7 +61,7 @@
 /* MpeParam.pipeline: frames the front end may run ahead of the coder
  * beyond the lock-step schedule's slots (each slot is a frame's planes on
  * the host and the device) */
-#define PIPE_LEAD 3
+#define PIPE_LEAD 6
 /* reconstructions: the reference, and one per rate-control bank; with B
  * pictures also the previous reference (the B pictures' forward one) and
  * the last B picture (see MAX_SLOTS: no longer needed by the quality
@@ -251,19 +251,27 @@ struct MpeEncoder {
     int next_coded;               /* display index of the picture coded after this one, -1:
                                      none known yet (--ip-ratio auto's look at it) */
     BsWriter *code_out;           /* where code_picture writes: out, or a CodedPic's */
-    /* MpeParam.pipeline: pictures are coded in batches on code_task while
-     * the caller's thread runs the front end of the next frames; a batch
-     * is handed over and taken back only at mpe_task_start / wait, so the
-     * two never touch the same state at once (the front end's per-slot
-     * state of a picture is final once it is queued, and a slot is
-     * refilled only after its picture came back coded: slot_busy) */
+    /* MpeParam.pipeline: pictures are coded one after the other on
+     * code_task (coder_loop) while the caller's thread runs the front end
+     * of the next frames.  The caller's thread queues a picture once the
+     * front end is done with it (its per-slot state is final then) and
+     * refills a slot only after the picture in it came back coded
+     * (slot_busy).  The k-th picture queued is coded into ring[k % slots]
+     * and returned by a later call. */
     int pipe;
     MpeTask *code_task;
-    int coding;                   /* a batch is out on code_task */
-    int batch[MAX_SLOTS], batch_next[MAX_SLOTS], batch_len, batch_at, batch_done, batch_ret;
-    MpeError batch_err;
-    CodedPic ring[MAX_SLOTS];     /* coded, not yet returned: ring_len from ring_head on */
-    int ring_head, ring_len;
+    pthread_mutex_t pipe_lock;
+    pthread_cond_t pipe_work, pipe_done;
+    int have_pipe_sync, coder_started;
+    /* under pipe_lock */
+    int work[MAX_SLOTS], work_next[MAX_SLOTS];   /* display index, the one coded after it */
+    int work_head, work_len;
+    int done;                     /* pictures coded back so far */
+    int coder_quit, coder_ret;
+    MpeError coder_err;
+    /* the caller's thread's */
+    int pushed, collected, delivered;
+    CodedPic ring[MAX_SLOTS];
     uint8_t slot_busy[MAX_SLOTS]; /* the slot's frame submitted, its picture not coded back */
     int flushing;
     pthread_mutex_t queue_lock;   /* queue and held_rec: pushed on code_task, popped here */
@@ -481,7 +489,18 @@ void mpe_encoder_close(MpeEncoder *e)
         return;
     /* the tasks first: they may still be running the front end or coding */
     mpe_task_close(e->fe_task);
+    if (e->have_pipe_sync) {
+        pthread_mutex_lock(&e->pipe_lock);
+        e->coder_quit = 1;
+        pthread_cond_broadcast(&e->pipe_work);
+        pthread_mutex_unlock(&e->pipe_lock);
+    }
     mpe_task_close(e->code_task);
+    if (e->have_pipe_sync) {
+        pthread_cond_destroy(&e->pipe_work);
+        pthread_cond_destroy(&e->pipe_done);
+        pthread_mutex_destroy(&e->pipe_lock);
+    }
     for (int i = 0; i < MAX_SLOTS; i++)
         bs_writer_free(&e->ring[i].bw);
     if (e->have_queue_lock)
@@ -876,6 +895,24 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
         goto fail;
     }
     e->have_queue_lock = 1;
+    if (e->pipe) {
+        if (pthread_mutex_init(&e->pipe_lock, NULL)) {
+            ret = mpe_error(err, -ENOMEM, "cannot create a lock");
+            goto fail;
+        }
+        if (pthread_cond_init(&e->pipe_work, NULL)) {
+            pthread_mutex_destroy(&e->pipe_lock);
+            ret = mpe_error(err, -ENOMEM, "cannot create a condition variable");
+            goto fail;
+        }
+        if (pthread_cond_init(&e->pipe_done, NULL)) {
+            pthread_cond_destroy(&e->pipe_work);
+            pthread_mutex_destroy(&e->pipe_lock);
+            ret = mpe_error(err, -ENOMEM, "cannot create a condition variable");
+            goto fail;
+        }
+        e->have_pipe_sync = 1;
+    }
     if ((ret = open_rate_control(e, err)) < 0 || (ret = open_checkers(e, err)) < 0)
         goto fail;
     if (p->aq_strength > 0 &&
@@ -938,7 +975,7 @@ int mpe_encoder_bframes(const MpeEncoder *e)
 int mpe_encoder_start_chunk(MpeEncoder *e, int first_frame, int end_code, MpeError *err)
 {
     if (e->cq_len || e->held || e->submitted > e->last_anchor + 1 || (e->coded && !e->flushed) ||
-        e->coding || e->ring_len)
+        e->pushed > e->delivered)
         return mpe_error(err, -EINVAL, "a chunk starts on a new or flushed encoder");
     if (first_frame < 0 || first_frame % (e->chunk_len ? e->chunk_len : e->p.gop))
         return mpe_error(err, -EINVAL, "frame %d does not begin a chunk of %d pictures",
@@ -1988,78 +2025,95 @@ static int code_next(MpeEncoder *e, MpeFrameStats *fs, MpeOutput *out, MpeError 
 
 /* ---- MpeParam.pipeline ---- */
 
-/* code_task: the batch's pictures, in coding order, each into a CodedPic
- * of the ring; stops at the first error. */
-static void code_batch_job(void *arg)
+/* code_task: the queued pictures, in coding order, each into its CodedPic,
+ * until told to quit; stops at the first error. */
+static void coder_loop(void *arg)
 {
     MpeEncoder *e = arg;
-    for (int i = 0; i < e->batch_len; i++) {
-        CodedPic *cp = &e->ring[(e->batch_at + i) % e->slots];
+    pthread_mutex_lock(&e->pipe_lock);
+    for (;;) {
+        while (!e->work_len && !e->coder_quit)
+            pthread_cond_wait(&e->pipe_work, &e->pipe_lock);
+        if (!e->work_len)
+            break;
+        e->frame_index = e->work[e->work_head];
+        e->next_coded = e->work_next[e->work_head];
+        e->work_head = (e->work_head + 1) % MAX_SLOTS;
+        e->work_len--;
+        CodedPic *cp = &e->ring[e->done % e->slots];
+        pthread_mutex_unlock(&e->pipe_lock);
+
         const MpePicture *recon;
+        MpeError err;
         int ret;
         memset(&cp->fs, 0, sizeof(cp->fs));
-        e->frame_index = e->batch[i];
-        e->next_coded = e->batch_next[i];
         bs_writer_reset(&cp->bw);
         e->code_out = &cp->bw;
-        if ((ret = fetch_picture(e, &cp->fs, &e->batch_err)) < 0 ||
-            (ret = code_picture(e, &cp->fs, &recon, &e->batch_err)) < 0) {
-            e->batch_ret = ret;
-            return;
+        if ((ret = fetch_picture(e, &cp->fs, &err)) >= 0 &&
+            (ret = code_picture(e, &cp->fs, &recon, &err)) >= 0) {
+            bs_flush(&cp->bw);
+            if (bs_error(&cp->bw))
+                ret = mpe_error(&err, bs_error(&cp->bw), "out of memory for the bitstream");
         }
-        bs_flush(&cp->bw);
-        if (bs_error(&cp->bw)) {
-            e->batch_ret = mpe_error(&e->batch_err, bs_error(&cp->bw), "out of memory for the bitstream");
-            return;
-        }
-        cp->index = e->frame_index;
         cp->type = cp->fs.type;
-        e->batch_done = i + 1;
+
+        pthread_mutex_lock(&e->pipe_lock);
+        if (ret < 0) {
+            e->coder_ret = ret;
+            e->coder_err = err;
+            pthread_cond_broadcast(&e->pipe_done);
+            break;
+        }
+        e->done++;
+        pthread_cond_broadcast(&e->pipe_done);
     }
+    pthread_mutex_unlock(&e->pipe_lock);
 }
 
-/* The batch on code_task back (waiting for it with `wait`, else only if
- * done): its pictures join the ring, their slots are free again. */
+/* The pictures coded back since the last look (waiting for one more with
+ * `wait`, if any is out): their slots are free again. */
 static int pipe_collect(MpeEncoder *e, int wait, MpeError *err)
 {
-    if (!e->coding || (!wait && mpe_task_busy(e->code_task)))
-        return 0;
-    mpe_task_wait(e->code_task);
-    e->coding = 0;
-    e->code_out = &e->out;
-    for (int i = 0; i < e->batch_done; i++)
-        e->slot_busy[slot_of(e, e->batch[i])] = 0;
-    e->ring_len += e->batch_done;
-    if (e->batch_ret < 0) {
-        if (err)
-            *err = e->batch_err;
-        return e->batch_ret;
-    }
-    return 0;
+    pthread_mutex_lock(&e->pipe_lock);
+    while (wait && e->done == e->collected && e->pushed > e->done && !e->coder_ret)
+        pthread_cond_wait(&e->pipe_done, &e->pipe_lock);
+    const int done = e->done, ret = e->coder_ret;
+    if (ret < 0 && err)
+        *err = e->coder_err;
+    pthread_mutex_unlock(&e->pipe_lock);
+    for (; e->collected < done; e->collected++)
+        e->slot_busy[slot_of(e, e->ring[e->collected % e->slots].index)] = 0;
+    return ret < 0 ? ret : 0;
 }
 
-/* code_task idle: every queued picture the ring has room for goes out as
- * a batch; --ip-ratio auto's I picture waits for the anchor after it, as
- * in mpe_encode_frame, unless the flush leaves none. */
-static void pipe_kick(MpeEncoder *e)
+/* Queued pictures go to code_task as long as the ring has room;
+ * --ip-ratio auto's I picture waits for the anchor after it, as in
+ * mpe_encode_frame, unless the flush leaves none. */
+static void pipe_push(MpeEncoder *e)
 {
-    if (e->coding)
-        return;
-    e->batch_len = e->batch_done = e->batch_ret = 0;
-    while (e->cq_len && e->ring_len + e->batch_len < e->slots) {
+    int n = 0;
+    pthread_mutex_lock(&e->pipe_lock);
+    while (e->cq_len && e->pushed - e->delivered < e->slots) {
         const int d = e->code_queue[e->cq_head];
         if (e->ip_auto && e->cq_len == 1 && e->slot_type[slot_of(e, d)] == 'I' && !e->flushing)
             break;
         e->cq_head = (e->cq_head + 1) % (2 * MAX_SLOTS);
         e->cq_len--;
-        e->batch[e->batch_len] = d;
-        e->batch_next[e->batch_len++] = e->cq_len ? e->code_queue[e->cq_head] : -1;
+        const int at = (e->work_head + e->work_len) % MAX_SLOTS;
+        e->work[at] = d;
+        e->work_next[at] = e->cq_len ? e->code_queue[e->cq_head] : -1;
+        e->work_len++;
+        e->ring[e->pushed % e->slots].index = d;
+        e->pushed++;
+        n++;
     }
-    if (!e->batch_len)
-        return;
-    e->batch_at = (e->ring_head + e->ring_len) % e->slots;
-    e->coding = 1;
-    mpe_task_start(e->code_task, code_batch_job, e);
+    if (n)
+        pthread_cond_signal(&e->pipe_work);
+    pthread_mutex_unlock(&e->pipe_lock);
+    if (n && !e->coder_started) {
+        mpe_task_start(e->code_task, coder_loop, e);
+        e->coder_started = 1;
+    }
 }
 
 static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeError *err)
@@ -2071,12 +2125,12 @@ static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *ou
     if (frame) {
         const int n = e->submitted, slot = slot_of(e, n);
         double t0 = mpe_time_ms();
-        /* the slot's last picture must be coded: it is queued (its anchor
-         * came at most --bframes + 1 frames after it), so a batch has it
-         * or will */
+        /* the slot's last picture must be coded back first: it is queued
+         * (its anchor came at most --bframes + 1 frames after it), so it is
+         * out on code_task or goes now */
         while (e->slot_busy[slot]) {
-            pipe_kick(e);
-            if (!e->coding)
+            pipe_push(e);
+            if (e->pushed == e->collected)
                 return mpe_error(err, -EINVAL, "internal: slot of frame %d held by an unqueued picture", n);
             if ((ret = pipe_collect(e, 1, err)) < 0)
                 return ret;
@@ -2085,8 +2139,8 @@ static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *ou
         e->slot_busy[slot] = 1;
         if ((ret = frontend_frame(e, n, frame, 1, err)) < 0)
             return ret;
-        /* on this thread: what the front end takes is not hidden, the wait
-         * for the coder to free the slot is the front end's wait */
+        /* on this thread: what the front end takes is not hidden; the wait
+         * for a free slot counts as the front end's wait */
         e->slot_fe_ms[slot] = mpe_time_ms() - t1;
         e->slot_wait_ms[slot] = mpe_time_ms() - t0;
         e->submitted++;
@@ -2097,17 +2151,17 @@ static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *ou
             return ret;
         e->flushing = 1;
     }
+    pipe_push(e);
     if ((ret = pipe_collect(e, 0, err)) < 0)
         return ret;
-    pipe_kick(e);
     /* the flush waits for each picture in turn; a frame takes one if ready */
-    while (!frame && !e->ring_len && (e->coding || e->cq_len)) {
+    while (!frame && e->delivered == e->collected && (e->pushed > e->collected || e->cq_len)) {
+        pipe_push(e);
         if ((ret = pipe_collect(e, 1, err)) < 0)
             return ret;
-        pipe_kick(e);
     }
-    if (e->ring_len) {
-        CodedPic *cp = &e->ring[e->ring_head];
+    if (e->delivered < e->collected) {
+        CodedPic *cp = &e->ring[e->delivered % e->slots];
         bs_append(&e->out, &cp->bw);
         out->coded = 1;
         out->coded_display_index = cp->index;
@@ -2123,10 +2177,11 @@ static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *ou
             e->held = 1;
             e->held_stats = cp->fs;
         }
-        e->ring_head = (e->ring_head + 1) % e->slots;
-        e->ring_len--;
+        e->delivered++;
+        /* the ring has room again */
+        pipe_push(e);
     }
-    if (!frame && !e->ring_len && !e->coding && !e->cq_len) {
+    if (!frame && e->delivered == e->pushed && !e->cq_len) {
         if (!out->have_picture && e->held) {
             out->stats = e->held_stats;
             out->have_picture = 1;
