@@ -1537,6 +1537,15 @@ static void intra_cost_band(void *arg, int band, int worker)
                                  rows * (band + 1) / j->bands);
 }
 
+/* 0.6-1 ms at 2048^2 on one thread: on the pool, whose threads take
+ * bands when they are free */
+static void intra_costs(MpeEncoder *e, int slot, const MpePicture *pic)
+{
+    IntraCostJob job = { e->intra_cost[slot], pic, e->sad.sad16,
+                         MPE_MAX(1, MPE_MIN(4 * mpe_pool_threads(e->pool), pic->mb_height / 4)) };
+    mpe_pool_run(e->pool, job.bands, intra_cost_band, &job);
+}
+
 /* --b-adapt 1: frame n's forward search against `anchor` (the last I or P
  * picture), fetched at once, and its cost as a P picture there
  * (bdecide.h). */
@@ -1550,15 +1559,15 @@ static int run_cost_of(MpeEncoder *e, int n, int anchor, uint64_t *cost, MpeErro
     if (first)
         e->slot_download_ms[slot] = 0;
     e->fwd_ref[slot] = anchor;
+    /* planes the backend keeps on the host (YUV input) are there before
+     * the search: their intra costs are counted while the device searches */
+    const MpePicture *host = first ? gpu_frontend_host_planes(e->fe, slot) : NULL;
+    if (host)
+        intra_costs(e, slot, host);
     if ((ret = search(e, n, anchor, err)) < 0 || (ret = fetch_into(e, n, e->mv[slot], err)) < 0)
         return ret;
-    if (first) {
-        /* 0.6-1 ms at 2048^2 on one thread: on the pool, whose threads are
-         * idle when the coder waits for this */
-        IntraCostJob job = { e->intra_cost[slot], e->src[slot], e->sad.sad16,
-                             MPE_MAX(1, MPE_MIN(4 * mpe_pool_threads(e->pool), e->src[slot]->mb_height / 4)) };
-        mpe_pool_run(e->pool, job.bands, intra_cost_band, &job);
-    }
+    if (first && !host)
+        intra_costs(e, slot, e->src[slot]);
     *cost = mpe_bdecide_cost(e->mv[slot], e->intra_cost[slot], n_mb);
     return 0;
 }
