@@ -2061,6 +2061,26 @@ static int code_next(MpeEncoder *e, MpeFrameStats *fs, MpeOutput *out, MpeError 
     return 0;
 }
 
+/* The flush's end, every picture out: the last picture's logged measures
+ * too; and a GPU that failed to open while the cpu front end took every
+ * frame fails the run. */
+static int flush_end(MpeEncoder *e, MpeError *err)
+{
+    int ret;
+    if ((ret = quality_join(e, err)) < 0 || (ret = gpu_frontend_ready(e->fe, err)) < 0)
+        return ret;
+    pthread_mutex_lock(&e->queue_lock);
+    if (e->held_rec) {
+        queue_push_raw(e, &e->held_rec_fs);
+        e->held_rec = 0;
+    }
+    pthread_mutex_unlock(&e->queue_lock);
+    if (e->coded > 0 && e->end_code)
+        bs_write_sequence_end(&e->out);
+    e->flushed = 1;
+    return 0;
+}
+
 /* ---- MpeParam.pipeline ---- */
 
 /* code_task: the queued pictures, in coding order, each into its CodedPic,
@@ -2225,19 +2245,8 @@ static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *ou
             out->have_picture = 1;
             e->held = 0;
         }
-        if (!e->held) {
-            if ((ret = quality_join(e, err)) < 0 || (ret = gpu_frontend_ready(e->fe, err)) < 0)
-                return ret;
-            pthread_mutex_lock(&e->queue_lock);
-            if (e->held_rec) {
-                queue_push_raw(e, &e->held_rec_fs);
-                e->held_rec = 0;
-            }
-            pthread_mutex_unlock(&e->queue_lock);
-            if (e->coded > 0 && e->end_code)
-                bs_write_sequence_end(&e->out);
-            e->flushed = 1;
-        }
+        if (!e->held && (ret = flush_end(e, err)) < 0)
+            return ret;
     }
     return 0;
 }
@@ -2328,21 +2337,8 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
             out->have_picture = 1;
             e->held = 0;
         }
-        if (!e->cq_len && !e->held) {
-            /* the last picture's logged measures too; and a GPU that failed
-             * to open while the cpu front end took every frame fails the run */
-            if ((ret = quality_join(e, err)) < 0 || (ret = gpu_frontend_ready(e->fe, err)) < 0)
-                return ret;
-            pthread_mutex_lock(&e->queue_lock);
-            if (e->held_rec) {
-                queue_push_raw(e, &e->held_rec_fs);
-                e->held_rec = 0;
-            }
-            pthread_mutex_unlock(&e->queue_lock);
-            if (e->coded > 0 && e->end_code)
-                bs_write_sequence_end(&e->out);
-            e->flushed = 1;
-        }
+        if (!e->cq_len && !e->held && (ret = flush_end(e, err)) < 0)
+            return ret;
     }
 written:
     bs_flush(&e->out);
