@@ -18,6 +18,7 @@
 
 #include <string.h>
 
+#include "bitstream/mpeg12.h"
 #include "bitstream/vlc.h"
 #include "dsp/quant.h"
 
@@ -121,6 +122,37 @@ void mpe_trellis_intra_bits_both(const int16_t level[64], const MpeTrellisParams
             b1 += escape;
         }
         run = 0;
+    }
+    bits[0] = b0;
+    bits[1] = b1;
+}
+
+void mpe_trellis_intra_bits_both_scan(const int16_t scan[64], int mpeg2, int bits[2])
+{
+    uint64_t m = bs_nonzero_mask(scan) & ~(uint64_t)1;
+    int b0 = bs_vlc_dct_eob[BS_DCT_TABLE_ZERO].len, b1 = bs_vlc_dct_eob[BS_DCT_TABLE_ONE].len;
+    int prev = 0;
+
+    while (m) {
+        const int i = __builtin_ctzll(m), l = scan[i], run = i - prev - 1;
+        const int a = l < 0 ? -l : l;
+        m &= m - 1;
+        prev = i;
+        if (run <= BS_DCT_MAX_RUN && a <= BS_DCT_MAX_LEVEL) {
+            const int z = bs_vlc_dct_zero[run][a].len, o = bs_vlc_dct_one[run][a].len;
+            if (z && o) {
+                b0 += z + 1;
+                b1 += o + 1;
+                continue;
+            }
+            const int escape = escape_bits(a, mpeg2);
+            b0 += z ? z + 1 : escape;
+            b1 += o ? o + 1 : escape;
+        } else {
+            const int escape = escape_bits(a, mpeg2);
+            b0 += escape;
+            b1 += escape;
+        }
     }
     bits[0] = b0;
     bits[1] = b1;

@@ -90,6 +90,13 @@ int mpe_trellis_block_bits(const int16_t level[64], const MpeTrellisParams *p);
  * --intra-vlc auto's count; p's table is ignored. */
 void mpe_trellis_intra_bits_both(const int16_t level[64], const MpeTrellisParams *p, int bits[2]);
 
+/* The same count from the levels already in transmission order (scan[i]
+ * the level at scan position i, scan[0] the DC, ignored), visiting only the
+ * non-zero ones (bs_nonzero_mask): the slice coder's count per intra block
+ * and --intra-vlc auto's first guess.  Identical to
+ * mpe_trellis_intra_bits_both (test_trellis checks it). */
+void mpe_trellis_intra_bits_both_scan(const int16_t scan[64], int mpeg2, int bits[2]);
+
 /* Decoder-exact reconstruction of one coefficient at raster position pos
  * (AC for intra blocks), before MPEG-2 mismatch control. */
 int mpe_trellis_recon(int level, int pos, const MpeTrellisParams *p);

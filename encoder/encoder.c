@@ -1653,6 +1653,38 @@ static int start_chunk_state(MpeEncoder *e, MpeError *err)
     return 0;
 }
 
+/* --intra-vlc auto's first guess (mpe_slice_count_intra_tables) on the
+ * pool: bands of rows counted apart, then summed (integers: the same
+ * answer for every thread count).  Serial, it was a sixth of the I
+ * picture's coding on one thread and most of it on 16. */
+#define GUESS_BANDS 64
+typedef struct GuessJob {
+    const MpePictureCtx *pc;
+    int bands;
+    int64_t bits[GUESS_BANDS][2];
+} GuessJob;
+
+static void guess_band_job(void *ctx, int index, int worker)
+{
+    GuessJob *job = ctx;
+    const int mbh = job->pc->orig->mb_height;
+    (void)worker;
+    mpe_slice_count_intra_tables(job->pc, index * mbh / job->bands, (index + 1) * mbh / job->bands,
+                                 job->bits[index]);
+}
+
+static int guess_intra_table(MpeEncoder *e, const MpePictureCtx *pc)
+{
+    GuessJob job = { .pc = pc, .bands = MPE_MIN(pc->orig->mb_height, GUESS_BANDS) };
+    int64_t bits[2] = { 0, 0 };
+    mpe_pool_run(e->pool, job.bands, guess_band_job, &job);
+    for (int i = 0; i < job.bands; i++) {
+        bits[0] += job.bits[i][0];
+        bits[1] += job.bits[i][1];
+    }
+    return bits[1] < bits[0];
+}
+
 /* Code frame number e->frame_index, fetched already: the rate control's
  * trials, then the chosen bank's slices into the stream. */
 static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **recon_out,
@@ -1696,7 +1728,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         const int q = e->i_row_q ? e->i_row_q[0] : e->p.qscale;
         const MpePictureCtx guess = { .orig = orig, .dsp = &e->dsp, .quant = &e->quant[q],
                                       .scan = e->sw.alt_scan ? mpe_alternate_scan : mpe_zigzag };
-        e->intra_vlc_next[0] = mpe_slice_guess_intra_table(&guess);
+        e->intra_vlc_next[0] = guess_intra_table(e, &guess);
     }
     e->intra_vlc = e->sw.intra_vlc >= 0 ? e->sw.intra_vlc : e->intra_vlc_next[!intra];
     bs_writer_reset(&e->hdr);

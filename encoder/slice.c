@@ -176,9 +176,8 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
         pc->dsp->write_intra_block(bw, scan, level[0] - st->dc_pred[comp], comp != 0, pc->mpeg2,
                                    pc->intra_vlc_table);
         if (pc->count_intra_tables) {
-            const MpeTrellisParams tp = { .intra = 1, .mpeg2 = 1, .scan = pc->scan };
             int bits[2];
-            mpe_trellis_intra_bits_both(level, &tp, bits);
+            mpe_trellis_intra_bits_both_scan(scan, 1, bits);
             st->table_bits[BS_DCT_TABLE_ZERO] += bits[BS_DCT_TABLE_ZERO];
             st->table_bits[BS_DCT_TABLE_ONE] += bits[BS_DCT_TABLE_ONE];
         }
@@ -736,25 +735,24 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
     stats->intra_table_bits[1] = st.table_bits[1];
 }
 
-int mpe_slice_guess_intra_table(const MpePictureCtx *pc)
+void mpe_slice_count_intra_tables(const MpePictureCtx *pc, int row_begin, int row_end,
+                                  int64_t bits[2])
 {
-    MpeTrellisParams tp = { .intra = 1, .mpeg2 = 1, .scan = pc->scan };
-    int64_t bits[2] = { 0, 0 };
-    for (int mby = 0; mby < pc->orig->mb_height; mby++) {
+    bits[0] = bits[1] = 0;
+    for (int mby = row_begin; mby < row_end; mby++) {
         for (int mbx = mby & 1; mbx < pc->orig->mb_width; mbx += 2) {
             for (int b = 0; b < 6; b++) {
-                int16_t blk[64], level[64];
-                int stride;
+                int16_t blk[64], level[64], scan[64];
+                int stride, both[2];
                 const uint8_t *src = block_ptr(pc->orig, mbx, mby, b, &stride);
                 pc->dsp->get_pixels(blk, src, stride);
                 pc->dsp->fdct(blk);
                 pc->dsp->quant_intra(level, blk, pc->quant);
-                for (int table = 0; table < 2; table++) {
-                    tp.table = table;
-                    bits[table] += mpe_trellis_block_bits(level, &tp);
-                }
+                to_scan(pc, scan, level);
+                mpe_trellis_intra_bits_both_scan(scan, 1, both);
+                bits[0] += both[0];
+                bits[1] += both[1];
             }
         }
     }
-    return bits[1] < bits[0];
 }

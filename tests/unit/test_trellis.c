@@ -126,6 +126,11 @@ static void t_bits_match_writer(TestCtx *t)
             if (p.intra) {   /* both tables at once, as the writer would spend them */
                 int both[2];
                 mpe_trellis_intra_bits_both(level, &p, both);
+                int from_scan[2];   /* the slice coder's count, from the scan order */
+                mpe_trellis_intra_bits_both_scan(scan, p.mpeg2, from_scan);
+                CHECK(t, from_scan[0] == both[0] && from_scan[1] == both[1],
+                      "kind %d iter %d: from the scan order %d, %d, from the raster %d, %d", kind,
+                      iter, from_scan[0], from_scan[1], both[0], both[1]);
                 bs_writer_reset(&bw);
                 bs_write_intra_block(&bw, scan, 0, 0, p.mpeg2, !p.table);
                 CHECK(t, both[p.table] == counted && both[!p.table] == (int)bs_bit_count(&bw) - 3,
