@@ -37,11 +37,14 @@
 #include "dsp/dct.h"
 
 #include <stdint.h>
+#include <string.h>
 
 #include "common/cpu.h"
 
 #ifdef MPE_ARCH_X86
 #include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 
 #define T(u, x) ((int64_t)mpe_dct_tab[u][x])
@@ -124,6 +127,72 @@ void mpe_idct_fast_c(int16_t block[64])
         for (int y = 0; y < 8; y++)
             block[8 * y + x] = clamp16(round_shift(out[y], 44), -256, 255);
     }
+}
+
+/* The tests of the shortcuts: SSE2 compares (x86-64's baseline) where
+ * the compiler has them, else the plain loops. */
+static inline int all_equal(const int16_t block[64])
+{
+#if defined(__SSE2__)
+    const __m128i v = _mm_set1_epi16(block[0]);
+    __m128i eq = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)block), v);
+    for (int i = 8; i < 64; i += 8)
+        eq = _mm_and_si128(eq, _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(block + i)), v));
+    return _mm_movemask_epi8(eq) == 0xFFFF;
+#else
+    int diff = 0;
+    for (int i = 1; i < 64; i++)
+        diff |= block[i] ^ block[0];
+    return !diff;
+#endif
+}
+
+/* every coefficient but [0] and [63] zero */
+static inline int only_corners(const int16_t block[64])
+{
+#if defined(__SSE2__)
+    __m128i any = _mm_and_si128(_mm_loadu_si128((const __m128i *)block),
+                                _mm_setr_epi16(0, -1, -1, -1, -1, -1, -1, -1));
+    for (int i = 8; i < 56; i += 8)
+        any = _mm_or_si128(any, _mm_loadu_si128((const __m128i *)(block + i)));
+    any = _mm_or_si128(any, _mm_and_si128(_mm_loadu_si128((const __m128i *)(block + 56)),
+                                          _mm_setr_epi16(-1, -1, -1, -1, -1, -1, -1, 0)));
+    return _mm_movemask_epi8(_mm_cmpeq_epi16(any, _mm_setzero_si128())) == 0xFFFF;
+#else
+    int rest = 0;
+    for (int i = 1; i < 63; i++)
+        rest |= block[i];
+    return !rest;
+#endif
+}
+
+int mpe_fdct_flat(int16_t block[64])
+{
+    if (!all_equal(block))
+        return 0;
+    /* pass 1: row sums 8 v T(0,0), then 0 for u > 0; pass 2 likewise */
+    const int64_t mid = round_shift(8 * block[0] * T(0, 0), 16);
+    const int16_t dc = clamp16(round_shift(8 * mid * T(0, 0), 44), -2048, 2047);
+    memset(block, 0, 64 * sizeof(block[0]));
+    block[0] = dc;
+    return 1;
+}
+
+int mpe_idct_sparse(int16_t block[64])
+{
+    const int f77 = block[63];
+    if (f77 < -1 || f77 > 1 || !only_corners(block))
+        return 0;
+    const int64_t a = round_shift(block[0] * T(0, 0), 16) * T(0, 0);
+    /* row 7's largest magnitude, -T(7,3): K bounds every r(T(7,x)) T(7,y) */
+    const int64_t k = f77 ? round_shift(-T(7, 3), 16) * -T(7, 3) : 0;
+    const int64_t lo = round_shift(a - k, 44);
+    if (lo != round_shift(a + k, 44))
+        return 0;
+    const int16_t v = clamp16(lo, -256, 255);
+    for (int i = 0; i < 64; i++)
+        block[i] = v;
+    return 1;
 }
 
 /* mpe_dct_tab / 2^16 rounded, half away from zero (so the symmetry

@@ -162,12 +162,17 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
         int comp = b < 4 ? 0 : b - 3;
 
         pc->dsp->get_pixels(blk, src, stride);
-        pc->dsp->fdct(blk);
+        /* a flat block (background) has only a DC: no transform, and no
+         * AC candidate for the trellis (every AC coefficient is 0) */
+        const int flat = mpe_fdct_flat(blk);
+        if (!flat)
+            pc->dsp->fdct(blk);
         pc->dsp->quant_intra(level, blk, pc->quant);
         if (pc->dc_precision)
             level[0] = (int16_t)mpe_quant_intra_dc(blk[0], pc->dc_precision);
         if (pc->trellis_c) {
-            trellis_block(pc, level, blk, 1);
+            if (!flat)
+                trellis_block(pc, level, blk, 1);
             level[0] = (int16_t)mpe_trellis_intra_dc(blk[0], level[0], st->dc_pred[comp], comp != 0,
                                                      pc->dc_precision,
                                                      mpe_trellis_lambda(pc->qscale, pc->trellis_c));
@@ -185,7 +190,8 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
 
         pc->dsp->dequant_intra(blk, level, pc->qscale, pc->quant->intra_matrix, pc->mpeg2,
                                pc->dc_precision);
-        pc->dsp->idct(blk);
+        if (!mpe_idct_sparse(blk))   /* DC only: one value, no transform */
+            pc->dsp->idct(blk);
         pc->dsp->put_pixels(rec, rstride, blk);
     }
 }
@@ -251,7 +257,8 @@ static void reconstruct_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
 
         if (cbp & (1 << (5 - b))) {
             pc->dsp->dequant_inter(blk, level[b], pc->qscale, pc->quant->inter_matrix, pc->mpeg2);
-            pc->dsp->idct(blk);
+            if (!mpe_idct_sparse(blk))
+                pc->dsp->idct(blk);
             pc->dsp->add_pixels(rec, rstride, p, pstride, blk);
         } else {
             for (int y = 0; y < 8; y++)   /* nothing coded: the prediction itself */
@@ -746,7 +753,8 @@ void mpe_slice_count_intra_tables(const MpePictureCtx *pc, int row_begin, int ro
                 int stride, both[2];
                 const uint8_t *src = block_ptr(pc->orig, mbx, mby, b, &stride);
                 pc->dsp->get_pixels(blk, src, stride);
-                pc->dsp->fdct(blk);
+                if (!mpe_fdct_flat(blk))
+                    pc->dsp->fdct(blk);
                 pc->dsp->quant_intra(level, blk, pc->quant);
                 to_scan(pc, scan, level);
                 mpe_trellis_intra_bits_both_scan(scan, 1, both);
