@@ -110,8 +110,21 @@ static const uint8_t *pred_ptr(const uint8_t pred_y[256], const uint8_t pred_c[2
 
 static void to_scan(const MpePictureCtx *pc, int16_t scan[64], const int16_t level[64])
 {
-    for (int i = 0; i < 64; i++)
-        scan[i] = level[pc->scan[i]];
+    const uint8_t *inv = pc->scan == mpe_zigzag           ? mpe_zigzag_inv
+                         : pc->scan == mpe_alternate_scan ? mpe_alternate_scan_inv
+                                                          : NULL;
+    if (!inv) {
+        for (int i = 0; i < 64; i++)
+            scan[i] = level[pc->scan[i]];
+        return;
+    }
+    /* most levels are zero (a third of an I picture's blocks are DC only):
+     * only the non-zero ones move */
+    memset(scan, 0, 64 * sizeof(scan[0]));
+    for (uint64_t m = bs_nonzero_mask(level); m; m &= m - 1) {
+        const int pos = __builtin_ctzll(m);
+        scan[inv[pos]] = level[pos];
+    }
 }
 
 /* coded_block_pattern, then the blocks it names (non-intra VLCs) */
