@@ -27,6 +27,11 @@ void mpe_fdct_fast_c(int16_t block[64]);
 void mpe_idct_fast_c(int16_t block[64]);
 void mpe_fdct_avx2(int16_t block[64]);
 void mpe_idct_avx2(int16_t block[64]);
+/* The AVX2 first passes' rounding, exposed for test_dct: out = the
+ * reference's round_shift(hi * 2^16 + lo, 16) lane by lane, exactly (the
+ * sums are formed as int16 x int16 halves of the Q30 table, see
+ * dct_fast.c), for |hi| < 2^30 and any lo.  AVX2 CPUs only. */
+void mpe_dct_round16_split_avx2(const int32_t hi[8], const int32_t lo[8], int32_t out[8]);
 
 /* Shortcuts with the reference's exact output for two kinds of block the
  * intra path meets often (a flat background: a quarter of the still solar

@@ -595,6 +595,48 @@ static void t_idct_sparse(TestCtx *t)
     CHECK(t, taken > cases / 2, "only %d of %d taken", taken, cases);
 }
 
+/* The AVX2 first passes' exact rounding of hi 2^16 + lo: random lanes,
+ * and every residue class of lo around the ties (lo = k 2^16 + 2^15 +- 1)
+ * with both signs of the sum. */
+static void t_round16_split(TestCtx *t)
+{
+#ifdef MPE_ARCH_X86
+    if (!(mpe_cpu_flags() & MPE_CPU_AVX2)) {
+        test_skip(t, "no AVX2");
+        return;
+    }
+    TestRng r = { 0x1616 };
+    int ties = 0;
+    for (int iter = 0; iter < 200000; iter++) {
+        int32_t hi[8], lo[8], out[8];
+        for (int k = 0; k < 8; k++) {
+            hi[k] = (int32_t)(test_rand(&r) % 4000001u) - 2000000;
+            if (iter & 1) {   /* near a tie: 2^15 + {-1, 0, 1} above a multiple of 2^16 */
+                lo[k] = (int32_t)((int32_t)(test_rand(&r) % 20001u) - 10000) * 65536 + 32768 +
+                        (int32_t)(test_rand(&r) % 3u) - 1;
+                if (k & 1)
+                    hi[k] = (int32_t)(test_rand(&r) % 21u) - 10;   /* sums of either sign near 0 */
+            } else {
+                lo[k] = (int32_t)test_rand(&r);
+            }
+        }
+        mpe_dct_round16_split_avx2(hi, lo, out);
+        for (int k = 0; k < 8; k++) {
+            const int64_t x = (int64_t)hi[k] * 65536 + lo[k];
+            const int64_t a = x < 0 ? -x : x, want = x < 0 ? -((a + 32768) >> 16) : (a + 32768) >> 16;
+            ties += (a & 0xFFFF) == 32768;
+            CHECK(t, out[k] == want, "hi %d lo %d: %d, reference %lld", hi[k], lo[k], out[k],
+                  (long long)want);
+        }
+        if (t->case_failed)
+            return;
+    }
+    CHECK(t, ties > 1000, "only %d exact ties tried", ties);
+#else
+    test_skip(t, "not x86");
+#endif
+}
+
 int main(void)
 {
     TestCtx t;
@@ -620,5 +662,6 @@ int main(void)
     test_run(&t, "bound_holds", t_bound_holds);
     test_run(&t, "fdct_flat_shortcut", t_fdct_flat);
     test_run(&t, "idct_sparse_shortcut", t_idct_sparse);
+    test_run(&t, "avx2_first_pass_rounding", t_round16_split);
     return test_finish(&t);
 }
