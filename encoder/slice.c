@@ -406,6 +406,14 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
     return bsad;
 }
 
+/* Intra instead of a prediction of SAD bsad: when the source's activity
+ * beats it by INTRA_BIAS (never where bsad <= INTRA_BIAS: no activity
+ * needed there). */
+static int intra_wins(const MpePictureCtx *pc, const uint8_t *src, uint32_t bsad)
+{
+    return bsad > INTRA_BIAS && pc->dsp->intra_activity(src, pc->orig->stride[0]) + INTRA_BIAS < bsad;
+}
+
 /* The refresh rule (see MPE_REFRESH_PERIOD): a macroblock's next coding
  * with residual must be intra once it has had period - 1 of them since its
  * last intra coding.  Each macroblock reaches its limit a few pictures
@@ -502,11 +510,15 @@ static int choose_b_mode(const MpePictureCtx *pc, const SliceState *st, int mbx,
     mode = cost[1] < cost[0] ? MODE_BWD : MODE_FWD;
     bcost = cost[mode == MODE_BWD];
     bsad = (int)sad[mode == MODE_BWD];
-    {
+    /* interpolated: both vectors' rates less the mode bits it saves; its
+     * SAD only where that rate leaves room to win (a still area's best
+     * single prediction has SAD 0 there, and then no room) */
+    const uint32_t irate = (cost[0] - sad[0]) + (cost[1] - sad[1]) -
+                           lambda * (uint32_t)(b_mode_bits(MODE_FWD) + b_mode_bits(MODE_BWD) -
+                                               b_mode_bits(MODE_FWD | MODE_BWD));
+    if (irate < bcost) {
         const uint32_t isad = b_mode_sad(pc, MODE_FWD | MODE_BWD, mbx, mby, v);
-        const uint32_t icost = isad + (cost[0] - sad[0]) + (cost[1] - sad[1]) -
-                               lambda * (uint32_t)(b_mode_bits(MODE_FWD) + b_mode_bits(MODE_BWD) -
-                                                   b_mode_bits(MODE_FWD | MODE_BWD));
+        const uint32_t icost = isad + irate;
         if (icost < bcost) {
             mode = MODE_FWD | MODE_BWD;
             bcost = icost;
@@ -524,7 +536,7 @@ static int choose_b_mode(const MpePictureCtx *pc, const SliceState *st, int mbx,
             bsad = (int)ssad;
         }
     }
-    if (pc->dsp->intra_activity(src, pc->orig->stride[0]) + INTRA_BIAS < (uint32_t)bsad)
+    if (intra_wins(pc, src, (uint32_t)bsad))
         return MODE_INTRA;
     return mode;
 }
@@ -686,7 +698,7 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
                 vx = vy = 0;
                 bsad = sad0;
             }
-            intra = pc->dsp->intra_activity(src, pc->orig->stride[0]) + INTRA_BIAS < bsad;
+            intra = intra_wins(pc, src, bsad);
         }
 
         if (!intra) {
