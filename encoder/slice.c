@@ -342,15 +342,18 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
      * bits and validity once each */
     const VectorBox box = vector_box(pc, dir, 16 * mbx, 16 * mby);
     const int f_code = dir_f_code(pc, dir);
-    int bits[2][3];
+    int comp[2][3], ok[2][3], bits[2][3];
     for (int j = 0; j < 3; j++) {
-        const int c[2] = { 2 * m->dx + j - 1, 2 * m->dy + j - 1 };
+        comp[0][j] = 2 * m->dx + j - 1;
+        comp[1][j] = 2 * m->dy + j - 1;
         /* only a component inside the box wraps into a motion code (the
          * others are never priced) */
-        for (int d = 0; d < 2; d++)
-            bits[d][j] = c[d] >= box.lo[d] && c[d] <= box.hi[d]
-                             ? bs_motion_delta_bits(wrap_delta(f_code, c[d], st->pmv[dir][d]), f_code)
-                             : 0;
+        for (int d = 0; d < 2; d++) {
+            ok[d][j] = comp[d][j] >= box.lo[d] && comp[d][j] <= box.hi[d];
+            bits[d][j] = ok[d][j] ? bs_motion_delta_bits(wrap_delta(f_code, comp[d][j], st->pmv[dir][d]),
+                                                         f_code)
+                                  : 0;
+        }
     }
 
     if (out_sad0)
@@ -359,37 +362,40 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
      * then the tie-break), so the order of visits does not change it, but a
      * good first cost lets the rest be skipped where even a SAD of 0 could
      * not win (still areas: SAD 0 at the centre, and every other vector
-     * costs more bits) */
-    for (int k = 0; k < 10; k++) {
-        const int i = k == 0 ? 4 : k == 4 ? 0 : k;
+     * costs more bits); then the predictor where it is not among the nine */
+    static const uint8_t order[9] = { 4, 1, 2, 3, 0, 5, 6, 7, 8 };
+    const int pvx = st->pmv[dir][0], pvy = st->pmv[dir][1];
+    const int pred_extra = (abs(pvx - 2 * m->dx) > 1 || abs(pvy - 2 * m->dy) > 1) &&
+                           in_box(&box, pvx, pvy);
+    for (int k = 0; k < 9 + pred_extra; k++) {
         int vx, vy;
-        if (i < 9) {
-            vx = 2 * m->dx + i % 3 - 1;
-            vy = 2 * m->dy + i / 3 - 1;
+        uint32_t rate;
+        if (k < 9) {
+            const int i = order[k], jx = i % 3, jy = i / 3;
+            if (!(ok[0][jx] & ok[1][jy]))
+                continue;
+            vx = comp[0][jx];
+            vy = comp[1][jy];
+            rate = lambda * (uint32_t)(bits[0][jx] + bits[1][jy]);
         } else {
-            vx = st->pmv[dir][0];
-            vy = st->pmv[dir][1];
-            if (abs(vx - 2 * m->dx) <= 1 && abs(vy - 2 * m->dy) <= 1)
-                continue;   /* among the nine already */
+            vx = pvx;
+            vy = pvy;
+            rate = lambda * (uint32_t)vector_bits(pc, st, dir, vx, vy);
         }
-        if (!in_box(&box, vx, vy))
-            continue;
-        const uint32_t rate =
-            lambda * (uint32_t)(i < 9 ? bits[0][i % 3] + bits[1][i / 3] : vector_bits(pc, st, dir, vx, vy));
         if (rate > bcost)
             continue;
         uint32_t sad;
-        if (i == 4) {   /* the full-pel vector: the reference itself */
+        if (k == 0) {   /* the full-pel vector: the reference itself */
             sad = pc->sad16(src, sstride, full, rstride);
-        } else if (i < 9 && nine_inside) {
+        } else if (k < 9 && nine_inside) {
             if (!have_nine)
                 pc->dsp->hpel_sads(nine, src, sstride, full, rstride);
             have_nine = 1;
-            sad = nine[i];
+            sad = nine[order[k]];
         } else {
             sad = pc->dsp->pred_sad(src, sstride, ref->plane[0], rstride, 32 * mbx + vx, 32 * mby + vy);
         }
-        uint32_t cost = sad + rate;
+        const uint32_t cost = sad + rate;
         if (!vx && !vy && out_sad0)
             *out_sad0 = sad;
         if (cost < bcost || (cost == bcost && gpu_mv_better(sad, vx, vy, bsad, bvx, bvy))) {
