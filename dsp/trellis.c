@@ -244,14 +244,16 @@ static inline int cand_bits(const CandCodes *cc, int table, int run)
 }
 
 uint64_t mpe_trellis_candidates_c(const int16_t level[64], const int16_t coef[64],
-                                  const MpeTrellisParams *p, int32_t sq[64])
+                                  const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum)
 {
     const int qscale = p->qscale, one_allowed = p->max_level >= 1, mpeg1 = !p->mpeg2;
     uint64_t cand = 0;
+    *sq_sum = 0;
     for (int pos = 0; pos < 64; pos++) {
         const int c = coef[pos], ca = c < 0 ? -c : c;
         const int r1 = saturate_mag(recon_mag(1, p->matrix[pos] * qscale, p->intra, mpeg1), c < 0);
         sq[pos] = c * c;
+        *sq_sum += sq[pos];
         cand |= (uint64_t)((level[pos] != 0) |
                            ((c != 0) & one_allowed & ((ca - r1) * (ca - r1) < c * c)))
                 << pos;
@@ -260,12 +262,12 @@ uint64_t mpe_trellis_candidates_c(const int16_t level[64], const int16_t coef[64
 }
 
 uint64_t mpe_trellis_candidates(const int16_t level[64], const int16_t coef[64],
-                                const MpeTrellisParams *p, int32_t sq[64])
+                                const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum)
 {
 #if defined(__SSE2__)
     /* wq = w q in 16 bits needs q <= 128 (w <= 255); beyond, the C loop */
     if (p->qscale > 128)
-        return mpe_trellis_candidates_c(level, coef, p, sq);
+        return mpe_trellis_candidates_c(level, coef, p, sq, sq_sum);
     /* level 1's reconstruction r1: intra (w q) >> 3, else (3 w q) >> 4 as
      * the high half of w q * 12288; MPEG-1 makes an even one odd (down);
      * saturated at 2047, or 2048 for a negative coefficient.  The test
@@ -276,6 +278,7 @@ uint64_t mpe_trellis_candidates(const int16_t level[64], const int16_t coef[64],
     const __m128i mpeg1 = p->mpeg2 ? zero : _mm_set1_epi16(-1);
     const __m128i one_allowed = p->max_level >= 1 ? _mm_set1_epi16(-1) : zero;
     uint64_t cand = 0;
+    __m128i total = zero;   /* two int64 lanes */
     for (int i = 0; i < 64; i += 8) {
         const __m128i c = _mm_loadu_si128((const __m128i *)(coef + i));
         const __m128i l = _mm_loadu_si128((const __m128i *)(level + i));
@@ -294,12 +297,20 @@ uint64_t mpe_trellis_candidates(const int16_t level[64], const int16_t coef[64],
                                          _mm_and_si128(closer, one_allowed));
         cand |= (uint64_t)(_mm_movemask_epi8(_mm_packs_epi16(has, zero)) & 0xFF) << i;
         const __m128i lo = _mm_mullo_epi16(c, c), hi = _mm_mulhi_epi16(c, c);
-        _mm_storeu_si128((__m128i *)(sq + i), _mm_unpacklo_epi16(lo, hi));
-        _mm_storeu_si128((__m128i *)(sq + i + 4), _mm_unpackhi_epi16(lo, hi));
+        const __m128i sq0 = _mm_unpacklo_epi16(lo, hi), sq1 = _mm_unpackhi_epi16(lo, hi);
+        _mm_storeu_si128((__m128i *)(sq + i), sq0);
+        _mm_storeu_si128((__m128i *)(sq + i + 4), sq1);
+        /* squares are below 2^31: widened with zeros */
+        const __m128i pair = _mm_add_epi64(_mm_unpacklo_epi32(sq0, zero), _mm_unpackhi_epi32(sq0, zero));
+        total = _mm_add_epi64(total, _mm_add_epi64(pair, _mm_add_epi64(_mm_unpacklo_epi32(sq1, zero),
+                                                                        _mm_unpackhi_epi32(sq1, zero))));
     }
+    int64_t halves[2];
+    _mm_storeu_si128((__m128i *)halves, total);
+    *sq_sum = halves[0] + halves[1];
     return cand;
 #else
-    return mpe_trellis_candidates_c(level, coef, p, sq);
+    return mpe_trellis_candidates_c(level, coef, p, sq, sq_sum);
 #endif
 }
 
@@ -332,20 +343,37 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
      * prefix sums and the positions with a candidate.  A block without
      * any (after an intra block's DC) keeps its levels: all zero. */
     int32_t sq_r[64];
-    const uint64_t cand = mpe_trellis_candidates(level, coef, p, sq_r);
+    int64_t sq_total;
+    const uint64_t cand = mpe_trellis_candidates(level, coef, p, sq_r, &sq_total);
     if (!(cand & (intra ? ~(uint64_t)1 : ~(uint64_t)0)))
         return 0;
+    /* The prefix sums are needed up to the last candidate in scan order:
+     * beyond it only their total, which is the raster one's (less an intra
+     * block's DC).  The standard scans (scan[0] = 0) have inverses at hand;
+     * any other scan is walked to the end. */
+    const uint8_t *inv = scan == mpe_zigzag           ? mpe_zigzag_inv
+                         : scan == mpe_alternate_scan ? mpe_alternate_scan_inv
+                                                      : NULL;
+    int last_i = 63;
+    if (inv) {
+        last_i = start;
+        for (uint64_t m = cand & (intra ? ~(uint64_t)1 : ~(uint64_t)0); m; m &= m - 1) {
+            const int i = inv[__builtin_ctzll(m)];
+            last_i = i > last_i ? i : last_i;
+        }
+    }
     uint8_t list[64];
     int n_list = 0;
     int64_t z = 0;
     zsum[start] = 0;
-    for (int i = start; i < 64; i++) {
+    for (int i = start; i <= last_i; i++) {
         const int pos = scan[i];
         z += (int64_t)sq_r[pos] * MPE_TRELLIS_ONE;
         zsum[i + 1] = z;
         list[n_list] = (uint8_t)i;
         n_list += (int)(cand >> pos & 1);
     }
+    zsum[64] = (sq_total - (intra ? sq_r[scan[0]] : 0)) * MPE_TRELLIS_ONE;
 
     /* COST_INF / 2 plus any J stays below COST_INF and above every real J */
     const int64_t no_cand = COST_INF / 2;

@@ -78,15 +78,15 @@ int mpe_trellis_intra_dc(int f00, int nearest, int pred, int chroma, int dc_prec
  * change of cost is not modelled); an intra block always has its EOB. */
 int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrellisParams *p);
 
-/* The search's set-up, exposed for test_trellis: sq[pos] = coef[pos]^2 and
- * the mask of the raster positions with a candidate (a non-zero plain
- * level, or level 1 reconstructing closer to the coefficient than 0).
- * _c is the reference; mpe_trellis_candidates, identical, uses SSE2
- * compares where the compiler has them. */
+/* The search's set-up, exposed for test_trellis: sq[pos] = coef[pos]^2,
+ * *sq_sum their sum, and the mask of the raster positions with a candidate
+ * (a non-zero plain level, or level 1 reconstructing closer to the
+ * coefficient than 0).  _c is the reference; mpe_trellis_candidates,
+ * identical, uses SSE2 compares where the compiler has them. */
 uint64_t mpe_trellis_candidates_c(const int16_t level[64], const int16_t coef[64],
-                                  const MpeTrellisParams *p, int32_t sq[64]);
+                                  const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum);
 uint64_t mpe_trellis_candidates(const int16_t level[64], const int16_t coef[64],
-                                const MpeTrellisParams *p, int32_t sq[64]);
+                                const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum);
 
 /* J of the given levels under the same model (for tests and comparisons). */
 int64_t mpe_trellis_cost(const int16_t level[64], const int16_t coef[64], const MpeTrellisParams *p);

@@ -445,9 +445,10 @@ static void t_candidates_vs_c(TestCtx *t)
             coef[i] = (int16_t)rand_range(&r, -span - (span == 32767), span);
             level[i] = (int16_t)(rand_range(&r, 0, 3) ? 0 : rand_range(&r, -3, 3));
         }
-        const uint64_t c = mpe_trellis_candidates_c(level, coef, &p, sq_c);
-        const uint64_t f = mpe_trellis_candidates(level, coef, &p, sq_f);
-        CHECK(t, c == f && memcmp(sq_c, sq_f, sizeof(sq_c)) == 0,
+        int64_t sum_c, sum_f;
+        const uint64_t c = mpe_trellis_candidates_c(level, coef, &p, sq_c, &sum_c);
+        const uint64_t f = mpe_trellis_candidates(level, coef, &p, sq_f, &sum_f);
+        CHECK(t, c == f && memcmp(sq_c, sq_f, sizeof(sq_c)) == 0 && sum_c == sum_f,
               "iter %d kind %d q %d: mask %016llx vs reference %016llx", iter, iter % 6, p.qscale,
               (unsigned long long)f, (unsigned long long)c);
         if (t->case_failed)
