@@ -183,9 +183,7 @@ int64_t mpe_trellis_lambda(int qscale, int c_milli)
 /* dct_dc_size's code and dct_dc_differential (§7.2.1) */
 static int dc_bits(int diff, int chroma)
 {
-    int a = diff < 0 ? -diff : diff, size = 0;
-    while (a >> size)
-        size++;
+    const int a = diff < 0 ? -diff : diff, size = a ? 32 - __builtin_clz((unsigned)a) : 0;
     return (chroma ? bs_vlc_dc_size_chroma : bs_vlc_dc_size_luma)[size].len + size;
 }
 
