@@ -773,11 +773,9 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
     stats->intra_table_bits[1] = st.table_bits[1];
 }
 
-void mpe_slice_count_intra_tables(const MpePictureCtx *pc, int row_begin, int row_end,
-                                  int64_t bits[2])
+void mpe_slice_intra_table_bits(const MpePictureCtx *pc, int row0, int row1, int64_t bits[2])
 {
-    bits[0] = bits[1] = 0;
-    for (int mby = row_begin; mby < row_end; mby++) {
+    for (int mby = row0; mby < row1; mby++) {
         for (int mbx = mby & 1; mbx < pc->orig->mb_width; mbx += 2) {
             for (int b = 0; b < 6; b++) {
                 int16_t blk[64], level[64], scan[64];
@@ -794,4 +792,11 @@ void mpe_slice_count_intra_tables(const MpePictureCtx *pc, int row_begin, int ro
             }
         }
     }
+}
+
+int mpe_slice_guess_intra_table(const MpePictureCtx *pc)
+{
+    int64_t bits[2] = { 0, 0 };
+    mpe_slice_intra_table_bits(pc, 0, pc->orig->mb_height, bits);
+    return bits[1] < bits[0];
 }

@@ -93,13 +93,13 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
                     MpeSliceStats *stats);
 
 /* --intra-vlc auto before any picture of the kind has been coded (the
- * first I picture of a chunk): the bits of the plain quantiser's levels of
- * every other macroblock (a checkerboard) of pc->orig in macroblock rows
- * [row_begin, row_end), bits[0] in Table B.14, bits[1] in B.15; B.15 is
- * taken where the whole picture's sums say it is shorter.  Rows are
- * independent, so bands of them can be counted on different threads and
- * summed.  Reads pc->orig, dsp, quant and scan only. */
-void mpe_slice_count_intra_tables(const MpePictureCtx *pc, int row_begin, int row_end,
-                                  int64_t bits[2]);
+ * first I picture of a chunk): 1 when Table B.15 codes the plain
+ * quantiser's levels of every other macroblock (a checkerboard) of
+ * pc->orig in fewer bits than B.14, else 0.  Reads pc->orig, dsp, quant
+ * and scan only. */
+int mpe_slice_guess_intra_table(const MpePictureCtx *pc);
+/* Its sums over macroblock rows row0..row1-1, added to bits[table] (rows
+ * can be summed on several threads and added up: the same guess). */
+void mpe_slice_intra_table_bits(const MpePictureCtx *pc, int row0, int row1, int64_t bits[2]);
 
 #endif
