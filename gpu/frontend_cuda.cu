@@ -407,8 +407,14 @@ static int cuda_alloc_slot(GpuContext *g, int slot, MpeError *err)
     const GpuGeometry *geo = g->geo;
     CudaSlot *s = &g->slot[slot];
 
-    CU_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    CU_TRY(cudaStreamCreateWithFlags(&s->out_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    /* the highest priority the device has: the encoder waits for these
+     * small kernels and copies, while the quality checker's MAD and
+     * BLIINDS-II (--iqa) fill the device with work nobody waits for yet */
+    int least, greatest;
+    CU_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+    CU_TRY(cudaStreamCreateWithPriority(&s->stream, cudaStreamNonBlocking, greatest), "cudaStreamCreate");
+    CU_TRY(cudaStreamCreateWithPriority(&s->out_stream, cudaStreamNonBlocking, greatest),
+           "cudaStreamCreate");
     CU_TRY(cudaMalloc((void **)&s->d_rgb, geo->rgb_size), "cudaMalloc(rgb)");
     CU_TRY(cudaMalloc((void **)&s->d_planes, geo->plane_off[3]), "cudaMalloc(planes)");
     CU_TRY(cudaMalloc((void **)&s->d_mv, geo->mv_size), "cudaMalloc(vectors)");
