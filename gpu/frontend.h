@@ -336,6 +336,8 @@ struct GpuCpuKernels {
                                const GpuBlockSums *cur_sums, const MpePicture *ref,
                                const GpuBlockSums *ref_sums, int range, const GpuMotion *hint,
                                int row0, int row1);
+    /* gpu_pyramid_build_c's result */
+    void (*pyramid_build)(GpuPyramid *p, const MpePicture *pic);
     /* gpu_hier_coarse_rows's result */
     void (*coarse_rows)(GpuMotion *coarse, const GpuPyramid *cur, const GpuPyramid *ref, int mb_w,
                         int reach, int row0, int row1);

@@ -372,7 +372,7 @@ static void pyramid_job(void *arg, int row, int worker)
     const RowJob *j = arg;
     (void)worker;
     (void)row;
-    gpu_pyramid_build_c(j->build, j->pic);
+    j->k->pyramid_build(j->build, j->pic);
 }
 
 static void coarse_job(void *arg, int row, int worker)

@@ -580,6 +580,38 @@ static void motion_search_rows_avx2(const GpuCpuKernels *k, GpuMotion *mv, const
     search_rows(k, mv, cur, cur_sums, ref, ref_sums, range, hint, row0, row1, scan_window_avx2);
 }
 
+/* gpu_pyramid_build_c's 2:1 decimation, 32 samples per step: pmaddubsw
+ * adds each horizontal pair, the two rows' pairs are added, then the
+ * rounding (+2) >> 2; packus works within lanes, so a permute puts the
+ * halves back in order. */
+AVX2 static void decimate_avx2(uint8_t *dst, int dw, int dh, const uint8_t *src, ptrdiff_t sstride)
+{
+    const __m256i ones = _mm256_set1_epi8(1), two = _mm256_set1_epi16(2);
+    for (int y = 0; y < dh; y++) {
+        const uint8_t *a = src + 2 * y * sstride, *b = a + sstride;
+        uint8_t *d = dst + (ptrdiff_t)y * dw;
+        int x = 0;
+        for (; x + 32 <= dw; x += 32) {
+            __m256i s[2];
+            for (int i = 0; i < 2; i++) {
+                const __m256i ha = _mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(a + 2 * x + 32 * i)), ones);
+                const __m256i hb = _mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(b + 2 * x + 32 * i)), ones);
+                s[i] = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(ha, hb), two), 2);
+            }
+            _mm256_storeu_si256((__m256i *)(d + x),
+                                _mm256_permute4x64_epi64(_mm256_packus_epi16(s[0], s[1]), 0xD8));
+        }
+        for (; x < dw; x++)
+            d[x] = (uint8_t)((a[2 * x] + a[2 * x + 1] + b[2 * x] + b[2 * x + 1] + 2) >> 2);
+    }
+}
+
+AVX2 static void pyramid_build_avx2(GpuPyramid *p, const MpePicture *pic)
+{
+    decimate_avx2(p->half, p->hw, p->hh, pic->plane[0], pic->stride[0]);
+    decimate_avx2(p->quarter, p->qw, p->qh, p->half, p->hw);
+}
+
 /* gpu_hier_half_mb with psadbw: an 8x8 SAD is 4 of them (two rows each). */
 AVX2 static void half_mb_avx2(GpuMotion *out, const GpuPyramid *cur, const GpuPyramid *ref, int reach,
                               int mbx, int mby, int ux, int uy)
@@ -922,6 +954,7 @@ void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
     k->motion_search_rows = motion_search_rows_c;
     k->hier_final_rows = hier_final_rows_c;
     k->coarse_rows = gpu_hier_coarse_rows;
+    k->pyramid_build = gpu_pyramid_build_c;
 #ifdef MPE_ARCH_X86
     if (cpu_flags & MPE_CPU_SSE2)
         k->name = "sse2";
@@ -931,6 +964,7 @@ void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
         k->motion_search_rows = motion_search_rows_avx2;
         k->hier_final_rows = hier_final_rows_avx2;
         k->coarse_rows = coarse_rows_avx2;
+        k->pyramid_build = pyramid_build_avx2;
     }
     if (cpu_flags & MPE_CPU_AVX512) {
         k->name = "avx512";

@@ -554,6 +554,52 @@ static void test_kernels_block_sums(TestCtx *t)
     }
 }
 
+/* The pyramid (stage 1 of the hierarchical search): every sample, and
+ * nothing written past either plane (the 32 bytes of slack stay as set). */
+static void test_kernels_pyramid(TestCtx *t)
+{
+    static const int sizes[][2] = { { 16, 16 }, { 33, 17 }, { 70, 50 }, { 4095, 18 }, { 200, 120 },
+                                    { 1000, 40 }, { 48, 33 } };
+    TestRng rng = { 0x9A1D };
+    GpuCpuKernels ks[8];
+    for (int ki = 0, nk = kernel_sets(ks); ki < nk; ki++) {
+        const GpuCpuKernels *k = &ks[ki];
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+            for (int mode = 0; mode < 3; mode++) {
+                MpePicture p;
+                GpuPyramid got, want;
+                CHECK(t, mpe_picture_alloc(&p, sizes[s][0], sizes[s][1]) == 0 &&
+                             gpu_pyramid_alloc(&got, &p) == 0 && gpu_pyramid_alloc(&want, &p) == 0,
+                      "alloc");
+                /* random; all 255 (the largest sums); random 0 / 255 (rounding at both ends) */
+                for (int y = 0; y < p.plane_h[0]; y++)
+                    for (int x = 0; x < p.plane_w[0]; x++)
+                        p.plane[0][y * p.stride[0] + x] =
+                            (uint8_t)(mode == 0 ? test_rand(&rng) : mode == 1 ? 255 : test_rand(&rng) & 1 ? 255 : 0);
+                const size_t nh = (size_t)got.hw * got.hh, nq = (size_t)got.qw * got.qh;
+                memset(got.half, 0xAA, nh + 32);
+                memset(got.quarter, 0xAA, nq + 32);
+                gpu_pyramid_build_c(&want, &p);
+                k->pyramid_build(&got, &p);
+                size_t bad = SIZE_MAX;
+                for (size_t i = 0; i < nh + 32 && bad == SIZE_MAX; i++)
+                    if (got.half[i] != (i < nh ? want.half[i] : 0xAA))
+                        bad = i;
+                CHECK(t, bad == SIZE_MAX, "%s %dx%d content %d: 1/2 plane byte %zu of %zu", k->name,
+                      sizes[s][0], sizes[s][1], mode, bad, nh);
+                bad = SIZE_MAX;
+                for (size_t i = 0; i < nq + 32 && bad == SIZE_MAX; i++)
+                    if (got.quarter[i] != (i < nq ? want.quarter[i] : 0xAA))
+                        bad = i;
+                CHECK(t, bad == SIZE_MAX, "%s %dx%d content %d: 1/4 plane byte %zu of %zu", k->name,
+                      sizes[s][0], sizes[s][1], mode, bad, nq);
+                gpu_pyramid_free(&got);
+                gpu_pyramid_free(&want);
+                mpe_picture_free(&p);
+            }
+    }
+}
+
 /* The vectors must not depend on the hint (it only orders the work) nor
  * on which rows are searched when. */
 static void check_kernel_search(TestCtx *t, const GpuCpuKernels *k, const MpePicture *cur,
@@ -1026,6 +1072,7 @@ int main(void)
     test_run(&t, "kernels-search-random-vs-reference", test_kernels_search);
     test_run(&t, "kernels-search-ties-and-extremes", test_kernels_search_adversarial);
     test_run(&t, "backend-cpu-threads-and-hints", test_backend_cpu_threads);
+    test_run(&t, "kernels-pyramid-vs-reference", test_kernels_pyramid);
     test_run(&t, "kernels-hier-vs-reference", test_kernels_hier);
     test_run(&t, "hier-finds-large-shift", test_hier_finds_large_shift);
     return test_finish(&t);
