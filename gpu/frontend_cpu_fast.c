@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/cpu.h"
+#include "common/mem.h"
 #ifdef MPE_ARCH_X86
 #include <immintrin.h>
 #endif
@@ -142,13 +143,14 @@ int gpu_block_sums_alloc(GpuBlockSums *s, const MpePicture *pic)
     /* zeroed, with a vector's worth of slack: the search reads whole
      * vectors of sums and masks off the lanes past a row's last block */
     s->stride = pic->stride[0];
-    s->sum = calloc((size_t)(pic->plane_h[0] - 7) * (size_t)s->stride + 64, sizeof(*s->sum));
+    s->bytes = ((size_t)(pic->plane_h[0] - 7) * (size_t)s->stride + 64) * sizeof(*s->sum);
+    s->sum = mpe_large_alloc(s->bytes);
     return s->sum ? 0 : -ENOMEM;
 }
 
 void gpu_block_sums_free(GpuBlockSums *s)
 {
-    free(s->sum);
+    mpe_large_free(s->sum, s->bytes);
     s->sum = NULL;
 }
 
