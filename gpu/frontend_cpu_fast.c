@@ -651,6 +651,37 @@ AVX2 static void half_mb_avx2(GpuMotion *out, const GpuPyramid *cur, const GpuPy
     out->sad0 = 0;
 }
 
+/* Stage 2's window for the 4x4 block at (x0, y0): |u| <= lim, the block
+ * inside the 1/4 plane (gpu_hier_coarse_rows's). */
+static inline void coarse_window(const GpuPyramid *p, int lim, int x0, int y0, int *dx_lo, int *dx_hi,
+                                 int *dy_lo, int *dy_hi)
+{
+    *dx_lo = MPE_MAX(-x0, -lim);
+    *dx_hi = MPE_MIN(p->qw - 4 - x0, lim);
+    *dy_lo = MPE_MAX(-y0, -lim);
+    *dy_hi = MPE_MIN(p->qh - 4 - y0, lim);
+}
+
+/* The 4x4 block's SAD at the zero vector (both planes' rows w apart). */
+static inline uint32_t sad4x4_zero(const uint8_t *blk, const uint8_t *r, int w)
+{
+    uint32_t s = 0;
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 4; i++)
+            s += absd(blk[j * w + i], r[j * w + i]);
+    return s;
+}
+
+/* Each row of the 4x4 block as a dword in every dword of c[row]. */
+AVX2 static inline void block_rows_dwords(__m256i c[4], const uint8_t *blk, int w)
+{
+    for (int j = 0; j < 4; j++) {
+        int32_t v;
+        memcpy(&v, blk + j * w, 4);
+        c[j] = _mm256_set1_epi32(v);
+    }
+}
+
 /* Stage 2 (the 1/4 resolution 4x4 blocks) with mpsadbw: 16 candidates of
  * a row in 4 instructions; of those, only the one that is best under the
  * tie-break order (the minimum SAD, nearest to dx = 0) is checked against
@@ -660,34 +691,27 @@ AVX2 static void half_mb_avx2(GpuMotion *out, const GpuPyramid *cur, const GpuPy
 AVX2 static void coarse_rows_avx2(GpuMotion *coarse, const GpuPyramid *cur, const GpuPyramid *ref,
                                   int mb_w, int reach, int row0, int row1)
 {
-    const int w = cur->qw, h = cur->qh, lim = reach / 4;
+    const int w = cur->qw, lim = reach / 4;
 
     for (int mby = row0; mby < row1; mby++)
         for (int mbx = 0; mbx < mb_w; mbx++) {
             const int x0 = 4 * mbx, y0 = 4 * mby;
-            const int dx_lo = MPE_MAX(-x0, -lim), dx_hi = MPE_MIN(w - 4 - x0, lim);
-            const int dy_lo = MPE_MAX(-y0, -lim), dy_hi = MPE_MIN(h - 4 - y0, lim);
+            int dx_lo, dx_hi, dy_lo, dy_hi;
+            coarse_window(cur, lim, x0, y0, &dx_lo, &dx_hi, &dy_lo, &dy_hi);
             const uint8_t *blk = cur->quarter + y0 * w + x0;
             __m256i c[4];
             /* the zero vector first (always in the window): SAD 0 there
              * cannot be beaten (every other vector is farther from zero),
              * so the window is not scanned -- about half the macroblocks
              * of the solar clip, 35 % of the cpu front end's time */
-            uint32_t bs = 0;
+            uint32_t bs = sad4x4_zero(blk, ref->quarter + y0 * w + x0, w);
             int bx = 0, by = 0;
-            for (int j = 0; j < 4; j++)
-                for (int i = 0; i < 4; i++)
-                    bs += absd(blk[j * w + i], ref->quarter[(y0 + j) * w + x0 + i]);
             if (!bs) {
                 half_mb_avx2(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, 0, 0);
                 continue;
             }
             const __m256i lane = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-            for (int j = 0; j < 4; j++) {
-                int32_t v;
-                memcpy(&v, blk + j * w, 4);
-                c[j] = _mm256_set1_epi32(v);
-            }
+            block_rows_dwords(c, blk, w);
             for (int dy = dy_lo; dy <= dy_hi; dy++) {
                 const uint8_t *r = ref->quarter + (y0 + dy) * w + x0;
                 for (int dx = dx_lo; dx <= dx_hi; dx += 16) {
@@ -890,7 +914,7 @@ AVX512 static void coarse_rows_avx512(GpuMotion *coarse, const GpuPyramid *cur, 
         { 32, 33, 34, 35, 40, 41, 42, 43, 48, 49, 50, 51, 56, 57, 58, 59 },
         { 36, 37, 38, 39, 44, 45, 46, 47, 52, 53, 54, 55, 60, 61, 62, 63 },
     };
-    const int w = cur->qw, h = cur->qh, lim = reach / 4;
+    const int w = cur->qw, lim = reach / 4;
     __m256i lane[4];
 
     for (int v = 0; v < 4; v++)
@@ -898,25 +922,18 @@ AVX512 static void coarse_rows_avx512(GpuMotion *coarse, const GpuPyramid *cur, 
     for (int mby = row0; mby < row1; mby++)
         for (int mbx = 0; mbx < mb_w; mbx++) {
             const int x0 = 4 * mbx, y0 = 4 * mby;
-            const int dx_lo = MPE_MAX(-x0, -lim), dx_hi = MPE_MIN(w - 4 - x0, lim);
-            const int dy_lo = MPE_MAX(-y0, -lim), dy_hi = MPE_MIN(h - 4 - y0, lim);
+            int dx_lo, dx_hi, dy_lo, dy_hi;
+            coarse_window(cur, lim, x0, y0, &dx_lo, &dx_hi, &dy_lo, &dy_hi);
             const uint8_t *blk = cur->quarter + y0 * w + x0;
             /* SAD 0 at the zero vector cannot be beaten (as coarse_rows_avx2) */
-            uint32_t bs = 0;
+            uint32_t bs = sad4x4_zero(blk, ref->quarter + y0 * w + x0, w);
             int bx = 0, by = 0;
-            for (int j = 0; j < 4; j++)
-                for (int i = 0; i < 4; i++)
-                    bs += absd(blk[j * w + i], ref->quarter[(y0 + j) * w + x0 + i]);
             if (!bs) {
                 half_mb_avx512(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, 0, 0);
                 continue;
             }
             __m256i c[4];
-            for (int j = 0; j < 4; j++) {
-                int32_t v;
-                memcpy(&v, blk + j * w, 4);
-                c[j] = _mm256_set1_epi32(v);
-            }
+            block_rows_dwords(c, blk, w);
             bs = UINT32_MAX;
             for (int dx = dx_lo; dx <= dx_hi; dx += 64) {
                 const __m256i left = _mm256_set1_epi16((short)(dx_hi - dx));
