@@ -256,6 +256,7 @@ struct GpuFrontend {
     FrontendSlot *slot;
     GpuFailHook fail;
     GpuAsync *async;         /* non-NULL: every call goes to async->boot or ->gpu */
+    MpePool *pool;           /* the frame's copy into the slot runs on it (NULL: inline) */
 };
 
 static void geometry_init(GpuGeometry *g, int width, int height)
@@ -367,6 +368,7 @@ static int frontend_open_one(GpuFrontend **out, const GpuBackend *be, const GpuC
     fe->be = be;
     fe->slots = cfg->slots;
     fe->pyramid = cfg->pyramid;
+    fe->pool = cfg->pool;
     geometry_init(&fe->geo, cfg->width, cfg->height);
     fail_init(&fe->fail, be->name);
     ret = 0;
@@ -583,6 +585,31 @@ const char *gpu_frontend_name(const GpuFrontend *fe)
     return fe->be->name;
 }
 
+/* A frame's copy into the slot's host memory, one band of rows each. */
+typedef struct CopyJob {
+    const MpeFrame *frame;
+    const GpuGeometry *g;
+    uint8_t *staging;      /* RGB input: packed rows */
+    MpePicture *pic;       /* YUV input: the padded planes (the backend's, or view) */
+    MpePicture view;
+    int bands;
+} CopyJob;
+
+static void copy_band(void *arg, int band, int worker)
+{
+    const CopyJob *j = arg;
+    (void)worker;
+    if (j->frame->format != MPE_FRAME_RGB24) {
+        mpe_picture_from_yuv_band(j->pic, j->frame, band, j->bands);
+        return;
+    }
+    const size_t row = (size_t)j->g->width * 3;
+    const int y0 = (int)((int64_t)j->g->height * band / j->bands);
+    const int y1 = (int)((int64_t)j->g->height * (band + 1) / j->bands);
+    for (int y = y0; y < y1; y++)
+        memcpy(j->staging + y * row, j->frame->data[0] + (size_t)y * j->frame->stride[0], row);
+}
+
 int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeError *err)
 {
     const GpuGeometry *g = &fe->geo;
@@ -597,20 +624,26 @@ int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeErr
         return ret;
     fe->slot[slot].submitted = 0;
     fe->slot[slot].has_mv = 0;
-    if (frame->format == MPE_FRAME_RGB24) {
-        const size_t row = (size_t)g->width * 3;
-        for (int y = 0; in.staging && y < g->height; y++)
-            memcpy(in.staging + y * row, frame->data[0] + (size_t)y * frame->stride[0], row);
-    } else {
+    CopyJob job = { .frame = frame, .g = g, .staging = in.staging, .pic = in.pic };
+    if (frame->format != MPE_FRAME_RGB24 && !in.pic) {
         /* already YUV: padded on the host, uploaded as is */
-        MpePicture view = { .width = g->width, .height = g->height, .mb_width = g->mb_w,
-                            .mb_height = g->mb_h };
-        for (int c = 0; !in.pic && c < 3; c++) {
-            view.plane[c] = in.staging + g->plane_off[c];
-            view.stride[c] = view.plane_w[c] = g->plane_w[c];
-            view.plane_h[c] = g->plane_h[c];
+        job.view = (MpePicture){ .width = g->width, .height = g->height, .mb_width = g->mb_w,
+                                 .mb_height = g->mb_h };
+        for (int c = 0; c < 3; c++) {
+            job.view.plane[c] = in.staging + g->plane_off[c];
+            job.view.stride[c] = job.view.plane_w[c] = g->plane_w[c];
+            job.view.plane_h[c] = g->plane_h[c];
         }
-        mpe_picture_from_yuv(in.pic ? in.pic : &view, frame);
+        job.pic = &job.view;
+    }
+    if (frame->format != MPE_FRAME_RGB24 || in.staging) {
+        /* a frame is 6-25 MB: on one thread 1-2 ms of the front end's
+         * time, which the coder waits for between short pictures */
+        job.bands = fe->pool ? MPE_MAX(1, MPE_MIN(4 * mpe_pool_threads(fe->pool), g->height / 32)) : 1;
+        if (job.bands > 1)
+            mpe_pool_run(fe->pool, job.bands, copy_band, &job);
+        else
+            copy_band(&job, 0, 0);
     }
     if ((ret = fe->be->submit(fe->ctx, slot, frame->format == MPE_FRAME_RGB24 ? frame : NULL,
                               err)) < 0)
