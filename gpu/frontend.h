@@ -259,7 +259,6 @@ void gpu_motion_search_c(GpuMotion *mv, const MpePicture *cur, const MpePicture 
 typedef struct GpuPyramid {
     uint8_t *half, *quarter;   /* rows packed: strides are hw and qw */
     int hw, hh, qw, qh;        /* plane_w[0] / 2, plane_h[0] / 2, and / 4 */
-    size_t bytes;              /* both planes, one mpe_large_alloc */
 } GpuPyramid;
 
 /* 0 or -ENOMEM */
@@ -312,7 +311,6 @@ int gpu_motion_search_hier_c(GpuMotion *mv, const MpePicture *cur, const MpePict
 typedef struct GpuBlockSums {
     uint16_t *sum;    /* sum[y * stride + x], x 0..plane_w[0]-8, y 0..plane_h[0]-8 */
     ptrdiff_t stride; /* in elements */
-    size_t bytes;     /* allocated (mpe_large_alloc) */
 } GpuBlockSums;
 
 /* 0 or -ENOMEM */

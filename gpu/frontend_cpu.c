@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/mem.h"
 #include "common/threads.h"
 
 /* 16-bit fixed-point BT.601 studio-range coefficients (see frontend.h):
@@ -130,22 +129,21 @@ int gpu_pyramid_alloc(GpuPyramid *p, const MpePicture *pic)
     p->hh = pic->plane_h[0] / 2;
     p->qw = p->hw / 2;
     p->qh = p->hh / 2;
-    /* slack: vector kernels read up to 32 bytes past a block's last
-     * candidate (lanes past the window, masked off); zeroed, so that no
+    /* slack: vector kernels read 16 bytes from a block's last candidate
+     * (and mpsadbw lanes past the window, masked off); zeroed, so that no
      * decision reads an undefined byte, even one whose lane is discarded */
-    const size_t half = ((size_t)p->hw * p->hh + 32 + 63) & ~(size_t)63;
-    p->bytes = half + (size_t)p->qw * p->qh + 32;
-    if (!(p->half = mpe_large_alloc(p->bytes))) {
-        p->quarter = NULL;
-        return -ENOMEM;
-    }
-    p->quarter = p->half + half;
-    return 0;
+    p->half = calloc(1, (size_t)p->hw * p->hh + 32);
+    p->quarter = calloc(1, (size_t)p->qw * p->qh + 32);
+    if (p->half && p->quarter)
+        return 0;
+    gpu_pyramid_free(p);
+    return -ENOMEM;
 }
 
 void gpu_pyramid_free(GpuPyramid *p)
 {
-    mpe_large_free(p->half, p->bytes);
+    free(p->half);
+    free(p->quarter);
     p->half = p->quarter = NULL;
 }
 
@@ -320,8 +318,7 @@ done:
 struct GpuContext {
     const GpuGeometry *geo;
     int slots;
-    MpePicture *pic;       /* planes in one mpe_large_alloc of pic_bytes each */
-    size_t pic_bytes;
+    MpePicture *pic;
     GpuBlockSums *sums;
     GpuPyramid *pyr;       /* per slot, when cfg->pyramid */
     GpuMotion **mv;
@@ -409,7 +406,7 @@ static void cpu_close(GpuContext *ctx)
     mpe_pool_close(ctx->own_pool);
     for (int i = 0; i < ctx->slots; i++) {
         if (ctx->pic)
-            mpe_large_free(ctx->pic[i].plane[0], ctx->pic_bytes);
+            mpe_picture_free(&ctx->pic[i]);
         if (ctx->sums)
             gpu_block_sums_free(&ctx->sums[i]);
         if (ctx->pyr)
@@ -463,13 +460,8 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
 static int cpu_alloc_slot(GpuContext *ctx, int slot, MpeError *err)
 {
     const GpuGeometry *g = ctx->geo;
-    MpePicture *pic = &ctx->pic[slot];
-    uint8_t *planes;
-    /* the search reads the reference's rows all over: huge pages (mem.h) */
-    ctx->pic_bytes = mpe_picture_layout(pic, g->width, g->height, NULL);
-    if ((planes = mpe_large_alloc(ctx->pic_bytes)))
-        mpe_picture_layout(pic, g->width, g->height, planes);
-    if (!planes || gpu_block_sums_alloc(&ctx->sums[slot], &ctx->pic[slot]) < 0 ||
+    if (mpe_picture_alloc(&ctx->pic[slot], g->width, g->height) < 0 ||
+        gpu_block_sums_alloc(&ctx->sums[slot], &ctx->pic[slot]) < 0 ||
         !(ctx->mv[slot] = calloc((size_t)g->mb_w * g->mb_h, sizeof(GpuMotion))) ||
         (ctx->pyr && gpu_pyramid_alloc(&ctx->pyr[slot], &ctx->pic[slot]) < 0))
         return mpe_error(err, -ENOMEM, "front end: out of memory for %dx%d frames", g->width,

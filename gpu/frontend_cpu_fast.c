@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "common/cpu.h"
-#include "common/mem.h"
 #ifdef MPE_ARCH_X86
 #include <immintrin.h>
 #endif
@@ -143,14 +142,13 @@ int gpu_block_sums_alloc(GpuBlockSums *s, const MpePicture *pic)
     /* zeroed, with a vector's worth of slack: the search reads whole
      * vectors of sums and masks off the lanes past a row's last block */
     s->stride = pic->stride[0];
-    s->bytes = ((size_t)(pic->plane_h[0] - 7) * (size_t)s->stride + 64) * sizeof(*s->sum);
-    s->sum = mpe_large_alloc(s->bytes);
+    s->sum = calloc((size_t)(pic->plane_h[0] - 7) * (size_t)s->stride + 64, sizeof(*s->sum));
     return s->sum ? 0 : -ENOMEM;
 }
 
 void gpu_block_sums_free(GpuBlockSums *s)
 {
-    mpe_large_free(s->sum, s->bytes);
+    free(s->sum);
     s->sum = NULL;
 }
 
