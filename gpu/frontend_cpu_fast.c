@@ -159,6 +159,20 @@ void gpu_block_sums_rows(const MpeSadDsp *sad, GpuBlockSums *s, const MpePicture
                     MPE_MIN(16 * row1, pic->plane_h[0] - 7));
 }
 
+void gpu_block_sums_grid_rows(const MpeSadDsp *sad, uint16_t *grid, const MpePicture *pic, int row0,
+                              int row1)
+{
+    const ptrdiff_t stride = pic->stride[0];
+    /* one row of sums each: block_sums with a row stride of 0 writes it at grid + ... */
+    for (int y = 16 * row0; y < 16 * row1; y += 8)
+        sad->block_sums(grid + (y / 8) * stride, 0, pic->plane[0], stride, pic->plane_w[0], y, y + 1);
+}
+
+GpuBlockSums gpu_block_sums_grid(uint16_t *grid, const MpePicture *pic)
+{
+    return (GpuBlockSums){ .sum = grid, .stride = pic->stride[0] / 8 };
+}
+
 /* ------------------------------------------------------------ search */
 
 /* One macroblock's search state. */
