@@ -1537,6 +1537,15 @@ static void intra_cost_band(void *arg, int band, int worker)
                                  rows * (band + 1) / j->bands);
 }
 
+/* 0.6-1 ms at 2048^2 on one thread: on the pool, whose threads take
+ * bands when they are free */
+static void intra_costs(MpeEncoder *e, int slot, const MpePicture *pic)
+{
+    IntraCostJob job = { e->intra_cost[slot], pic, e->sad.sad16,
+                         MPE_MAX(1, MPE_MIN(4 * mpe_pool_threads(e->pool), pic->mb_height / 4)) };
+    mpe_pool_run(e->pool, job.bands, intra_cost_band, &job);
+}
+
 /* --b-adapt 1: frame n's forward search against `anchor` (the last I or P
  * picture), fetched at once, and its cost as a P picture there
  * (bdecide.h). */
@@ -1550,15 +1559,15 @@ static int run_cost_of(MpeEncoder *e, int n, int anchor, uint64_t *cost, MpeErro
     if (first)
         e->slot_download_ms[slot] = 0;
     e->fwd_ref[slot] = anchor;
+    /* planes the backend keeps on the host (YUV input) are there before
+     * the search: their intra costs are counted while the device searches */
+    const MpePicture *host = first ? gpu_frontend_host_planes(e->fe, slot) : NULL;
+    if (host)
+        intra_costs(e, slot, host);
     if ((ret = search(e, n, anchor, err)) < 0 || (ret = fetch_into(e, n, e->mv[slot], err)) < 0)
         return ret;
-    if (first) {
-        /* 0.6-1 ms at 2048^2 on one thread: on the pool, whose threads are
-         * idle when the coder waits for this */
-        IntraCostJob job = { e->intra_cost[slot], e->src[slot], e->sad.sad16,
-                             MPE_MAX(1, MPE_MIN(4 * mpe_pool_threads(e->pool), e->src[slot]->mb_height / 4)) };
-        mpe_pool_run(e->pool, job.bands, intra_cost_band, &job);
-    }
+    if (first && !host)
+        intra_costs(e, slot, e->src[slot]);
     *cost = mpe_bdecide_cost(e->mv[slot], e->intra_cost[slot], n_mb);
     return 0;
 }
@@ -1760,6 +1769,26 @@ static void trace_trial(MpeEncoder *e, const MpeRcStep *step, char type, int tri
  * f_code and the refresh counters.  So a chunk codes to the same bytes
  * whether the encode began at it (mpe_encoder_start_chunk) or ran into it,
  * and chunks can be coded apart and concatenated. */
+/* --intra-vlc auto's guess for a chunk's first I picture, in bands of
+ * macroblock rows on the pool (the integer sums add up alike in any
+ * order: mpe_slice_guess_intra_table's result). */
+#define GUESS_BANDS 64
+
+typedef struct GuessJob {
+    const MpePictureCtx *pc;
+    int rows, bands;
+    int64_t bits[GUESS_BANDS][2];
+} GuessJob;
+
+static void guess_band(void *arg, int band, int worker)
+{
+    GuessJob *j = arg;
+    (void)worker;
+    j->bits[band][0] = j->bits[band][1] = 0;
+    mpe_slice_intra_table_bits(j->pc, j->rows * band / j->bands, j->rows * (band + 1) / j->bands,
+                               j->bits[band]);
+}
+
 static int start_chunk_state(MpeEncoder *e, MpeError *err)
 {
     const int chunk = e->chunk_len ? e->frame_index / e->chunk_len : 0;
@@ -1824,7 +1853,16 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         const int q = e->i_row_q ? e->i_row_q[0] : e->p.qscale;
         const MpePictureCtx guess = { .orig = orig, .dsp = &e->dsp, .quant = &e->quant[q],
                                       .scan = e->sw.alt_scan ? mpe_alternate_scan : mpe_zigzag };
-        e->intra_vlc_next[0] = mpe_slice_guess_intra_table(&guess);
+        /* a DCT of half the picture's blocks: 13-14 ms at 2048^2 on one
+         * thread, longer than the I picture's coding on 16 */
+        GuessJob job = { .pc = &guess, .rows = orig->mb_height,
+                         .bands = MPE_MIN(GUESS_BANDS, MPE_MAX(1, orig->mb_height / 2)) };
+        mpe_pool_run(e->pool, job.bands, guess_band, &job);
+        int64_t bits[2] = { 0, 0 };
+        for (int b = 0; b < job.bands; b++)
+            for (int t = 0; t < 2; t++)
+                bits[t] += job.bits[b][t];
+        e->intra_vlc_next[0] = bits[1] < bits[0];
     }
     e->intra_vlc = e->sw.intra_vlc >= 0 ? e->sw.intra_vlc : e->intra_vlc_next[!intra];
     bs_writer_reset(&e->hdr);
@@ -2023,6 +2061,26 @@ static int code_next(MpeEncoder *e, MpeFrameStats *fs, MpeOutput *out, MpeError 
     return 0;
 }
 
+/* The flush's end, every picture out: the last picture's logged measures
+ * too; and a GPU that failed to open while the cpu front end took every
+ * frame fails the run. */
+static int flush_end(MpeEncoder *e, MpeError *err)
+{
+    int ret;
+    if ((ret = quality_join(e, err)) < 0 || (ret = gpu_frontend_ready(e->fe, err)) < 0)
+        return ret;
+    pthread_mutex_lock(&e->queue_lock);
+    if (e->held_rec) {
+        queue_push_raw(e, &e->held_rec_fs);
+        e->held_rec = 0;
+    }
+    pthread_mutex_unlock(&e->queue_lock);
+    if (e->coded > 0 && e->end_code)
+        bs_write_sequence_end(&e->out);
+    e->flushed = 1;
+    return 0;
+}
+
 /* ---- MpeParam.pipeline ---- */
 
 /* code_task: the queued pictures, in coding order, each into its CodedPic,
@@ -2187,19 +2245,8 @@ static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *ou
             out->have_picture = 1;
             e->held = 0;
         }
-        if (!e->held) {
-            if ((ret = quality_join(e, err)) < 0 || (ret = gpu_frontend_ready(e->fe, err)) < 0)
-                return ret;
-            pthread_mutex_lock(&e->queue_lock);
-            if (e->held_rec) {
-                queue_push_raw(e, &e->held_rec_fs);
-                e->held_rec = 0;
-            }
-            pthread_mutex_unlock(&e->queue_lock);
-            if (e->coded > 0 && e->end_code)
-                bs_write_sequence_end(&e->out);
-            e->flushed = 1;
-        }
+        if (!e->held && (ret = flush_end(e, err)) < 0)
+            return ret;
     }
     return 0;
 }
@@ -2290,21 +2337,8 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
             out->have_picture = 1;
             e->held = 0;
         }
-        if (!e->cq_len && !e->held) {
-            /* the last picture's logged measures too; and a GPU that failed
-             * to open while the cpu front end took every frame fails the run */
-            if ((ret = quality_join(e, err)) < 0 || (ret = gpu_frontend_ready(e->fe, err)) < 0)
-                return ret;
-            pthread_mutex_lock(&e->queue_lock);
-            if (e->held_rec) {
-                queue_push_raw(e, &e->held_rec_fs);
-                e->held_rec = 0;
-            }
-            pthread_mutex_unlock(&e->queue_lock);
-            if (e->coded > 0 && e->end_code)
-                bs_write_sequence_end(&e->out);
-            e->flushed = 1;
-        }
+        if (!e->cq_len && !e->held && (ret = flush_end(e, err)) < 0)
+            return ret;
     }
 written:
     bs_flush(&e->out);

@@ -736,11 +736,10 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
     stats->intra_table_bits[1] = st.table_bits[1];
 }
 
-int mpe_slice_guess_intra_table(const MpePictureCtx *pc)
+void mpe_slice_intra_table_bits(const MpePictureCtx *pc, int row0, int row1, int64_t bits[2])
 {
     MpeTrellisParams tp = { .intra = 1, .mpeg2 = 1, .scan = pc->scan };
-    int64_t bits[2] = { 0, 0 };
-    for (int mby = 0; mby < pc->orig->mb_height; mby++) {
+    for (int mby = row0; mby < row1; mby++) {
         for (int mbx = mby & 1; mbx < pc->orig->mb_width; mbx += 2) {
             for (int b = 0; b < 6; b++) {
                 int16_t blk[64], level[64];
@@ -756,5 +755,11 @@ int mpe_slice_guess_intra_table(const MpePictureCtx *pc)
             }
         }
     }
+}
+
+int mpe_slice_guess_intra_table(const MpePictureCtx *pc)
+{
+    int64_t bits[2] = { 0, 0 };
+    mpe_slice_intra_table_bits(pc, 0, pc->orig->mb_height, bits);
     return bits[1] < bits[0];
 }

@@ -16,6 +16,9 @@
 #include "bitstream/vlc.h"
 #include "dsp/quant.h"
 #include "dsp/trellis.h"
+#include "common/cpu.h"
+#include "dsp/dsp.h"
+#include "encoder/slice.h"
 #include "tests/test.h"
 
 static int rand_range(TestRng *r, int lo, int hi)
@@ -416,6 +419,41 @@ static void t_intra_dc(TestCtx *t)
     CHECK(t, l == 1023, "10 bits, equal bits: level %d, expected the nearest 1023", l);
 }
 
+/* --intra-vlc auto's guess summed in bands of macroblock rows (the
+ * encoder's pool) is the guess over the whole picture: every table's bits
+ * the same, on random pictures of odd sizes and quantisers, bands cut
+ * unevenly and added in reverse order. */
+static void t_guess_bands(TestCtx *t)
+{
+    TestRng r = { 0x6E55ULL };
+    MpeDsp dsp;
+    mpe_dsp_init(&dsp, mpe_cpu_flags());
+    for (int k = 0; k < 8 && !t->case_failed; k++) {
+        const int w = rand_range(&r, 16, 200), h = rand_range(&r, 16, 150), q = rand_range(&r, 1, 31);
+        MpePicture pic;
+        MpeQuantizer quant;
+        if (mpe_picture_alloc(&pic, w, h) < 0) {
+            CHECK(t, 0, "out of memory");
+            return;
+        }
+        for (int c = 0; c < 3; c++)
+            for (int i = 0; i < pic.stride[c] * pic.plane_h[c]; i++)
+                pic.plane[c][i] = (uint8_t)(k & 1 ? (int)(test_rand(&r) & 255) : 100 + (int)(test_rand(&r) % 40));
+        mpe_quantizer_init(&quant, q, mpe_default_intra_matrix, mpe_default_inter_matrix, 2047);
+        const MpePictureCtx pc = { .orig = &pic, .dsp = &dsp, .quant = &quant, .scan = mpe_zigzag };
+        int64_t whole[2] = { 0, 0 }, banded[2] = { 0, 0 };
+        mpe_slice_intra_table_bits(&pc, 0, pic.mb_height, whole);
+        const int cut = pic.mb_height / 3;
+        mpe_slice_intra_table_bits(&pc, cut, pic.mb_height, banded);
+        mpe_slice_intra_table_bits(&pc, 0, cut, banded);
+        CHECK(t, whole[0] == banded[0] && whole[1] == banded[1] && whole[0] > 0,
+              "%dx%d q %d: bits %lld/%lld whole, %lld/%lld in bands", w, h, q, (long long)whole[0],
+              (long long)whole[1], (long long)banded[0], (long long)banded[1]);
+        CHECK(t, mpe_slice_guess_intra_table(&pc) == (whole[1] < whole[0]), "%dx%d: guess", w, h);
+        mpe_picture_free(&pic);
+    }
+}
+
 int main(void)
 {
     TestCtx t;
@@ -427,5 +465,6 @@ int main(void)
     test_run(&t, "brute_force_same_minimum", t_brute_force);
     test_run(&t, "never_worse_than_plain", t_never_worse_than_plain);
     test_run(&t, "same_levels_as_reference_search", t_same_levels_as_reference);
+    test_run(&t, "intra_table_guess_in_bands", t_guess_bands);
     return test_finish(&t);
 }
