@@ -277,15 +277,8 @@ static void geometry_init(GpuGeometry *g, int width, int height)
     g->in_size = MPE_MAX(g->rgb_size, g->plane_off[3]);
 }
 
-void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf,
-                         const GpuGeometry *geo)
+void gpu_unpack_vectors(GpuMotion *mv, const uint8_t *words, const GpuGeometry *geo)
 {
-    for (int c = 0; pic && c < 3; c++)
-        for (int y = 0; y < geo->plane_h[c]; y++)
-            memcpy(pic->plane[c] + (size_t)y * pic->stride[c],
-                   buf + geo->plane_off[c] + (size_t)y * geo->plane_w[c], (size_t)geo->plane_w[c]);
-    if (!mv)
-        return;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* the words are GpuMotion's own layout here: dx in the low half of the
      * first, then dy, sad, sad0 (16384 vectors at 2048^2: 0.1 ms unpacked
@@ -293,17 +286,28 @@ void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf,
     _Static_assert(sizeof(GpuMotion) == 12 && offsetof(GpuMotion, dy) == 2 &&
                        offsetof(GpuMotion, sad) == 4 && offsetof(GpuMotion, sad0) == 8,
                    "GpuMotion is not the readback's 3 words");
-    memcpy(mv, buf + geo->plane_off[3], 12 * (size_t)geo->mb_w * geo->mb_h);
-    return;
-#endif
+    memcpy(mv, words, 12 * (size_t)geo->mb_w * geo->mb_h);
+#else
     for (int i = 0; i < geo->mb_w * geo->mb_h; i++) {
         uint32_t v[3];
-        memcpy(v, buf + geo->plane_off[3] + 12 * (size_t)i, sizeof(v));
+        memcpy(v, words + 12 * (size_t)i, sizeof(v));
         mv[i].dx = (int16_t)(v[0] & 0xFFFF);
         mv[i].dy = (int16_t)(v[0] >> 16);
         mv[i].sad = v[1];
         mv[i].sad0 = v[2];
     }
+#endif
+}
+
+void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf,
+                         const GpuGeometry *geo)
+{
+    for (int c = 0; pic && c < 3; c++)
+        for (int y = 0; y < geo->plane_h[c]; y++)
+            memcpy(pic->plane[c] + (size_t)y * pic->stride[c],
+                   buf + geo->plane_off[c] + (size_t)y * geo->plane_w[c], (size_t)geo->plane_w[c]);
+    if (mv)
+        gpu_unpack_vectors(mv, buf + geo->plane_off[3], geo);
 }
 
 static int check_slot(const GpuFrontend *fe, int slot, MpeError *err)
@@ -624,7 +628,7 @@ static void copy_band(void *arg, int band, int worker)
 int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeError *err)
 {
     const GpuGeometry *g = &fe->geo;
-    GpuInput in = { NULL, NULL };
+    GpuInput in = { frame->format == MPE_FRAME_RGB24, NULL, NULL };
     int ret;
 
     if (fe->async)
