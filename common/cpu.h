@@ -28,7 +28,11 @@ enum {
     MPE_CPU_FAST_C = 1 << 0,
     MPE_CPU_SSE2 = 1 << 1,
     MPE_CPU_AVX2 = 1 << 2,
-    MPE_CPU_ALL = MPE_CPU_FAST_C | MPE_CPU_SSE2 | MPE_CPU_AVX2,
+    /* AVX-512 F, BW and VL (Skylake-SP, Ice Lake, Zen 4 on): the variants
+     * mostly run on 256-bit vectors, for the instructions (vdbpsadbw,
+     * masks) rather than the width */
+    MPE_CPU_AVX512 = 1 << 3,
+    MPE_CPU_ALL = MPE_CPU_FAST_C | MPE_CPU_SSE2 | MPE_CPU_AVX2 | MPE_CPU_AVX512,
 };
 
 /* The features of this CPU, as MPE_CPU_* bits (AND it with a mask before
@@ -42,6 +46,9 @@ static inline unsigned mpe_cpu_flags(void)
         f |= MPE_CPU_SSE2;
     if (__builtin_cpu_supports("avx2"))
         f |= MPE_CPU_AVX2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+        f |= MPE_CPU_AVX512;
 #endif
     return f;
 }

@@ -141,7 +141,7 @@ static const OptDesc options[] = {
                        "slower, identical stream)" },
       OPT_DSP, OFF(dsp), 0, 0, 0, NULL },
     { { "cpu-mask", "HEX", "optimised primitives allowed, as MPE_CPU_* bits ANDed with the CPU's: "
-                           "1 portable-C speed-ups, 2 SSE2, 4 AVX2 (0 is --dsp c)" },
+                           "1 portable-C speed-ups, 2 SSE2, 4 AVX2, 8 AVX-512 (0 is --dsp c)" },
       OPT_CPU_MASK, OFF(cpu_mask), 0, 0, 0, NULL },
     { { "iqa", "LIST", "quality measures scored on every reconstructed picture, comma-separated: "
                        "psnr, ssim, mad, bliinds, all (psnr is always measured)" },

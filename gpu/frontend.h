@@ -322,6 +322,17 @@ void gpu_block_sums_free(GpuBlockSums *s);
 void gpu_block_sums_rows(const MpeSadDsp *sad, GpuBlockSums *s, const MpePicture *pic, int row0,
                          int row1);
 
+/* The current picture's sums as the searches read them (GpuCpuKernels): at
+ * the rows y that are multiples of 8 only, each in a table of those rows
+ * alone, row y / 8 at grid + (y / 8) * stride[0] (plane_h[0] / 8 rows of
+ * stride[0] entries, and 64 of slack).  _rows makes those of macroblock rows
+ * [row0, row1) with sad's block sums; gpu_block_sums_grid is the table as
+ * GpuBlockSums (its stride[0] / 8: strides are multiples of 32), whose
+ * sum[y * stride + x] is the sum at (x, y) for those rows. */
+void gpu_block_sums_grid_rows(const MpeSadDsp *sad, uint16_t *grid, const MpePicture *pic, int row0,
+                              int row1);
+GpuBlockSums gpu_block_sums_grid(uint16_t *grid, const MpePicture *pic);
+
 typedef struct GpuCpuKernels GpuCpuKernels;
 struct GpuCpuKernels {
     const char *name;   /* "c", "sse2", "avx2": the widest instructions it uses */
@@ -329,18 +340,24 @@ struct GpuCpuKernels {
     /* gpu_convert_rgb_c's output for rows [row0, row1) */
     void (*convert_rgb_rows)(MpePicture *pic, const uint8_t *rgb, ptrdiff_t rgb_stride, int row0,
                              int row1);
-    /* gpu_motion_search_c's vectors for rows [row0, row1), given both
-     * pictures' complete sums; hint (may be NULL): a vector per macroblock
-     * likely to be good, tried early (the previous picture's, say) */
+    /* gpu_motion_search_c's vectors for rows [row0, row1), given ref's
+     * complete sums and cur's at the rows y that are multiples of 8 (the
+     * macroblocks' quarters: sum[y * stride + x] is read at those y only,
+     * so gpu_block_sums_grid serves); hint (may be NULL):
+     * a vector per macroblock likely to be good, tried early (the previous
+     * picture's, say) */
     void (*motion_search_rows)(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,
                                const GpuBlockSums *cur_sums, const MpePicture *ref,
                                const GpuBlockSums *ref_sums, int range, const GpuMotion *hint,
                                int row0, int row1);
+    /* gpu_pyramid_build_c's result */
+    void (*pyramid_build)(GpuPyramid *p, const MpePicture *pic);
     /* gpu_hier_coarse_rows's result */
     void (*coarse_rows)(GpuMotion *coarse, const GpuPyramid *cur, const GpuPyramid *ref, int mb_w,
                         int reach, int row0, int row1);
     /* steps 4-5 of the hierarchical search for rows [row0, row1), given
-     * stage 3's vectors of every macroblock */
+     * stage 3's vectors of every macroblock (the sums as for
+     * motion_search_rows) */
     void (*hier_final_rows)(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,
                             const GpuBlockSums *cur_sums, const MpePicture *ref,
                             const GpuBlockSums *ref_sums, const GpuMotion *coarse,

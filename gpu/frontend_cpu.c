@@ -319,7 +319,9 @@ struct GpuContext {
     const GpuGeometry *geo;
     int slots;
     MpePicture *pic;
-    GpuBlockSums *sums;
+    GpuBlockSums *sums;    /* per slot, every row: made when the slot is first a reference */
+    int *sums_ready;       /* per slot: sums made since its submit */
+    uint16_t **grid;       /* per slot, the current picture's sums (gpu_block_sums_grid) */
     GpuPyramid *pyr;       /* per slot, when cfg->pyramid */
     GpuMotion **mv;
     GpuMotion *coarse;     /* the hierarchical search's stage 3, per macroblock */
@@ -335,6 +337,7 @@ typedef struct RowJob {
     const uint8_t *rgb;
     ptrdiff_t rgb_stride;
     GpuBlockSums *sums;
+    uint16_t *grid;
     GpuMotion *mv;
     const MpePicture *ref;
     const GpuBlockSums *ref_sums;
@@ -359,6 +362,13 @@ static void sums_job(void *arg, int row, int worker)
     gpu_block_sums_rows(&j->k->sad, j->sums, j->pic, row, row + 1);
 }
 
+static void grid_job(void *arg, int row, int worker)
+{
+    const RowJob *j = arg;
+    (void)worker;
+    gpu_block_sums_grid_rows(&j->k->sad, j->grid, j->pic, row, row + 1);
+}
+
 static void search_job(void *arg, int row, int worker)
 {
     const RowJob *j = arg;
@@ -372,7 +382,7 @@ static void pyramid_job(void *arg, int row, int worker)
     const RowJob *j = arg;
     (void)worker;
     (void)row;
-    gpu_pyramid_build_c(j->build, j->pic);
+    j->k->pyramid_build(j->build, j->pic);
 }
 
 static void coarse_job(void *arg, int row, int worker)
@@ -409,6 +419,8 @@ static void cpu_close(GpuContext *ctx)
             mpe_picture_free(&ctx->pic[i]);
         if (ctx->sums)
             gpu_block_sums_free(&ctx->sums[i]);
+        if (ctx->grid)
+            free(ctx->grid[i]);
         if (ctx->pyr)
             gpu_pyramid_free(&ctx->pyr[i]);
         if (ctx->mv)
@@ -416,6 +428,8 @@ static void cpu_close(GpuContext *ctx)
     }
     free(ctx->pic);
     free(ctx->sums);
+    free(ctx->sums_ready);
+    free(ctx->grid);
     free(ctx->pyr);
     free(ctx->coarse);
     free(ctx->mv);
@@ -434,12 +448,15 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     gpu_cpu_kernels_init(&ctx->k, cfg->cpu_flags);
     ctx->pic = calloc((size_t)n, sizeof(*ctx->pic));
     ctx->sums = calloc((size_t)n, sizeof(*ctx->sums));
+    ctx->sums_ready = calloc((size_t)n, sizeof(*ctx->sums_ready));
+    ctx->grid = calloc((size_t)n, sizeof(*ctx->grid));
     ctx->mv = calloc((size_t)n, sizeof(*ctx->mv));
     if (cfg->pyramid)
         ctx->pyr = calloc((size_t)n, sizeof(*ctx->pyr));
     if (cfg->pyramid)
         ctx->coarse = calloc((size_t)geo->mb_w * geo->mb_h, sizeof(*ctx->coarse));
-    if (!ctx->pic || !ctx->sums || !ctx->mv || (cfg->pyramid && (!ctx->pyr || !ctx->coarse)))
+    if (!ctx->pic || !ctx->sums || !ctx->sums_ready || !ctx->grid || !ctx->mv ||
+        (cfg->pyramid && (!ctx->pyr || !ctx->coarse)))
         return mpe_error(err, -ENOMEM, "front end: out of memory");
     /* the pool splits macroblock rows: more threads than rows would idle */
     if (cfg->pool) {
@@ -462,6 +479,8 @@ static int cpu_alloc_slot(GpuContext *ctx, int slot, MpeError *err)
     const GpuGeometry *g = ctx->geo;
     if (mpe_picture_alloc(&ctx->pic[slot], g->width, g->height) < 0 ||
         gpu_block_sums_alloc(&ctx->sums[slot], &ctx->pic[slot]) < 0 ||
+        !(ctx->grid[slot] = calloc((size_t)(ctx->pic[slot].plane_h[0] / 8) * ctx->pic[slot].stride[0] + 64,
+                                   sizeof(uint16_t))) ||
         !(ctx->mv[slot] = calloc((size_t)g->mb_w * g->mb_h, sizeof(GpuMotion))) ||
         (ctx->pyr && gpu_pyramid_alloc(&ctx->pyr[slot], &ctx->pic[slot]) < 0))
         return mpe_error(err, -ENOMEM, "front end: out of memory for %dx%d frames", g->width,
@@ -487,8 +506,13 @@ static int cpu_submit(GpuContext *ctx, int slot, const MpeFrame *rgb, MpeError *
         job.rgb_stride = rgb->stride[0];
         mpe_pool_run(ctx->pool, pic->mb_height, convert_job, &job);
     }
-    /* the sums of row r's blocks reach into row r + 1: a second pass */
-    mpe_pool_run(ctx->pool, pic->mb_height, sums_job, &job);
+    /* a picture searched only as the current one (a B picture) needs its
+     * macroblocks' quarters' sums alone: the sums at every position (8 MB
+     * at 2048x2048, a page fault per 4 KiB the first time) wait until the
+     * slot is a reference (cpu_search) */
+    job.grid = ctx->grid[slot];
+    mpe_pool_run(ctx->pool, pic->mb_height, grid_job, &job);
+    ctx->sums_ready[slot] = 0;
     if (ctx->pyr) {
         job.build = &ctx->pyr[slot];
         mpe_pool_run(ctx->pool, 1, pyramid_job, &job);
@@ -501,10 +525,17 @@ static int cpu_search(GpuContext *ctx, int cur, int ref, int range, int reach, i
 {
     /* the reference picture's own vectors are likely good here too (smooth
      * motion); they only order the search, never change its answer */
-    RowJob job = { .k = &ctx->k, .pic = &ctx->pic[cur], .sums = &ctx->sums[cur], .mv = ctx->mv[cur],
+    GpuBlockSums grid = gpu_block_sums_grid(ctx->grid[cur], &ctx->pic[cur]);
+    RowJob job = { .k = &ctx->k, .pic = &ctx->pic[cur], .sums = &grid, .mv = ctx->mv[cur],
                    .ref = &ctx->pic[ref], .ref_sums = &ctx->sums[ref], .range = range,
                    .hint = ref_has_mv ? ctx->mv[ref] : NULL };
     (void)err;
+    if (!ctx->sums_ready[ref]) {
+        /* the sums of row r's blocks reach into row r + 1: a pass of their own */
+        RowJob sums = { .k = &ctx->k, .pic = &ctx->pic[ref], .sums = &ctx->sums[ref] };
+        mpe_pool_run(ctx->pool, ctx->pic[ref].mb_height, sums_job, &sums);
+        ctx->sums_ready[ref] = 1;
+    }
     if (reach) {
         /* stage 3 of every macroblock before stage 4 of any: it takes its
          * neighbours' */

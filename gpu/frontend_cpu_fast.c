@@ -159,6 +159,20 @@ void gpu_block_sums_rows(const MpeSadDsp *sad, GpuBlockSums *s, const MpePicture
                     MPE_MIN(16 * row1, pic->plane_h[0] - 7));
 }
 
+void gpu_block_sums_grid_rows(const MpeSadDsp *sad, uint16_t *grid, const MpePicture *pic, int row0,
+                              int row1)
+{
+    const ptrdiff_t stride = pic->stride[0];
+    /* one row of sums each: block_sums with a row stride of 0 writes it at grid + ... */
+    for (int y = 16 * row0; y < 16 * row1; y += 8)
+        sad->block_sums(grid + (y / 8) * stride, 0, pic->plane[0], stride, pic->plane_w[0], y, y + 1);
+}
+
+GpuBlockSums gpu_block_sums_grid(uint16_t *grid, const MpePicture *pic)
+{
+    return (GpuBlockSums){ .sum = grid, .stride = pic->stride[0] / 8 };
+}
+
 /* ------------------------------------------------------------ search */
 
 /* One macroblock's search state. */
@@ -580,6 +594,38 @@ static void motion_search_rows_avx2(const GpuCpuKernels *k, GpuMotion *mv, const
     search_rows(k, mv, cur, cur_sums, ref, ref_sums, range, hint, row0, row1, scan_window_avx2);
 }
 
+/* gpu_pyramid_build_c's 2:1 decimation, 32 samples per step: pmaddubsw
+ * adds each horizontal pair, the two rows' pairs are added, then the
+ * rounding (+2) >> 2; packus works within lanes, so a permute puts the
+ * halves back in order. */
+AVX2 static void decimate_avx2(uint8_t *dst, int dw, int dh, const uint8_t *src, ptrdiff_t sstride)
+{
+    const __m256i ones = _mm256_set1_epi8(1), two = _mm256_set1_epi16(2);
+    for (int y = 0; y < dh; y++) {
+        const uint8_t *a = src + 2 * y * sstride, *b = a + sstride;
+        uint8_t *d = dst + (ptrdiff_t)y * dw;
+        int x = 0;
+        for (; x + 32 <= dw; x += 32) {
+            __m256i s[2];
+            for (int i = 0; i < 2; i++) {
+                const __m256i ha = _mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(a + 2 * x + 32 * i)), ones);
+                const __m256i hb = _mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(b + 2 * x + 32 * i)), ones);
+                s[i] = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(ha, hb), two), 2);
+            }
+            _mm256_storeu_si256((__m256i *)(d + x),
+                                _mm256_permute4x64_epi64(_mm256_packus_epi16(s[0], s[1]), 0xD8));
+        }
+        for (; x < dw; x++)
+            d[x] = (uint8_t)((a[2 * x] + a[2 * x + 1] + b[2 * x] + b[2 * x + 1] + 2) >> 2);
+    }
+}
+
+AVX2 static void pyramid_build_avx2(GpuPyramid *p, const MpePicture *pic)
+{
+    decimate_avx2(p->half, p->hw, p->hh, pic->plane[0], pic->stride[0]);
+    decimate_avx2(p->quarter, p->qw, p->qh, p->half, p->hw);
+}
+
 /* gpu_hier_half_mb with psadbw: an 8x8 SAD is 4 of them (two rows each). */
 AVX2 static void half_mb_avx2(GpuMotion *out, const GpuPyramid *cur, const GpuPyramid *ref, int reach,
                               int mbx, int mby, int ux, int uy)
@@ -617,6 +663,37 @@ AVX2 static void half_mb_avx2(GpuMotion *out, const GpuPyramid *cur, const GpuPy
     out->sad0 = 0;
 }
 
+/* Stage 2's window for the 4x4 block at (x0, y0): |u| <= lim, the block
+ * inside the 1/4 plane (gpu_hier_coarse_rows's). */
+static inline void coarse_window(const GpuPyramid *p, int lim, int x0, int y0, int *dx_lo, int *dx_hi,
+                                 int *dy_lo, int *dy_hi)
+{
+    *dx_lo = MPE_MAX(-x0, -lim);
+    *dx_hi = MPE_MIN(p->qw - 4 - x0, lim);
+    *dy_lo = MPE_MAX(-y0, -lim);
+    *dy_hi = MPE_MIN(p->qh - 4 - y0, lim);
+}
+
+/* The 4x4 block's SAD at the zero vector (both planes' rows w apart). */
+static inline uint32_t sad4x4_zero(const uint8_t *blk, const uint8_t *r, int w)
+{
+    uint32_t s = 0;
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 4; i++)
+            s += absd(blk[j * w + i], r[j * w + i]);
+    return s;
+}
+
+/* Each row of the 4x4 block as a dword in every dword of c[row]. */
+AVX2 static inline void block_rows_dwords(__m256i c[4], const uint8_t *blk, int w)
+{
+    for (int j = 0; j < 4; j++) {
+        int32_t v;
+        memcpy(&v, blk + j * w, 4);
+        c[j] = _mm256_set1_epi32(v);
+    }
+}
+
 /* Stage 2 (the 1/4 resolution 4x4 blocks) with mpsadbw: 16 candidates of
  * a row in 4 instructions; of those, only the one that is best under the
  * tie-break order (the minimum SAD, nearest to dx = 0) is checked against
@@ -626,34 +703,27 @@ AVX2 static void half_mb_avx2(GpuMotion *out, const GpuPyramid *cur, const GpuPy
 AVX2 static void coarse_rows_avx2(GpuMotion *coarse, const GpuPyramid *cur, const GpuPyramid *ref,
                                   int mb_w, int reach, int row0, int row1)
 {
-    const int w = cur->qw, h = cur->qh, lim = reach / 4;
+    const int w = cur->qw, lim = reach / 4;
 
     for (int mby = row0; mby < row1; mby++)
         for (int mbx = 0; mbx < mb_w; mbx++) {
             const int x0 = 4 * mbx, y0 = 4 * mby;
-            const int dx_lo = MPE_MAX(-x0, -lim), dx_hi = MPE_MIN(w - 4 - x0, lim);
-            const int dy_lo = MPE_MAX(-y0, -lim), dy_hi = MPE_MIN(h - 4 - y0, lim);
+            int dx_lo, dx_hi, dy_lo, dy_hi;
+            coarse_window(cur, lim, x0, y0, &dx_lo, &dx_hi, &dy_lo, &dy_hi);
             const uint8_t *blk = cur->quarter + y0 * w + x0;
             __m256i c[4];
             /* the zero vector first (always in the window): SAD 0 there
              * cannot be beaten (every other vector is farther from zero),
              * so the window is not scanned -- about half the macroblocks
              * of the solar clip, 35 % of the cpu front end's time */
-            uint32_t bs = 0;
+            uint32_t bs = sad4x4_zero(blk, ref->quarter + y0 * w + x0, w);
             int bx = 0, by = 0;
-            for (int j = 0; j < 4; j++)
-                for (int i = 0; i < 4; i++)
-                    bs += absd(blk[j * w + i], ref->quarter[(y0 + j) * w + x0 + i]);
             if (!bs) {
                 half_mb_avx2(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, 0, 0);
                 continue;
             }
             const __m256i lane = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-            for (int j = 0; j < 4; j++) {
-                int32_t v;
-                memcpy(&v, blk + j * w, 4);
-                c[j] = _mm256_set1_epi32(v);
-            }
+            block_rows_dwords(c, blk, w);
             for (int dy = dy_lo; dy <= dy_hi; dy++) {
                 const uint8_t *r = ref->quarter + (y0 + dy) * w + x0;
                 for (int dx = dx_lo; dx <= dx_hi; dx += 16) {
@@ -708,6 +778,203 @@ static void hier_final_rows_avx2(const GpuCpuKernels *k, GpuMotion *mv, const Mp
               scan_window_avx2);
 }
 
+/* ------------------------------------------------------------ AVX-512
+ *
+ * Stages 2-3 with vdbpsadbw (AVX-512 BW, on 256-bit vectors): against a
+ * block dword broadcast to every dword, each 64-bit chunk gives the SADs
+ * of that dword at 4 consecutive offsets, 16 per instruction, for about a
+ * third of the cost of vmpsadbw's 16 (Zen 4).  Each lane keeps the best
+ * vector of its own dx: the first of its smallest SADs, the rows visited
+ * in the tie-break order (dy 0, -1, 1, -2 ...: for one dx, |dx| + |dy|
+ * then dy decide); only the lanes at the window's minimum are compared
+ * under gpu_mv_better at the end: no reduction per row. */
+
+#define AVX512 __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
+
+/* The best of the lanes set in `lanes` (their SAD is m, dy in bdy[]) into
+ * (bs, bx, by) under gpu_mv_better; lane i's dx is dx0 + off[i]. */
+static void lanes_fold(unsigned lanes, uint32_t m, const int16_t *bdy, int dx0, const int8_t *off,
+                       uint32_t *bs, int *bx, int *by)
+{
+    for (; lanes; lanes &= lanes - 1) {
+        const int i = __builtin_ctz(lanes), dx = dx0 + off[i];
+        if (gpu_mv_better(m, dx, bdy[i], *bs, *bx, *by)) {
+            *bs = m;
+            *bx = dx;
+            *by = bdy[i];
+        }
+    }
+}
+
+AVX512 static uint32_t hmin_epu16(__m256i v)
+{
+    const __m128i m8 = _mm_min_epu16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    return (uint32_t)_mm_extract_epi16(_mm_minpos_epu16(m8), 0);
+}
+
+/* gpu_hier_half_mb: two block rows per vector (one per 128-bit lane), each
+ * half row against 8 offsets in one vdbpsadbw (shuffle 0x94: dwords
+ * 0,1,1,2, offsets 0..7 of the left half; 0xE9: 1,2,2,3, the right half's
+ * offsets 0..7, 4 bytes further on). */
+AVX512 static void half_mb_avx512(GpuMotion *out, const GpuPyramid *cur, const GpuPyramid *ref,
+                                  int reach, int mbx, int mby, int ux, int uy)
+{
+    static const int8_t off[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    const int w = cur->hw, h = cur->hh, x0 = 8 * mbx, y0 = 8 * mby, lim = reach / 2;
+    const int dx_lo = MPE_MAX(MPE_MAX(-x0, -lim), 2 * ux - 2), dx_hi = MPE_MIN(MPE_MIN(w - 8 - x0, lim), 2 * ux + 2);
+    const int dy_lo = MPE_MAX(MPE_MAX(-y0, -lim), 2 * uy - 2), dy_hi = MPE_MIN(MPE_MIN(h - 8 - y0, lim), 2 * uy + 2);
+    const uint8_t *blk = cur->half + y0 * w + x0;
+    const __mmask16 valid = (__mmask16)((1u << (dx_hi - dx_lo + 1)) - 1);
+    __m256i cl[4], cr[4];
+    __m128i best = _mm_set1_epi16(-1), bdy = _mm_setzero_si128();
+
+    for (int j = 0; j < 4; j++) {
+        int32_t a[2], b[2];
+        memcpy(a, blk + 2 * j * w, 8);
+        memcpy(b, blk + (2 * j + 1) * w, 8);
+        cl[j] = _mm256_setr_epi32(a[0], a[0], a[0], a[0], b[0], b[0], b[0], b[0]);
+        cr[j] = _mm256_setr_epi32(a[1], a[1], a[1], a[1], b[1], b[1], b[1], b[1]);
+    }
+    /* rows in the tie-break order: |dy| ascending, -dy before dy */
+    int order[5], n = 0;
+    if (dy_lo >= 0 || dy_hi <= 0)
+        for (; n < dy_hi - dy_lo + 1; n++)
+            order[n] = dy_lo >= 0 ? dy_lo + n : dy_hi - n;
+    else
+        for (int a = 0; n < dy_hi - dy_lo + 1; a++) {
+            if (-a >= dy_lo)
+                order[n++] = -a;
+            if (a && a <= dy_hi)
+                order[n++] = a;
+        }
+    for (int i = 0; i < n; i++) {
+        const int dy = order[i];
+        const uint8_t *r = ref->half + (y0 + dy) * w + x0 + dx_lo;
+        __m256i s = _mm256_setzero_si256();
+        for (int j = 0; j < 4; j++) {
+            const __m256i rr = load2x128(r + 2 * j * w, r + (2 * j + 1) * w);
+            s = _mm256_add_epi16(s, _mm256_add_epi16(_mm256_dbsad_epu8(cl[j], rr, 0x94),
+                                                     _mm256_dbsad_epu8(cr[j], rr, 0xE9)));
+        }
+        const __m128i s8 = _mm_add_epi16(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        const __mmask8 lt = _mm_mask_cmplt_epu16_mask((__mmask8)valid, s8, best);
+        best = _mm_mask_mov_epi16(best, lt, s8);
+        bdy = _mm_mask_mov_epi16(bdy, lt, _mm_set1_epi16((short)dy));
+    }
+    alignas(16) int16_t bd[8];
+    _mm_store_si128((__m128i *)bd, bdy);
+    const uint32_t m = (uint32_t)_mm_extract_epi16(_mm_minpos_epu16(best), 0);
+    uint32_t bs = UINT32_MAX;
+    int bx = 0, by = 0;
+    lanes_fold((unsigned)_mm_cmpeq_epi16_mask(best, _mm_set1_epi16((short)m)) & valid, m, bd, dx_lo,
+               off, &bs, &bx, &by);
+    out->dx = (int16_t)(2 * bx);
+    out->dy = (int16_t)(2 * by);
+    out->sad = bs;
+    out->sad0 = 0;
+}
+
+/* The SADs of the 4x4 block c[] at 16 offsets of the 32 bytes at r (rows
+ * w apart): 0-3, 8-11, 16-19, 24-27 from r (so 4, 5 ... from r + 4). */
+AVX512 static inline __m256i sad4x4_16(const __m256i c[4], const uint8_t *r, int w)
+{
+    const __m256i s01 = _mm256_add_epi16(
+        _mm256_dbsad_epu8(c[0], _mm256_loadu_si256((const __m256i *)r), 0xE4),
+        _mm256_dbsad_epu8(c[1], _mm256_loadu_si256((const __m256i *)(r + w)), 0xE4));
+    const __m256i s23 = _mm256_add_epi16(
+        _mm256_dbsad_epu8(c[2], _mm256_loadu_si256((const __m256i *)(r + 2 * w)), 0xE4),
+        _mm256_dbsad_epu8(c[3], _mm256_loadu_si256((const __m256i *)(r + 3 * w)), 0xE4));
+    return _mm256_add_epi16(s01, s23);
+}
+
+/* Every row of the window, nv (2 or 4: a constant where inlined) vectors
+ * of 16 offsets each: each lane's first smallest SAD, rows in the
+ * tie-break order, into best[] and its dy into bdy[]. */
+AVX512 static inline __attribute__((always_inline)) void
+coarse_window_rows(__m256i best[4], __m256i bdy[4], const __mmask16 valid[4], const __m256i c[4],
+                   const uint8_t *r0, int w, int dy_lo, int dy_hi, const int nv)
+{
+    /* the window holds dy = 0: rows 0, -1, 1, -2 ... (row_at) */
+    const int rows = 2 * MPE_MAX(-dy_lo, dy_hi) + 1;
+    for (int k = 0; k < rows; k++) {
+        const int dy = row_at(k);
+        if (dy < dy_lo || dy > dy_hi)
+            continue;
+        const uint8_t *r = r0 + dy * w;
+        const __m256i dyv = _mm256_set1_epi16((short)dy);
+        for (int v = 0; v < nv; v++) {
+            const __m256i sad = sad4x4_16(c, r + 32 * (v >> 1) + 4 * (v & 1), w);
+            const __mmask16 lt = _mm256_mask_cmplt_epu16_mask(valid[v], sad, best[v]);
+            best[v] = _mm256_mask_mov_epi16(best[v], lt, sad);
+            bdy[v] = _mm256_mask_mov_epi16(bdy[v], lt, dyv);
+        }
+    }
+}
+
+/* Stage 2: 64 offsets of a row per step, in 4 vectors of 16 lanes
+ * (sad4x4_16 at r, r + 4, r + 32, r + 36).  The loads reach 67 bytes past
+ * the step's first offset, and never more than 31 past the plane's last
+ * byte (the last candidate lies at most at w - 4; a step's second half,
+ * where the window ends before it, is not read): inside the pyramid's
+ * slack. */
+AVX512 static void coarse_rows_avx512(GpuMotion *coarse, const GpuPyramid *cur, const GpuPyramid *ref,
+                                      int mb_w, int reach, int row0, int row1)
+{
+    static const int8_t off[4][16] = {
+        { 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27 },
+        { 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31 },
+        { 32, 33, 34, 35, 40, 41, 42, 43, 48, 49, 50, 51, 56, 57, 58, 59 },
+        { 36, 37, 38, 39, 44, 45, 46, 47, 52, 53, 54, 55, 60, 61, 62, 63 },
+    };
+    const int w = cur->qw, lim = reach / 4;
+    __m256i lane[4];
+
+    for (int v = 0; v < 4; v++)
+        lane[v] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)off[v]));
+    for (int mby = row0; mby < row1; mby++)
+        for (int mbx = 0; mbx < mb_w; mbx++) {
+            const int x0 = 4 * mbx, y0 = 4 * mby;
+            int dx_lo, dx_hi, dy_lo, dy_hi;
+            coarse_window(cur, lim, x0, y0, &dx_lo, &dx_hi, &dy_lo, &dy_hi);
+            const uint8_t *blk = cur->quarter + y0 * w + x0;
+            /* SAD 0 at the zero vector cannot be beaten (as coarse_rows_avx2) */
+            uint32_t bs = sad4x4_zero(blk, ref->quarter + y0 * w + x0, w);
+            int bx = 0, by = 0;
+            if (!bs) {
+                half_mb_avx512(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, 0, 0);
+                continue;
+            }
+            __m256i c[4];
+            block_rows_dwords(c, blk, w);
+            bs = UINT32_MAX;
+            for (int dx = dx_lo; dx <= dx_hi; dx += 64) {
+                const __m256i left = _mm256_set1_epi16((short)(dx_hi - dx));
+                __mmask16 valid[4];
+                __m256i best[4], bdy[4];
+                for (int v = 0; v < 4; v++) {
+                    valid[v] = _mm256_cmple_epi16_mask(lane[v], left);
+                    best[v] = _mm256_set1_epi16(-1);
+                    bdy[v] = _mm256_setzero_si256();
+                }
+                if (dx_hi - dx >= 32)
+                    coarse_window_rows(best, bdy, valid, c, ref->quarter + y0 * w + x0 + dx, w, dy_lo, dy_hi, 4);
+                else
+                    coarse_window_rows(best, bdy, valid, c, ref->quarter + y0 * w + x0 + dx, w, dy_lo, dy_hi, 2);
+                const uint32_t m = hmin_epu16(_mm256_min_epu16(_mm256_min_epu16(best[0], best[1]),
+                                                               _mm256_min_epu16(best[2], best[3])));
+                if (m > bs)
+                    continue;
+                for (int v = 0; v < 4; v++) {
+                    alignas(32) int16_t bd[16];
+                    _mm256_store_si256((__m256i *)bd, bdy[v]);
+                    lanes_fold(_mm256_cmpeq_epi16_mask(best[v], _mm256_set1_epi16((short)m)) & valid[v],
+                               m, bd, dx, off[v], &bs, &bx, &by);
+                }
+            }
+            half_mb_avx512(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, bx, by);
+        }
+}
+
 #endif /* MPE_ARCH_X86 */
 
 void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
@@ -718,6 +985,7 @@ void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
     k->motion_search_rows = motion_search_rows_c;
     k->hier_final_rows = hier_final_rows_c;
     k->coarse_rows = gpu_hier_coarse_rows;
+    k->pyramid_build = gpu_pyramid_build_c;
 #ifdef MPE_ARCH_X86
     if (cpu_flags & MPE_CPU_SSE2)
         k->name = "sse2";
@@ -727,6 +995,11 @@ void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
         k->motion_search_rows = motion_search_rows_avx2;
         k->hier_final_rows = hier_final_rows_avx2;
         k->coarse_rows = coarse_rows_avx2;
+        k->pyramid_build = pyramid_build_avx2;
+    }
+    if (cpu_flags & MPE_CPU_AVX512) {
+        k->name = "avx512";
+        k->coarse_rows = coarse_rows_avx512;
     }
 #endif
 }

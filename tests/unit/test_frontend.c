@@ -535,6 +535,13 @@ static void test_kernels_block_sums(TestCtx *t)
                 shuffle_rows(order, p.mb_height, &rng);
                 for (int i = 0; i < p.mb_height; i++)
                     gpu_block_sums_rows(&k->sad, &bs, &p, order[i], order[i] + 1);
+                /* and the current picture's rows of them (gpu_block_sums_grid) */
+                uint16_t *grid = malloc(((size_t)(p.plane_h[0] / 8) * (size_t)p.stride[0] + 64) * sizeof(*grid));
+                CHECK(t, grid != NULL, "alloc");
+                const GpuBlockSums gs = gpu_block_sums_grid(grid, &p);
+                shuffle_rows(order, p.mb_height, &rng);
+                for (int i = 0; i < p.mb_height; i++)
+                    gpu_block_sums_grid_rows(&k->sad, grid, &p, order[i], order[i] + 1);
                 for (int y = 0; y + 8 <= p.plane_h[0] && !bad; y++)
                     for (int x = 0; x + 8 <= p.plane_w[0] && !bad; x++) {
                         unsigned want = 0;
@@ -545,13 +552,73 @@ static void test_kernels_block_sums(TestCtx *t)
                             CHECK(t, 0, "%s %dx%d content %d: sum at (%d,%d) is %u, want %u", k->name,
                                   sizes[s][0], sizes[s][1], mode, x, y, bs.sum[y * bs.stride + x], want);
                             bad = 1;
+                        } else if (y % 8 == 0 && gs.sum[y * gs.stride + x] != want) {
+                            CHECK(t, 0, "%s %dx%d content %d: grid sum at (%d,%d) is %u, want %u", k->name,
+                                  sizes[s][0], sizes[s][1], mode, x, y, gs.sum[y * gs.stride + x], want);
+                            bad = 1;
                         }
                     }
+                free(grid);
                 gpu_block_sums_free(&bs);
                 mpe_picture_free(&p);
             }
         }
     }
+}
+
+/* The pyramid (stage 1 of the hierarchical search): every sample, and
+ * nothing written past either plane (the 32 bytes of slack stay as set). */
+static void test_kernels_pyramid(TestCtx *t)
+{
+    static const int sizes[][2] = { { 16, 16 }, { 33, 17 }, { 70, 50 }, { 4095, 18 }, { 200, 120 },
+                                    { 1000, 40 }, { 48, 33 } };
+    TestRng rng = { 0x9A1D };
+    GpuCpuKernels ks[8];
+    for (int ki = 0, nk = kernel_sets(ks); ki < nk; ki++) {
+        const GpuCpuKernels *k = &ks[ki];
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+            for (int mode = 0; mode < 3; mode++) {
+                MpePicture p;
+                GpuPyramid got, want;
+                CHECK(t, mpe_picture_alloc(&p, sizes[s][0], sizes[s][1]) == 0 &&
+                             gpu_pyramid_alloc(&got, &p) == 0 && gpu_pyramid_alloc(&want, &p) == 0,
+                      "alloc");
+                /* random; all 255 (the largest sums); random 0 / 255 (rounding at both ends) */
+                for (int y = 0; y < p.plane_h[0]; y++)
+                    for (int x = 0; x < p.plane_w[0]; x++)
+                        p.plane[0][y * p.stride[0] + x] =
+                            (uint8_t)(mode == 0 ? test_rand(&rng) : mode == 1 ? 255 : test_rand(&rng) & 1 ? 255 : 0);
+                const size_t nh = (size_t)got.hw * got.hh, nq = (size_t)got.qw * got.qh;
+                memset(got.half, 0xAA, nh + 32);
+                memset(got.quarter, 0xAA, nq + 32);
+                gpu_pyramid_build_c(&want, &p);
+                k->pyramid_build(&got, &p);
+                size_t bad = SIZE_MAX;
+                for (size_t i = 0; i < nh + 32 && bad == SIZE_MAX; i++)
+                    if (got.half[i] != (i < nh ? want.half[i] : 0xAA))
+                        bad = i;
+                CHECK(t, bad == SIZE_MAX, "%s %dx%d content %d: 1/2 plane byte %zu of %zu", k->name,
+                      sizes[s][0], sizes[s][1], mode, bad, nh);
+                bad = SIZE_MAX;
+                for (size_t i = 0; i < nq + 32 && bad == SIZE_MAX; i++)
+                    if (got.quarter[i] != (i < nq ? want.quarter[i] : 0xAA))
+                        bad = i;
+                CHECK(t, bad == SIZE_MAX, "%s %dx%d content %d: 1/4 plane byte %zu of %zu", k->name,
+                      sizes[s][0], sizes[s][1], mode, bad, nq);
+                gpu_pyramid_free(&got);
+                gpu_pyramid_free(&want);
+                mpe_picture_free(&p);
+            }
+    }
+}
+
+/* cur's sums the way the cpu backend keeps them: gpu_block_sums_grid (a
+ * kernel reading a row that is not a multiple of 8 gets another row's) */
+static GpuBlockSums grid_of(const GpuCpuKernels *k, const MpePicture *p, uint16_t **buf)
+{
+    if ((*buf = calloc((size_t)(p->plane_h[0] / 8) * (size_t)p->stride[0] + 64, sizeof(**buf))))
+        gpu_block_sums_grid_rows(&k->sad, *buf, p, 0, p->mb_height);
+    return gpu_block_sums_grid(*buf, p);
 }
 
 /* The vectors must not depend on the hint (it only orders the work) nor
@@ -570,6 +637,9 @@ static void check_kernel_search(TestCtx *t, const GpuCpuKernels *k, const MpePic
     gpu_motion_search_c(want, cur, ref, range, mpe_sad16_c);
     gpu_block_sums_rows(&k->sad, &cs, cur, 0, cur->mb_height);
     gpu_block_sums_rows(&k->sad, &rs, ref, 0, ref->mb_height);
+    uint16_t *grid_buf;
+    const GpuBlockSums grid = grid_of(k, cur, &grid_buf);
+    CHECK(t, grid_buf != NULL, "alloc");
     for (int pass = 0; pass < 3; pass++) {
         /* no hint; the answer itself; garbage, much of it outside the window */
         for (int i = 0; i < n; i++) {
@@ -582,7 +652,8 @@ static void check_kernel_search(TestCtx *t, const GpuCpuKernels *k, const MpePic
         memset(got, 0xA5, (size_t)n * sizeof(*got));
         shuffle_rows(order, cur->mb_height, rng);
         for (int i = 0; i < cur->mb_height; i++)
-            k->motion_search_rows(k, got, cur, &cs, ref, &rs, range, pass ? hint : NULL, order[i], order[i] + 1);
+            k->motion_search_rows(k, got, cur, pass == 2 ? &grid : &cs, ref, &rs, range,
+                                  pass ? hint : NULL, order[i], order[i] + 1);
         for (int i = 0; i < n; i++)
             if (memcmp(&got[i], &want[i], sizeof(*got))) {
                 CHECK(t, 0, "%s %s %dx%d R=%d hint %d mb %d: got (%d,%d) sad %u sad0 %u, want (%d,%d) sad %u sad0 %u",
@@ -593,6 +664,7 @@ static void check_kernel_search(TestCtx *t, const GpuCpuKernels *k, const MpePic
     }
     gpu_block_sums_free(&cs);
     gpu_block_sums_free(&rs);
+    free(grid_buf);
     free(want);
     free(got);
     free(hint);
@@ -930,9 +1002,15 @@ static void check_kernel_hier(TestCtx *t, const GpuCpuKernels *k, const MpePictu
     shuffle_rows(order, cur->mb_height, rng);
     for (int i = 0; i < cur->mb_height; i++)
         k->coarse_rows(coarse, &pc, &pr, cur->mb_width, reach, order[i], order[i] + 1);
+    /* cur's sums as the backend has them (grid_of) where prev is given */
+    uint16_t *grid_buf;
+    const GpuBlockSums grid = grid_of(k, cur, &grid_buf);
+    CHECK(t, grid_buf != NULL, "alloc");
     shuffle_rows(order, cur->mb_height, rng);
     for (int i = 0; i < cur->mb_height; i++)
-        k->hier_final_rows(k, got, cur, &cs, ref, &rs, coarse, prev, range, reach, order[i], order[i] + 1);
+        k->hier_final_rows(k, got, cur, prev ? &grid : &cs, ref, &rs, coarse, prev, range, reach,
+                           order[i], order[i] + 1);
+    free(grid_buf);
     for (int i = 0; i < n; i++)
         if (memcmp(&got[i], &want[i], sizeof(*got))) {
             CHECK(t, 0, "%s %s %dx%d R=%d reach %d prev %d mb %d: got (%d,%d) sad %u sad0 %u, want (%d,%d) sad %u sad0 %u",
@@ -1078,6 +1156,7 @@ int main(void)
     test_run(&t, "kernels-search-random-vs-reference", test_kernels_search);
     test_run(&t, "kernels-search-ties-and-extremes", test_kernels_search_adversarial);
     test_run(&t, "backend-cpu-threads-and-hints", test_backend_cpu_threads);
+    test_run(&t, "kernels-pyramid-vs-reference", test_kernels_pyramid);
     test_run(&t, "kernels-hier-vs-reference", test_kernels_hier);
     test_run(&t, "hier-finds-large-shift", test_hier_finds_large_shift);
     return test_finish(&t);
