@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 #if defined(__SSE2__)
-#include <emmintrin.h>
 #endif
 
 /* load_*_quantiser_matrix, then the matrix, given in the default zigzag
@@ -213,31 +212,12 @@ static void put_coefficients(BsWriter *bw, const int16_t scan[64], int start, in
     bs_put(bw, bs_vlc_dct_eob[table].len, bs_vlc_dct_eob[table].code);
 }
 
-/* Bit i set when scan[i] != 0. */
-static inline uint64_t nonzero_mask(const int16_t scan[64])
-{
-    uint64_t m = 0;
-#if defined(__SSE2__)
-    const __m128i z = _mm_setzero_si128();
-    for (int i = 0; i < 64; i += 16) {
-        __m128i a = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(scan + i)), z);
-        __m128i b = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(scan + i + 8)), z);
-        uint32_t zero = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(a, b));
-        m |= (uint64_t)(~zero & 0xFFFFu) << i;
-    }
-#else
-    for (int i = 0; i < 64; i++)
-        m |= (uint64_t)(scan[i] != 0) << i;
-#endif
-    return m;
-}
-
 /* put_coefficients, visiting only the non-zero positions. */
 static void put_coefficients_fast(BsWriter *bw, const int16_t scan[64], int start,
                                   int first_short, int mpeg2, int table)
 {
     const BsVlc(*codes)[BS_DCT_MAX_LEVEL + 1] = table == BS_DCT_TABLE_ONE ? bs_vlc_dct_one : bs_vlc_dct_zero;
-    uint64_t m = nonzero_mask(scan) & (~(uint64_t)0 << start);
+    uint64_t m = bs_nonzero_mask(scan) & (~(uint64_t)0 << start);
     int prev = start - 1;
 
     if (first_short && (m & 1) && (scan[0] == 1 || scan[0] == -1)) {

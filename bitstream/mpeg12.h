@@ -6,6 +6,10 @@
 
 #include <stdint.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "bitwriter.h"
 #include "vlc.h"
 
@@ -85,5 +89,25 @@ void bs_write_inter_block(BsWriter *bw, const int16_t scan[64], int mpeg2);
 void bs_write_intra_block_fast(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma,
                                int mpeg2, int table);
 void bs_write_inter_block_fast(BsWriter *bw, const int16_t scan[64], int mpeg2);
+
+/* Bit i set when scan[i] != 0 (SSE2 compares where available): the fast
+ * writers' and bit counters' walk over the non-zero levels only. */
+static inline uint64_t bs_nonzero_mask(const int16_t scan[64])
+{
+    uint64_t m = 0;
+#if defined(__SSE2__)
+    const __m128i z = _mm_setzero_si128();
+    for (int i = 0; i < 64; i += 16) {
+        __m128i a = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(scan + i)), z);
+        __m128i b = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(scan + i + 8)), z);
+        uint32_t zero = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(a, b));
+        m |= (uint64_t)(~zero & 0xFFFFu) << i;
+    }
+#else
+    for (int i = 0; i < 64; i++)
+        m |= (uint64_t)(scan[i] != 0) << i;
+#endif
+    return m;
+}
 
 #endif

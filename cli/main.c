@@ -700,6 +700,10 @@ int main(int argc, char **argv)
     cli.param.width = info->width;
     cli.param.height = info->height;
     cli.param.length = total > 0 ? total : 0;
+    /* pictures coded on a thread of their own while the next frames go
+     * through the front end: the reconstruction then does not come back
+     * with the picture, which --recon writes */
+    cli.param.pipeline = !cli.recon;
     if (!cli.param.fps_num && info->fps_num > 0) {
         cli.param.fps_num = info->fps_num;
         cli.param.fps_den = info->fps_den;

@@ -89,26 +89,28 @@ void mpe_picture_free(MpePicture *pic)
     memset(pic, 0, sizeof(*pic));
 }
 
-static void pad_plane(uint8_t *p, int stride, int w, int h, int pw, int ph)
+void mpe_picture_from_yuv_band(MpePicture *pic, const MpeFrame *src, int band, int bands)
 {
-    for (int y = 0; y < h; y++) {
-        uint8_t *row = p + (size_t)y * stride;
-        memset(row + w, row[w - 1], (size_t)(pw - w));
+    for (int c = 0; c < 3; c++) {
+        const int w = c ? (src->width + 1) / 2 : src->width;
+        const int h = c ? (src->height + 1) / 2 : src->height;
+        const int y0 = (int)((int64_t)h * band / bands), y1 = (int)((int64_t)h * (band + 1) / bands);
+        uint8_t *p = pic->plane[c];
+        const int stride = pic->stride[c];
+        for (int y = y0; y < y1; y++) {
+            uint8_t *row = p + (size_t)y * stride;
+            memcpy(row, src->data[c] + (size_t)y * src->stride[c], (size_t)w);
+            memset(row + w, row[w - 1], (size_t)(pic->plane_w[c] - w));
+        }
+        if (band == bands - 1)
+            for (int y = h; y < pic->plane_h[c]; y++)
+                memcpy(p + (size_t)y * stride, p + (size_t)(h - 1) * stride, (size_t)pic->plane_w[c]);
     }
-    for (int y = h; y < ph; y++)
-        memcpy(p + (size_t)y * stride, p + (size_t)(h - 1) * stride, (size_t)pw);
 }
 
 void mpe_picture_from_yuv(MpePicture *pic, const MpeFrame *src)
 {
-    for (int c = 0; c < 3; c++) {
-        int w = c ? (src->width + 1) / 2 : src->width;
-        int h = c ? (src->height + 1) / 2 : src->height;
-        for (int y = 0; y < h; y++)
-            memcpy(pic->plane[c] + (size_t)y * pic->stride[c],
-                   src->data[c] + (size_t)y * src->stride[c], (size_t)w);
-        pad_plane(pic->plane[c], pic->stride[c], w, h, pic->plane_w[c], pic->plane_h[c]);
-    }
+    mpe_picture_from_yuv_band(pic, src, 0, 1);
 }
 
 void mpe_picture_copy(MpePicture *dst, const MpePicture *src)

@@ -46,6 +46,10 @@ void mpe_picture_free(MpePicture *pic);
 /* Copy a YUV 4:2:0 frame into the picture and fill the padding by edge
  * replication. */
 void mpe_picture_from_yuv(MpePicture *pic, const MpeFrame *src);
+/* The same, band `band` of `bands` (rows cut alike in every plane, the
+ * bottom padding with the last band): the bands together do exactly what
+ * mpe_picture_from_yuv does, in any order or at once. */
+void mpe_picture_from_yuv_band(MpePicture *pic, const MpeFrame *src, int band, int bands);
 /* Copy src's padded planes into dst (the same size, any strides). */
 void mpe_picture_copy(MpePicture *dst, const MpePicture *src);
 

@@ -27,6 +27,32 @@ void mpe_fdct_fast_c(int16_t block[64]);
 void mpe_idct_fast_c(int16_t block[64]);
 void mpe_fdct_avx2(int16_t block[64]);
 void mpe_idct_avx2(int16_t block[64]);
+/* The AVX2 first passes' rounding, exposed for test_dct: out = the
+ * reference's round_shift(hi * 2^16 + lo, 16) lane by lane, exactly (the
+ * sums are formed as int16 x int16 halves of the Q30 table, see
+ * dct_fast.c), for |hi| < 2^30 and any lo.  AVX2 CPUs only. */
+void mpe_dct_round16_split_avx2(const int32_t hi[8], const int32_t lo[8], int32_t out[8]);
+
+/* Shortcuts with the reference's exact output for two kinds of block the
+ * intra path meets often (a flat background: a quarter of the still solar
+ * picture's blocks; a block whose AC levels all quantise to zero: more
+ * than a third), without the transform.
+ *
+ * mpe_fdct_flat: when all 64 samples of block are equal (any value in
+ * [-256, 255]), writes mpe_fdct_c's output (F(0,0) and 63 zeros: every row
+ * of T but the first sums to exactly 0) and returns 1; else returns 0 and
+ * leaves block as it was.
+ *
+ * mpe_idct_sparse: when every coefficient but F(0,0) and F(7,7) is zero and
+ * |F(7,7)| <= 1 (a DC-only block after MPEG-2 mismatch control, which sets
+ * F(7,7) to 1 when the DC is even) and all 64 outputs then round to one
+ * value, writes mpe_idct_c's output (that value, 64 times) and returns 1;
+ * else returns 0 and leaves block as it was.  The reference sums
+ * m0 T(0,y) + F77 r(T(7,x)) T(7,y) exactly; the second term is at most
+ * K = r(|T(7,3)|) |T(7,3)| in size (row 7's largest entry), and rounding is monotonic, so where
+ * A - K and A + K round alike every output does. */
+int mpe_fdct_flat(int16_t block[64]);
+int mpe_idct_sparse(int16_t block[64]);
 
 /* A cheap certificate for the forward transform's largest coefficient
  * (the slice coder's test for a residual that quantises to nothing, without

@@ -37,11 +37,14 @@
 #include "dsp/dct.h"
 
 #include <stdint.h>
+#include <string.h>
 
 #include "common/cpu.h"
 
 #ifdef MPE_ARCH_X86
 #include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 
 #define T(u, x) ((int64_t)mpe_dct_tab[u][x])
@@ -126,6 +129,72 @@ void mpe_idct_fast_c(int16_t block[64])
     }
 }
 
+/* The tests of the shortcuts: SSE2 compares (x86-64's baseline) where
+ * the compiler has them, else the plain loops. */
+static inline int all_equal(const int16_t block[64])
+{
+#if defined(__SSE2__)
+    const __m128i v = _mm_set1_epi16(block[0]);
+    __m128i eq = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)block), v);
+    for (int i = 8; i < 64; i += 8)
+        eq = _mm_and_si128(eq, _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(block + i)), v));
+    return _mm_movemask_epi8(eq) == 0xFFFF;
+#else
+    int diff = 0;
+    for (int i = 1; i < 64; i++)
+        diff |= block[i] ^ block[0];
+    return !diff;
+#endif
+}
+
+/* every coefficient but [0] and [63] zero */
+static inline int only_corners(const int16_t block[64])
+{
+#if defined(__SSE2__)
+    __m128i any = _mm_and_si128(_mm_loadu_si128((const __m128i *)block),
+                                _mm_setr_epi16(0, -1, -1, -1, -1, -1, -1, -1));
+    for (int i = 8; i < 56; i += 8)
+        any = _mm_or_si128(any, _mm_loadu_si128((const __m128i *)(block + i)));
+    any = _mm_or_si128(any, _mm_and_si128(_mm_loadu_si128((const __m128i *)(block + 56)),
+                                          _mm_setr_epi16(-1, -1, -1, -1, -1, -1, -1, 0)));
+    return _mm_movemask_epi8(_mm_cmpeq_epi16(any, _mm_setzero_si128())) == 0xFFFF;
+#else
+    int rest = 0;
+    for (int i = 1; i < 63; i++)
+        rest |= block[i];
+    return !rest;
+#endif
+}
+
+int mpe_fdct_flat(int16_t block[64])
+{
+    if (!all_equal(block))
+        return 0;
+    /* pass 1: row sums 8 v T(0,0), then 0 for u > 0; pass 2 likewise */
+    const int64_t mid = round_shift(8 * block[0] * T(0, 0), 16);
+    const int16_t dc = clamp16(round_shift(8 * mid * T(0, 0), 44), -2048, 2047);
+    memset(block, 0, 64 * sizeof(block[0]));
+    block[0] = dc;
+    return 1;
+}
+
+int mpe_idct_sparse(int16_t block[64])
+{
+    const int f77 = block[63];
+    if (f77 < -1 || f77 > 1 || !only_corners(block))
+        return 0;
+    const int64_t a = round_shift(block[0] * T(0, 0), 16) * T(0, 0);
+    /* row 7's largest magnitude, -T(7,3): K bounds every r(T(7,x)) T(7,y) */
+    const int64_t k = f77 ? round_shift(-T(7, 3), 16) * -T(7, 3) : 0;
+    const int64_t lo = round_shift(a - k, 44);
+    if (lo != round_shift(a + k, 44))
+        return 0;
+    const int16_t v = clamp16(lo, -256, 255);
+    for (int i = 0; i < 64; i++)
+        block[i] = v;
+    return 1;
+}
+
 /* mpe_dct_tab / 2^16 rounded, half away from zero (so the symmetry
  * T[u][7-x] = (-1)^u T[u][x] survives; tests/unit/test_dct.c checks both). */
 const int16_t mpe_dct_tab_q14[8][8] = {
@@ -137,6 +206,20 @@ const int16_t mpe_dct_tab_q14[8][8] = {
     { 4551, -8035, 1598, 6811, -6811, -1598, 8035, -4551 },
     { 3135, -7568, 7568, -3135, -3135, 7568, -7568, 3135 },
     { 1598, -4551, 6811, -8035, 8035, -6811, 4551, -1598 },
+};
+
+/* mpe_dct_tab = 2^16 mpe_dct_tab_q14 + this, exactly (|entries| < 2^15):
+ * the AVX2 first passes multiply the int16 samples by both halves in
+ * pmaddwd and put the Q30 sum back together without int64 lanes. */
+static const int16_t dct_tab_lo[8][8] = {
+    { -24986, -24986, -24986, -24986, -24986, -24986, -24986, -24986 },
+    { -26672, 26153, 15162, 11791, -11791, -15162, -26153, 26672 },
+    { 27599, -3757, 3757, -27599, -27599, 3757, -3757, 27599 },
+    { 26153, -11791, 26672, -15162, 15162, -26672, 11791, -26153 },
+    { -24986, 24986, 24986, -24986, -24986, 24986, 24986, -24986 },
+    { 15162, 26672, 11791, 26153, -26153, -11791, -26672, -15162 },
+    { -3757, -27599, 27599, 3757, 3757, 27599, -27599, -3757 },
+    { 11791, -15162, 26153, 26672, -26672, -26153, 15162, -11791 },
 };
 
 /* floor(x / 2^s) of an int64 without shifting a negative value */
@@ -286,16 +369,19 @@ AVX2 static inline __m256i mulc(__m256i x, int64_t c)
 AVX2 static inline void transpose8(__m256i out[8], const __m256i in[8])
 {
     __m256i t[8], u[8];
+#pragma GCC unroll 8
     for (int i = 0; i < 4; i++) {
         t[2 * i] = _mm256_unpacklo_epi32(in[2 * i], in[2 * i + 1]);
         t[2 * i + 1] = _mm256_unpackhi_epi32(in[2 * i], in[2 * i + 1]);
     }
+#pragma GCC unroll 8
     for (int i = 0; i < 2; i++) {
         u[4 * i + 0] = _mm256_unpacklo_epi64(t[4 * i + 0], t[4 * i + 2]);
         u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i + 0], t[4 * i + 2]);
         u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
         u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
     }
+#pragma GCC unroll 8
     for (int i = 0; i < 4; i++) {
         out[i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x20);
         out[4 + i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x31);
@@ -311,6 +397,7 @@ AVX2 static inline void fwd_products(__m256i out[8], __m256i ss, __m256i sd, __m
     out[4] = mulc(sd, T(4, 0));
     out[2] = _mm256_add_epi64(mulc(a, T(2, 0)), mulc(b, T(2, 1)));
     out[6] = _mm256_add_epi64(mulc(a, T(6, 0)), mulc(b, T(6, 1)));
+#pragma GCC unroll 8
     for (int u = 1; u < 8; u += 2)
         out[u] = _mm256_add_epi64(_mm256_add_epi64(mulc(d[0], T(u, 0)), mulc(d[1], T(u, 1))),
                                   _mm256_add_epi64(mulc(d[2], T(u, 2)), mulc(d[3], T(u, 3))));
@@ -321,6 +408,7 @@ AVX2 static inline void fwd_products(__m256i out[8], __m256i ss, __m256i sd, __m
 AVX2 static inline void fwd8_avx2(__m256i e[8], __m256i o[8], const __m256i in[8])
 {
     __m256i s[4], d[4], dodd[4];
+#pragma GCC unroll 8
     for (int j = 0; j < 4; j++) {
         s[j] = _mm256_add_epi32(in[j], in[7 - j]);
         d[j] = _mm256_sub_epi32(in[j], in[7 - j]);
@@ -343,6 +431,7 @@ AVX2 static inline void inv_products(__m256i out[8], __m256i sum04, __m256i dif0
     const __m256i k = _mm256_add_epi64(mulc(in[2], T(2, 1)), mulc(in[6], T(6, 1)));
     const __m256i ev[4] = { _mm256_add_epi64(p, m), _mm256_add_epi64(q, k),
                             _mm256_sub_epi64(q, k), _mm256_sub_epi64(p, m) };
+#pragma GCC unroll 8
     for (int x = 0; x < 4; x++) {
         __m256i od = _mm256_add_epi64(_mm256_add_epi64(mulc(in[1], T(1, x)), mulc(in[3], T(3, x))),
                                       _mm256_add_epi64(mulc(in[5], T(5, x)), mulc(in[7], T(7, x))));
@@ -355,22 +444,18 @@ AVX2 static inline void inv8_avx2(__m256i e[8], __m256i o[8], const __m256i in[8
 {
     __m256i odd[8];
     const __m256i sum04 = _mm256_add_epi32(in[0], in[4]), dif04 = _mm256_sub_epi32(in[0], in[4]);
+#pragma GCC unroll 8
     for (int j = 0; j < 8; j++)
         odd[j] = _mm256_srli_epi64(in[j], 32);
     inv_products(e, sum04, dif04, in);
     inv_products(o, _mm256_srli_epi64(sum04, 32), _mm256_srli_epi64(dif04, 32), odd);
 }
 
-AVX2 static inline void load8(__m256i r[8], const int16_t block[64])
-{
-    for (int i = 0; i < 8; i++)
-        r[i] = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(block + 8 * i)));
-}
-
 /* Rows i and i+1, clamped to [lo, hi], back to int16. */
 AVX2 static inline void store8(int16_t block[64], const __m256i r[8], int lo, int hi)
 {
     const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
+#pragma GCC unroll 8
     for (int i = 0; i < 8; i += 2) {
         __m256i a = _mm256_min_epi32(_mm256_max_epi32(r[i], vlo), vhi);
         __m256i b = _mm256_min_epi32(_mm256_max_epi32(r[i + 1], vlo), vhi);
@@ -380,18 +465,95 @@ AVX2 static inline void store8(int16_t block[64], const __m256i r[8], int lo, in
     }
 }
 
+/* round_shift(hi 2^16 + lo, 16) of int32 lanes, exactly: with
+ * a = hi + floor(lo / 2^16) and b = lo mod 2^16 the sum is a 2^16 + b,
+ * 0 <= b < 2^16, negative exactly when a is; the reference's rounding is
+ * then a + floor((b + 2^15 - (a < 0)) / 2^16). */
+AVX2 static inline __m256i round16_split(__m256i hi, __m256i lo)
+{
+    const __m256i a = _mm256_add_epi32(hi, _mm256_srai_epi32(lo, 16));
+    const __m256i b = _mm256_and_si256(lo, _mm256_set1_epi32(0xFFFF));
+    return _mm256_add_epi32(
+        a, _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(b, _mm256_set1_epi32(32768)),
+                                              _mm256_srai_epi32(a, 31)),
+                             16));
+}
+
+AVX2 void mpe_dct_round16_split_avx2(const int32_t hi[8], const int32_t lo[8], int32_t out[8])
+{
+    _mm256_storeu_si256((__m256i *)out,
+                        round16_split(_mm256_loadu_si256((const __m256i *)hi),
+                                      _mm256_loadu_si256((const __m256i *)lo)));
+}
+
+#define PAIR_HI(u, j0, j1) COEF_PAIR(mpe_dct_tab_q14[u][j0], mpe_dct_tab_q14[u][j1])
+#define PAIR_LO(u, j0, j1) COEF_PAIR(dct_tab_lo[u][j0], dct_tab_lo[u][j1])
+
+/* The first (row) pass of the forward transform, exact, in int32 lanes:
+ * each Q30 product is split as T = 2^16 Th + Tl (int16 halves) so that
+ * pmaddwd forms both partial sums of the folded samples (|s|, |d| <= 512:
+ * every partial sum below 2^26).  c[x]: column x of the block, lanes y;
+ * out[u]: mid[y][u], lanes y. */
+AVX2 static inline void fwd_pass1_split(__m256i out[8], const __m128i c[8])
+{
+    const __m128i s0 = _mm_add_epi16(c[0], c[7]), s1 = _mm_add_epi16(c[1], c[6]);
+    const __m128i s2 = _mm_add_epi16(c[2], c[5]), s3 = _mm_add_epi16(c[3], c[4]);
+    const __m128i d0 = _mm_sub_epi16(c[0], c[7]), d1 = _mm_sub_epi16(c[1], c[6]);
+    const __m128i d2 = _mm_sub_epi16(c[2], c[5]), d3 = _mm_sub_epi16(c[3], c[4]);
+    const __m256i s01 = pair16(s0, s1), s23 = pair16(s2, s3);
+    const __m256i d01 = pair16(d0, d1), d23 = pair16(d2, d3);
+#pragma GCC unroll 8
+    for (int u = 0; u < 8; u++) {
+        const __m256i x01 = u & 1 ? d01 : s01, x23 = u & 1 ? d23 : s23;
+        const __m256i hi = _mm256_add_epi32(_mm256_madd_epi16(x01, PAIR_HI(u, 0, 1)),
+                                            _mm256_madd_epi16(x23, PAIR_HI(u, 2, 3)));
+        const __m256i lo = _mm256_add_epi32(_mm256_madd_epi16(x01, PAIR_LO(u, 0, 1)),
+                                            _mm256_madd_epi16(x23, PAIR_LO(u, 2, 3)));
+        out[u] = round16_split(hi, lo);
+    }
+}
+
+/* The inverse transform's first (row) pass the same way: c[u] holds
+ * coefficient column u, lanes v (|F| <= 2048: partial sums below 2^30);
+ * out[x]: mid[v][x], lanes v, from inv8's even and odd halves. */
+AVX2 static inline void inv_pass1_split(__m256i out[8], const __m128i c[8])
+{
+    const __m256i f02 = pair16(c[0], c[2]), f46 = pair16(c[4], c[6]);
+    const __m256i f13 = pair16(c[1], c[3]), f57 = pair16(c[5], c[7]);
+#pragma GCC unroll 4
+    for (int x = 0; x < 4; x++) {
+        const __m256i ehi = _mm256_add_epi32(_mm256_madd_epi16(f02, COEF_PAIR(mpe_dct_tab_q14[0][x], mpe_dct_tab_q14[2][x])),
+                                             _mm256_madd_epi16(f46, COEF_PAIR(mpe_dct_tab_q14[4][x], mpe_dct_tab_q14[6][x])));
+        const __m256i elo = _mm256_add_epi32(_mm256_madd_epi16(f02, COEF_PAIR(dct_tab_lo[0][x], dct_tab_lo[2][x])),
+                                             _mm256_madd_epi16(f46, COEF_PAIR(dct_tab_lo[4][x], dct_tab_lo[6][x])));
+        const __m256i ohi = _mm256_add_epi32(_mm256_madd_epi16(f13, COEF_PAIR(mpe_dct_tab_q14[1][x], mpe_dct_tab_q14[3][x])),
+                                             _mm256_madd_epi16(f57, COEF_PAIR(mpe_dct_tab_q14[5][x], mpe_dct_tab_q14[7][x])));
+        const __m256i olo = _mm256_add_epi32(_mm256_madd_epi16(f13, COEF_PAIR(dct_tab_lo[1][x], dct_tab_lo[3][x])),
+                                             _mm256_madd_epi16(f57, COEF_PAIR(dct_tab_lo[5][x], dct_tab_lo[7][x])));
+        out[x] = round16_split(_mm256_add_epi32(ehi, ohi), _mm256_add_epi32(elo, olo));
+        out[7 - x] = round16_split(_mm256_sub_epi32(ehi, ohi), _mm256_sub_epi32(elo, olo));
+    }
+}
+
+AVX2 static inline void load_columns16(__m128i c[8], const int16_t block[64])
+{
+#pragma GCC unroll 8
+    for (int y = 0; y < 8; y++)
+        c[y] = _mm_loadu_si128((const __m128i *)(block + 8 * y));
+    transpose8x16(c);
+}
+
 AVX2 void mpe_fdct_avx2(int16_t block[64])
 {
     __m256i r[8], t[8], e[8], o[8];
+    __m128i c[8];
 
     /* pass 1 runs along rows: transpose so it runs down vectors */
-    load8(r, block);
-    transpose8(t, r);
-    fwd8_avx2(e, o, t);
-    for (int u = 0; u < 8; u++)
-        r[u] = MERGE(e[u], o[u], 16);   /* mid[y][u] for y across the lanes */
+    load_columns16(c, block);
+    fwd_pass1_split(r, c);              /* mid[y][u] for y across the lanes */
     transpose8(t, r);                   /* t[y] = mid[y][u] for u across the lanes */
     fwd8_avx2(e, o, t);
+#pragma GCC unroll 8
     for (int v = 0; v < 8; v++)
         r[v] = MERGE(e[v], o[v], 44);
     store8(block, r, -2048, 2047);
@@ -400,14 +562,13 @@ AVX2 void mpe_fdct_avx2(int16_t block[64])
 AVX2 void mpe_idct_avx2(int16_t block[64])
 {
     __m256i r[8], t[8], e[8], o[8];
+    __m128i c[8];
 
-    load8(r, block);
-    transpose8(t, r);                   /* t[u] = F[v][u] for v across the lanes */
-    inv8_avx2(e, o, t);
-    for (int x = 0; x < 8; x++)
-        r[x] = MERGE(e[x], o[x], 16);   /* mid[v][x] for v across the lanes */
+    load_columns16(c, block);           /* c[u] = F[v][u] for v across the lanes */
+    inv_pass1_split(r, c);              /* mid[v][x] for v across the lanes */
     transpose8(t, r);                   /* t[v] = mid[v][x] for x across the lanes */
     inv8_avx2(e, o, t);
+#pragma GCC unroll 8
     for (int y = 0; y < 8; y++)
         r[y] = MERGE(e[y], o[y], 44);
     store8(block, r, -256, 255);

@@ -17,6 +17,9 @@
 extern const uint8_t mpe_zigzag[64];
 /* MPEG-2 alternate_scan 1 (13818-2 Figure 7-3), in the same form. */
 extern const uint8_t mpe_alternate_scan[64];
+/* Their inverses: mpe_zigzag_inv[mpe_zigzag[i]] == i (test_quant checks it). */
+extern const uint8_t mpe_zigzag_inv[64];
+extern const uint8_t mpe_alternate_scan_inv[64];
 extern const uint8_t mpe_default_intra_matrix[64];  /* raster order */
 extern const uint8_t mpe_default_inter_matrix[64];  /* all 16 */
 

@@ -18,6 +18,11 @@
 
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "bitstream/mpeg12.h"
 #include "bitstream/vlc.h"
 #include "dsp/quant.h"
 
@@ -126,6 +131,37 @@ void mpe_trellis_intra_bits_both(const int16_t level[64], const MpeTrellisParams
     bits[1] = b1;
 }
 
+void mpe_trellis_intra_bits_both_scan(const int16_t scan[64], int mpeg2, int bits[2])
+{
+    uint64_t m = bs_nonzero_mask(scan) & ~(uint64_t)1;
+    int b0 = bs_vlc_dct_eob[BS_DCT_TABLE_ZERO].len, b1 = bs_vlc_dct_eob[BS_DCT_TABLE_ONE].len;
+    int prev = 0;
+
+    while (m) {
+        const int i = __builtin_ctzll(m), l = scan[i], run = i - prev - 1;
+        const int a = l < 0 ? -l : l;
+        m &= m - 1;
+        prev = i;
+        if (run <= BS_DCT_MAX_RUN && a <= BS_DCT_MAX_LEVEL) {
+            const int z = bs_vlc_dct_zero[run][a].len, o = bs_vlc_dct_one[run][a].len;
+            if (z && o) {
+                b0 += z + 1;
+                b1 += o + 1;
+                continue;
+            }
+            const int escape = escape_bits(a, mpeg2);
+            b0 += z ? z + 1 : escape;
+            b1 += o ? o + 1 : escape;
+        } else {
+            const int escape = escape_bits(a, mpeg2);
+            b0 += escape;
+            b1 += escape;
+        }
+    }
+    bits[0] = b0;
+    bits[1] = b1;
+}
+
 static int64_t sq(int x)
 {
     return (int64_t)x * x;
@@ -147,9 +183,7 @@ int64_t mpe_trellis_lambda(int qscale, int c_milli)
 /* dct_dc_size's code and dct_dc_differential (§7.2.1) */
 static int dc_bits(int diff, int chroma)
 {
-    int a = diff < 0 ? -diff : diff, size = 0;
-    while (a >> size)
-        size++;
+    const int a = diff < 0 ? -diff : diff, size = a ? 32 - __builtin_clz((unsigned)a) : 0;
     return (chroma ? bs_vlc_dc_size_chroma : bs_vlc_dc_size_luma)[size].len + size;
 }
 
@@ -207,6 +241,77 @@ static inline int cand_bits(const CandCodes *cc, int table, int run)
     return len ? len + 1 : cc->escape;
 }
 
+uint64_t mpe_trellis_candidates_c(const int16_t level[64], const int16_t coef[64],
+                                  const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum)
+{
+    const int qscale = p->qscale, one_allowed = p->max_level >= 1, mpeg1 = !p->mpeg2;
+    uint64_t cand = 0;
+    *sq_sum = 0;
+    for (int pos = 0; pos < 64; pos++) {
+        const int c = coef[pos], ca = c < 0 ? -c : c;
+        const int r1 = saturate_mag(recon_mag(1, p->matrix[pos] * qscale, p->intra, mpeg1), c < 0);
+        sq[pos] = c * c;
+        *sq_sum += sq[pos];
+        cand |= (uint64_t)((level[pos] != 0) |
+                           ((c != 0) & one_allowed & ((ca - r1) * (ca - r1) < c * c)))
+                << pos;
+    }
+    return cand;
+}
+
+uint64_t mpe_trellis_candidates(const int16_t level[64], const int16_t coef[64],
+                                const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum)
+{
+#if defined(__SSE2__)
+    /* wq = w q in 16 bits needs q <= 128 (w <= 255); beyond, the C loop */
+    if (p->qscale > 128)
+        return mpe_trellis_candidates_c(level, coef, p, sq, sq_sum);
+    /* level 1's reconstruction r1: intra (w q) >> 3, else (3 w q) >> 4 as
+     * the high half of w q * 12288; MPEG-1 makes an even one odd (down);
+     * saturated at 2047, or 2048 for a negative coefficient.  The test
+     * (|c| - r1)^2 < c^2 is r1 > 0 and r1 < 2|c| (r1 >= 0), done on
+     * unsigned halves: |c| <= 32768, 2|c| saturating. */
+    const __m128i zero = _mm_setzero_si128(), one = _mm_set1_epi16(1);
+    const __m128i q = _mm_set1_epi16((int16_t)p->qscale), top = _mm_set1_epi16(2047);
+    const __m128i mpeg1 = p->mpeg2 ? zero : _mm_set1_epi16(-1);
+    const __m128i one_allowed = p->max_level >= 1 ? _mm_set1_epi16(-1) : zero;
+    uint64_t cand = 0;
+    __m128i total = zero;   /* two int64 lanes */
+    for (int i = 0; i < 64; i += 8) {
+        const __m128i c = _mm_loadu_si128((const __m128i *)(coef + i));
+        const __m128i l = _mm_loadu_si128((const __m128i *)(level + i));
+        const __m128i w = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(p->matrix + i)), zero);
+        const __m128i wq = _mm_mullo_epi16(w, q);
+        __m128i m = p->intra ? _mm_srli_epi16(wq, 3) : _mm_mulhi_epu16(wq, _mm_set1_epi16(12288));
+        const __m128i pos_m = _mm_cmpgt_epi16(m, zero);
+        m = _mm_sub_epi16(m, _mm_and_si128(_mm_and_si128(_mm_andnot_si128(m, one), pos_m), mpeg1));
+        const __m128i neg = _mm_cmplt_epi16(c, zero);
+        const __m128i r1 = _mm_min_epi16(m, _mm_sub_epi16(top, neg));
+        const __m128i ca = _mm_sub_epi16(_mm_xor_si128(c, neg), neg);   /* |c|, unsigned */
+        const __m128i closer = _mm_andnot_si128(
+            _mm_cmpeq_epi16(_mm_subs_epu16(_mm_adds_epu16(ca, ca), r1), zero),
+            _mm_cmpgt_epi16(r1, zero));
+        const __m128i has = _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi16(l, zero), _mm_set1_epi16(-1)),
+                                         _mm_and_si128(closer, one_allowed));
+        cand |= (uint64_t)(_mm_movemask_epi8(_mm_packs_epi16(has, zero)) & 0xFF) << i;
+        const __m128i lo = _mm_mullo_epi16(c, c), hi = _mm_mulhi_epi16(c, c);
+        const __m128i sq0 = _mm_unpacklo_epi16(lo, hi), sq1 = _mm_unpackhi_epi16(lo, hi);
+        _mm_storeu_si128((__m128i *)(sq + i), sq0);
+        _mm_storeu_si128((__m128i *)(sq + i + 4), sq1);
+        /* squares are below 2^31: widened with zeros */
+        const __m128i pair = _mm_add_epi64(_mm_unpacklo_epi32(sq0, zero), _mm_unpackhi_epi32(sq0, zero));
+        total = _mm_add_epi64(total, _mm_add_epi64(pair, _mm_add_epi64(_mm_unpacklo_epi32(sq1, zero),
+                                                                        _mm_unpackhi_epi32(sq1, zero))));
+    }
+    int64_t halves[2];
+    _mm_storeu_si128((__m128i *)halves, total);
+    *sq_sum = halves[0] + halves[1];
+    return cand;
+#else
+    return mpe_trellis_candidates_c(level, coef, p, sq, sq_sum);
+#endif
+}
+
 /* The search, for one kind of block: inlined into mpe_trellis_quant once per
  * kind with intra, mpeg2 and table constant, so that the per-candidate
  * work has no tests of them left. */
@@ -231,30 +336,42 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
     states[n_states] = (uint8_t)start;
     adj[n_states++] = 0;
 
-    /* Per coefficient, in raster order (a loop the compiler can vectorise):
-     * its square and whether it has a candidate (a plain level, or level 1
-     * closer than 0); then, in scan order, the zeros' prefix sums and the
-     * positions with a candidate.  |c| <= 32768: the squares fit int32. */
+    /* Per coefficient, in raster order: its square and whether it has a
+     * candidate (mpe_trellis_candidates); then, in scan order, the zeros'
+     * prefix sums and the positions with a candidate.  A block without
+     * any (after an intra block's DC) keeps its levels: all zero. */
     int32_t sq_r[64];
-    uint8_t has_cand[64];
-    const int qscale = p->qscale, one_allowed = p->max_level >= 1;
-    for (int pos = 0; pos < 64; pos++) {
-        const int c = coef[pos], ca = c < 0 ? -c : c;
-        const int r1 = saturate_mag(recon_mag(1, p->matrix[pos] * qscale, intra, mpeg1), c < 0);
-        sq_r[pos] = c * c;
-        has_cand[pos] = (uint8_t)((level[pos] != 0) | ((c != 0) & one_allowed & ((ca - r1) * (ca - r1) < c * c)));
+    int64_t sq_total;
+    const uint64_t cand = mpe_trellis_candidates(level, coef, p, sq_r, &sq_total);
+    if (!(cand & (intra ? ~(uint64_t)1 : ~(uint64_t)0)))
+        return 0;
+    /* The prefix sums are needed up to the last candidate in scan order:
+     * beyond it only their total, which is the raster one's (less an intra
+     * block's DC).  The standard scans (scan[0] = 0) have inverses at hand;
+     * any other scan is walked to the end. */
+    const uint8_t *inv = scan == mpe_zigzag           ? mpe_zigzag_inv
+                         : scan == mpe_alternate_scan ? mpe_alternate_scan_inv
+                                                      : NULL;
+    int last_i = 63;
+    if (inv) {
+        last_i = start;
+        for (uint64_t m = cand & (intra ? ~(uint64_t)1 : ~(uint64_t)0); m; m &= m - 1) {
+            const int i = inv[__builtin_ctzll(m)];
+            last_i = i > last_i ? i : last_i;
+        }
     }
     uint8_t list[64];
     int n_list = 0;
     int64_t z = 0;
     zsum[start] = 0;
-    for (int i = start; i < 64; i++) {
+    for (int i = start; i <= last_i; i++) {
         const int pos = scan[i];
         z += (int64_t)sq_r[pos] * MPE_TRELLIS_ONE;
         zsum[i + 1] = z;
         list[n_list] = (uint8_t)i;
-        n_list += has_cand[pos];
+        n_list += (int)(cand >> pos & 1);
     }
+    zsum[64] = (sq_total - (intra ? sq_r[scan[0]] : 0)) * MPE_TRELLIS_ONE;
 
     /* COST_INF / 2 plus any J stays below COST_INF and above every real J */
     const int64_t no_cand = COST_INF / 2;

@@ -78,6 +78,16 @@ int mpe_trellis_intra_dc(int f00, int nearest, int pred, int chroma, int dc_prec
  * change of cost is not modelled); an intra block always has its EOB. */
 int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrellisParams *p);
 
+/* The search's set-up, exposed for test_trellis: sq[pos] = coef[pos]^2,
+ * *sq_sum their sum, and the mask of the raster positions with a candidate
+ * (a non-zero plain level, or level 1 reconstructing closer to the
+ * coefficient than 0).  _c is the reference; mpe_trellis_candidates,
+ * identical, uses SSE2 compares where the compiler has them. */
+uint64_t mpe_trellis_candidates_c(const int16_t level[64], const int16_t coef[64],
+                                  const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum);
+uint64_t mpe_trellis_candidates(const int16_t level[64], const int16_t coef[64],
+                                const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum);
+
 /* J of the given levels under the same model (for tests and comparisons). */
 int64_t mpe_trellis_cost(const int16_t level[64], const int16_t coef[64], const MpeTrellisParams *p);
 
@@ -89,6 +99,13 @@ int mpe_trellis_block_bits(const int16_t level[64], const MpeTrellisParams *p);
  * once (bits[BS_DCT_TABLE_ZERO], bits[BS_DCT_TABLE_ONE]): one pass for
  * --intra-vlc auto's count; p's table is ignored. */
 void mpe_trellis_intra_bits_both(const int16_t level[64], const MpeTrellisParams *p, int bits[2]);
+
+/* The same count from the levels already in transmission order (scan[i]
+ * the level at scan position i, scan[0] the DC, ignored), visiting only the
+ * non-zero ones (bs_nonzero_mask): the slice coder's count per intra block
+ * and --intra-vlc auto's first guess.  Identical to
+ * mpe_trellis_intra_bits_both (test_trellis checks it). */
+void mpe_trellis_intra_bits_both_scan(const int16_t scan[64], int mpeg2, int bits[2]);
 
 /* Decoder-exact reconstruction of one coefficient at raster position pos
  * (AC for intra blocks), before MPEG-2 mismatch control. */

@@ -6,12 +6,18 @@
 
 void mpe_bdecide_intra_costs(uint32_t *intra, const MpePicture *pic, MpeSad16Fn sad16)
 {
+    mpe_bdecide_intra_costs_rows(intra, pic, sad16, 0, pic->mb_height);
+}
+
+void mpe_bdecide_intra_costs_rows(uint32_t *intra, const MpePicture *pic, MpeSad16Fn sad16,
+                                  int row0, int row1)
+{
     /* rows read with stride 0: a block of zeros, a block of the mean */
     static const uint8_t zero[16];
     uint8_t flat[16];
     const ptrdiff_t stride = pic->stride[0];
 
-    for (int mby = 0; mby < pic->mb_height; mby++) {
+    for (int mby = row0; mby < row1; mby++) {
         for (int mbx = 0; mbx < pic->mb_width; mbx++) {
             const uint8_t *p = pic->plane[0] + (ptrdiff_t)16 * mby * stride + 16 * mbx;
             const uint32_t sum = sad16(p, stride, zero, 0);

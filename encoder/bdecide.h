@@ -41,6 +41,10 @@
  * over the padded plane; two SADs of sad16 (dsp/sad.h, any variant: they
  * are exact) per macroblock. */
 void mpe_bdecide_intra_costs(uint32_t *intra, const MpePicture *pic, MpeSad16Fn sad16);
+/* The same for macroblock rows row0..row1-1 only (the rows of a picture
+ * can be costed on several threads at once). */
+void mpe_bdecide_intra_costs_rows(uint32_t *intra, const MpePicture *pic, MpeSad16Fn sad16,
+                                  int row0, int row1);
 
 /* The P cost of a picture: sum over macroblocks of min(mv[i].sad, intra[i]). */
 uint64_t mpe_bdecide_cost(const GpuMotion *mv, const uint32_t *intra, int n_mb);

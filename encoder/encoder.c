@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,13 +57,19 @@
  * (mpe_checker_hold), the quality stage no longer reads the slot nor the
  * last B picture's reconstruction: one slot and one picture fewer would
  * do; not changed yet. */
-#define MAX_SLOTS (MPE_MAX_BFRAMES + 4)
+#define MAX_SLOTS (MPE_MAX_BFRAMES + 4 + PIPE_LEAD)
+/* MpeParam.pipeline: frames the front end may run ahead of the coder
+ * beyond the lock-step schedule's slots (each slot is a frame's planes on
+ * the host and the device) */
+#define PIPE_LEAD 6
 /* reconstructions: the reference, and one per rate-control bank; with B
  * pictures also the previous reference (the B pictures' forward one) and
  * the last B picture (see MAX_SLOTS: no longer needed by the quality
  * stage) */
 #define N_PICS (MPE_RC_BANKS + 3)
-#define STATS_QUEUE 16
+/* records pushed and not yet popped: in lock-step at most QA_LANES + 2;
+ * with MpeParam.pipeline the pictures coded while the caller was away too */
+#define STATS_QUEUE (4 * MAX_SLOTS + QA_LANES)
 /* Pictures whose logged measures may be in flight at once (quality lanes,
  * each with its own checker, copy of the pictures and thread): with a
  * metric on the device, enough that the device's time per picture hides
@@ -111,6 +118,14 @@ typedef struct QualityLane {
     MpeTask *task;
     QualityJob job;
 } QualityLane;
+
+/* MpeParam.pipeline: a coded picture waiting for the call that returns it. */
+typedef struct CodedPic {
+    BsWriter bw;                /* its stream bytes (headers, slices, stuffing) */
+    MpeFrameStats fs;
+    int index;                  /* display index */
+    char type;
+} CodedPic;
 
 /* The front end's work for one frame when it runs on the task thread. */
 typedef struct FrontendJob {
@@ -233,6 +248,34 @@ struct MpeEncoder {
      * its forward vectors (mv) are downloaded since that search */
     int fwd_reach[MAX_SLOTS], bwd_reach[MAX_SLOTS];
     int mv_fresh[MAX_SLOTS];
+    int next_coded;               /* display index of the picture coded after this one, -1:
+                                     none known yet (--ip-ratio auto's look at it) */
+    BsWriter *code_out;           /* where code_picture writes: out, or a CodedPic's */
+    /* MpeParam.pipeline: pictures are coded one after the other on
+     * code_task (coder_loop) while the caller's thread runs the front end
+     * of the next frames.  The caller's thread queues a picture once the
+     * front end is done with it (its per-slot state is final then) and
+     * refills a slot only after the picture in it came back coded
+     * (slot_busy).  The k-th picture queued is coded into ring[k % slots]
+     * and returned by a later call. */
+    int pipe;
+    MpeTask *code_task;
+    pthread_mutex_t pipe_lock;
+    pthread_cond_t pipe_work, pipe_done;
+    int have_pipe_sync, coder_started;
+    /* under pipe_lock */
+    int work[MAX_SLOTS], work_next[MAX_SLOTS];   /* display index, the one coded after it */
+    int work_head, work_len;
+    int done;                     /* pictures coded back so far */
+    int coder_quit, coder_ret;
+    MpeError coder_err;
+    /* the caller's thread's */
+    int pushed, collected, delivered;
+    CodedPic ring[MAX_SLOTS];
+    uint8_t slot_busy[MAX_SLOTS]; /* the slot's frame submitted, its picture not coded back */
+    int flushing;
+    pthread_mutex_t queue_lock;   /* queue and held_rec: pushed on code_task, popped here */
+    int have_queue_lock;
 };
 
 /* frame_rate_code values of 13818-2 Table 6-4 (= 11172-2 §2.4.3.2). */
@@ -444,8 +487,24 @@ void mpe_encoder_close(MpeEncoder *e)
 {
     if (!e)
         return;
-    /* the task first: it may still be running the front end */
+    /* the tasks first: they may still be running the front end or coding */
     mpe_task_close(e->fe_task);
+    if (e->have_pipe_sync) {
+        pthread_mutex_lock(&e->pipe_lock);
+        e->coder_quit = 1;
+        pthread_cond_broadcast(&e->pipe_work);
+        pthread_mutex_unlock(&e->pipe_lock);
+    }
+    mpe_task_close(e->code_task);
+    if (e->have_pipe_sync) {
+        pthread_cond_destroy(&e->pipe_work);
+        pthread_cond_destroy(&e->pipe_done);
+        pthread_mutex_destroy(&e->pipe_lock);
+    }
+    for (int i = 0; i < MAX_SLOTS; i++)
+        bs_writer_free(&e->ring[i].bw);
+    if (e->have_queue_lock)
+        pthread_mutex_destroy(&e->queue_lock);
     for (int i = 0; i < e->n_lanes; i++)
         mpe_task_close(e->qa[i].task);
     gpu_frontend_close(e->fe);
@@ -796,7 +855,16 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
             goto fail;
         e->pool = e->own_pool;
     }
-    e->slots = e->p.bframes ? e->p.bframes + 4 : 3;
+    /* a coder of its own needs a second thread at least */
+    e->pipe = p->pipeline && mpe_pool_threads(e->pool) > 1;
+    /* the lead a coder of many threads needs (an I picture codes in the
+     * time of 4-5 frames' front end on 16); with few, each slot's first
+     * use costs more than the lead buys (2 threads, 10 frames 2048^2:
+     * CPU 500 -> 523 ms with a lead of 6, page faults 41k -> 53k) */
+    const int lead = e->pipe ? MPE_MIN(PIPE_LEAD, MPE_MAX(0, mpe_pool_threads(e->pool) / 2 - 1)) : 0;
+    e->slots = (e->p.bframes ? e->p.bframes + 4 : 3) + lead;
+    e->code_out = &e->out;
+    e->next_coded = -1;
     e->n_pics = e->p.bframes ? MPE_RC_BANKS + 3 : MPE_RC_BANKS + 1;
     e->last_anchor = -1;
     e->last_i = -1;
@@ -824,6 +892,32 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     if (bs_writer_init(&e->out, 1 << 16) < 0 || bs_writer_init(&e->hdr, 256) < 0 ||
         plan_slices(e) < 0)
         goto nomem;
+    for (int i = 0; e->pipe && i < e->slots; i++)
+        if (bs_writer_init(&e->ring[i].bw, 1 << 16) < 0)
+            goto nomem;
+    if (pthread_mutex_init(&e->queue_lock, NULL)) {
+        ret = mpe_error(err, -ENOMEM, "cannot create a lock");
+        goto fail;
+    }
+    e->have_queue_lock = 1;
+    if (e->pipe) {
+        if (pthread_mutex_init(&e->pipe_lock, NULL)) {
+            ret = mpe_error(err, -ENOMEM, "cannot create a lock");
+            goto fail;
+        }
+        if (pthread_cond_init(&e->pipe_work, NULL)) {
+            pthread_mutex_destroy(&e->pipe_lock);
+            ret = mpe_error(err, -ENOMEM, "cannot create a condition variable");
+            goto fail;
+        }
+        if (pthread_cond_init(&e->pipe_done, NULL)) {
+            pthread_cond_destroy(&e->pipe_work);
+            pthread_mutex_destroy(&e->pipe_lock);
+            ret = mpe_error(err, -ENOMEM, "cannot create a condition variable");
+            goto fail;
+        }
+        e->have_pipe_sync = 1;
+    }
     if ((ret = open_rate_control(e, err)) < 0 || (ret = open_checkers(e, err)) < 0)
         goto fail;
     if (p->aq_strength > 0 &&
@@ -844,13 +938,15 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
      * backend's host side (copies into and out of pinned memory) costs
      * milliseconds too, so with threads to spare the front end gets a thread
      * of its own (backends take calls from any one thread at a time). */
-    if (e->threads > 1 && (ret = mpe_task_open(&e->fe_task, err)) < 0)
+    if (e->pipe ? (ret = mpe_task_open(&e->code_task, err)) < 0
+                : e->threads > 1 && (ret = mpe_task_open(&e->fe_task, err)) < 0)
         goto fail;
     for (int i = 0; i < e->n_lanes; i++)
         if ((ret = mpe_task_open(&e->qa[i].task, err)) < 0)
             goto fail;
     mpe_log(&e->log, MPE_LOG_INFO, "%d slice threads, %d slices, front end %s", e->threads,
-            e->n_slices, e->fe_task ? "on its own thread" : "asynchronous or inline");
+            e->n_slices, e->pipe ? "on the caller's thread, pictures coded on a thread of their own"
+                         : e->fe_task ? "on its own thread" : "asynchronous or inline");
     *out = e;
     return 0;
 nomem:
@@ -883,7 +979,8 @@ int mpe_encoder_bframes(const MpeEncoder *e)
 
 int mpe_encoder_start_chunk(MpeEncoder *e, int first_frame, int end_code, MpeError *err)
 {
-    if (e->cq_len || e->held || e->submitted > e->last_anchor + 1 || (e->coded && !e->flushed))
+    if (e->cq_len || e->held || e->submitted > e->last_anchor + 1 || (e->coded && !e->flushed) ||
+        e->pushed > e->delivered)
         return mpe_error(err, -EINVAL, "a chunk starts on a new or flushed encoder");
     if (first_frame < 0 || first_frame % (e->chunk_len ? e->chunk_len : e->p.gop))
         return mpe_error(err, -EINVAL, "frame %d does not begin a chunk of %d pictures",
@@ -892,6 +989,7 @@ int mpe_encoder_start_chunk(MpeEncoder *e, int first_frame, int end_code, MpeErr
     e->last_anchor = first_frame - 1;   /* no B frame waits for an anchor */
     e->last_i = -1;                     /* the GOP phase starts again */
     e->flushed = 0;
+    e->flushing = 0;
     e->coded = 0;
     e->end_code = end_code;
     e->rc_chunk = -1;
@@ -1062,10 +1160,12 @@ static void quality_job(void *arg)
     job->fs.time.quality_ms += mpe_time_ms() - t0;
 }
 
+/* Called with queue_lock held. */
 static void queue_push_raw(MpeEncoder *e, const MpeFrameStats *fs)
 {
-    /* at most QA_LANES + 2 records wait: those of the lanes joined in one
-     * call, an anchor's held one, and one pushed without a lane */
+    /* at most QA_LANES + 2 records wait in lock-step: those of the lanes
+     * joined in one call, an anchor's held one, and one pushed without a
+     * lane; with MpeParam.pipeline those of pictures coded meanwhile */
     e->queue[(e->queue_head + e->queue_len) % STATS_QUEUE] = *fs;
     e->queue_len++;
 }
@@ -1074,24 +1174,30 @@ static void queue_push_raw(MpeEncoder *e, const MpeFrameStats *fs)
  * waits until the B pictures before it (coded after it) are out. */
 static void queue_push(MpeEncoder *e, const MpeFrameStats *fs)
 {
+    pthread_mutex_lock(&e->queue_lock);
     if (!e->p.bframes || fs->type == 'B') {
         queue_push_raw(e, fs);
-        return;
+    } else {
+        if (e->held_rec)
+            queue_push_raw(e, &e->held_rec_fs);
+        e->held_rec_fs = *fs;
+        e->held_rec = 1;
     }
-    if (e->held_rec)
-        queue_push_raw(e, &e->held_rec_fs);
-    e->held_rec_fs = *fs;
-    e->held_rec = 1;
+    pthread_mutex_unlock(&e->queue_lock);
 }
 
 int mpe_encoder_pop_stats(MpeEncoder *e, MpeFrameStats *fs)
 {
-    if (!e->queue_len)
-        return 0;
-    *fs = e->queue[e->queue_head];
-    e->queue_head = (e->queue_head + 1) % STATS_QUEUE;
-    e->queue_len--;
-    return 1;
+    int have = 0;
+    pthread_mutex_lock(&e->queue_lock);
+    if (e->queue_len) {
+        *fs = e->queue[e->queue_head];
+        e->queue_head = (e->queue_head + 1) % STATS_QUEUE;
+        e->queue_len--;
+        have = 1;
+    }
+    pthread_mutex_unlock(&e->queue_lock);
+    return have;
 }
 
 /* Records of the lanes in flight join the queue in the order the pictures
@@ -1178,7 +1284,7 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
  * types). */
 static char gop_type(MpeEncoder *e, int n, const MpeFrame *frame)
 {
-    const double cut = e->p.scenecut > 0 ? mpe_scenecut_score(&e->scenecut, n, frame) : -1;
+    const double cut = e->p.scenecut > 0 ? mpe_scenecut_score_pool(&e->scenecut, n, frame, e->pool) : -1;
     const int k = e->last_i < 0 ? 0 : n - e->last_i;
     if (e->last_i < 0 || k >= e->p.gop || (e->chunk_len && n % e->chunk_len == 0) ||
         cut > e->p.scenecut) {
@@ -1420,6 +1526,31 @@ static int close_pending_b(MpeEncoder *e, int last, int fetch_now, MpeError *err
     return search_pending_b(e, last, err);
 }
 
+typedef struct IntraCostJob {
+    uint32_t *intra;
+    const MpePicture *pic;
+    MpeSad16Fn sad16;
+    int bands;
+} IntraCostJob;
+
+static void intra_cost_band(void *arg, int band, int worker)
+{
+    const IntraCostJob *j = arg;
+    const int rows = j->pic->mb_height;
+    (void)worker;
+    mpe_bdecide_intra_costs_rows(j->intra, j->pic, j->sad16, rows * band / j->bands,
+                                 rows * (band + 1) / j->bands);
+}
+
+/* 0.6-1 ms at 2048^2 on one thread: on the pool, whose threads take
+ * bands when they are free */
+static void intra_costs(MpeEncoder *e, int slot, const MpePicture *pic)
+{
+    IntraCostJob job = { e->intra_cost[slot], pic, e->sad.sad16,
+                         MPE_MAX(1, MPE_MIN(4 * mpe_pool_threads(e->pool), pic->mb_height / 4)) };
+    mpe_pool_run(e->pool, job.bands, intra_cost_band, &job);
+}
+
 /* --b-adapt 1: frame n's forward search against `anchor` (the last I or P
  * picture), fetched at once, and its cost as a P picture there
  * (bdecide.h). */
@@ -1433,10 +1564,15 @@ static int run_cost_of(MpeEncoder *e, int n, int anchor, uint64_t *cost, MpeErro
     if (first)
         e->slot_download_ms[slot] = 0;
     e->fwd_ref[slot] = anchor;
+    /* planes the backend keeps on the host (YUV input) are there before
+     * the search: their intra costs are counted while the device searches */
+    const MpePicture *host = first ? gpu_frontend_host_planes(e->fe, slot) : NULL;
+    if (host)
+        intra_costs(e, slot, host);
     if ((ret = search(e, n, anchor, err)) < 0 || (ret = fetch_into(e, n, e->mv[slot], err)) < 0)
         return ret;
-    if (first)
-        mpe_bdecide_intra_costs(e->intra_cost[slot], e->src[slot], e->sad.sad16);
+    if (first && !host)
+        intra_costs(e, slot, e->src[slot]);
     *cost = mpe_bdecide_cost(e->mv[slot], e->intra_cost[slot], n_mb);
     return 0;
 }
@@ -1540,13 +1676,19 @@ static int fetch_picture(MpeEncoder *e, MpeFrameStats *fs, MpeError *err)
     int ret;
 
     if (!e->slot_fetched[slot]) {
+        /* on code_task the front end's calls belong to the caller's thread,
+         * which fetched every queued picture (frontend_frame's fetch_now) */
+        if (e->pipe)
+            return mpe_error(err, -EINVAL, "internal: picture %d queued unfetched", n);
         if ((ret = fetch(e, n, err)) < 0)
             return ret;
         /* on this thread: the wait is not hidden, the download is its own stage */
         fs->time.download_ms = e->slot_download_ms[slot];
         fs->time.fe_wait_ms = mpe_time_ms() - t0 - e->slot_download_ms[slot];
     }
-    e->slot_fetched[slot] = 0;
+    /* (the caller's thread marks it again at the slot's next frame) */
+    if (!e->pipe)
+        e->slot_fetched[slot] = 0;
     fs->time.fe_ms = e->slot_fe_ms[slot];
     fs->time.fe_wait_ms += e->slot_wait_ms[slot];
     fs->time.fe_gpu_ms = e->slot_gpu_ms[slot];
@@ -1632,6 +1774,26 @@ static void trace_trial(MpeEncoder *e, const MpeRcStep *step, char type, int tri
  * f_code and the refresh counters.  So a chunk codes to the same bytes
  * whether the encode began at it (mpe_encoder_start_chunk) or ran into it,
  * and chunks can be coded apart and concatenated. */
+/* --intra-vlc auto's guess for a chunk's first I picture, in bands of
+ * macroblock rows on the pool (the integer sums add up alike in any
+ * order: mpe_slice_guess_intra_table's result). */
+#define GUESS_BANDS 64
+
+typedef struct GuessJob {
+    const MpePictureCtx *pc;
+    int rows, bands;
+    int64_t bits[GUESS_BANDS][2];
+} GuessJob;
+
+static void guess_band(void *arg, int band, int worker)
+{
+    GuessJob *j = arg;
+    (void)worker;
+    j->bits[band][0] = j->bits[band][1] = 0;
+    mpe_slice_intra_table_bits(j->pc, j->rows * band / j->bands, j->rows * (band + 1) / j->bands,
+                               j->bits[band]);
+}
+
 static int start_chunk_state(MpeEncoder *e, MpeError *err)
 {
     const int chunk = e->chunk_len ? e->frame_index / e->chunk_len : 0;
@@ -1663,7 +1825,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     const int intra = type == 'I', is_b = type == 'B';
     const MpePicture *orig = e->src[slot];
     double t0 = mpe_time_ms(), t1;
-    const uint64_t start_bits = bs_bit_count(&e->out);
+    const uint64_t start_bits = bs_bit_count(e->code_out);
     int ret, bank = 0, trials = 0;
 
     if (intra && (ret = start_chunk_state(e, err)) < 0)
@@ -1676,7 +1838,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         /* --ip-ratio auto: as far as the pictures up to the next anchor,
          * searched against this one (--b-adapt 1) and held for it, keep
          * its content (bdecide.h); none searched: --q */
-        const int next = e->cq_len ? e->code_queue[e->cq_head] : -1;
+        const int next = e->next_coded;
         const int ns = next > e->frame_index ? slot_of(e, next) : 0;
         const double ratio = next > e->frame_index && e->slot_type[ns] == 'P' &&
                                      e->fwd_ref[ns] == e->frame_index
@@ -1696,14 +1858,23 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
         const int q = e->i_row_q ? e->i_row_q[0] : e->p.qscale;
         const MpePictureCtx guess = { .orig = orig, .dsp = &e->dsp, .quant = &e->quant[q],
                                       .scan = e->sw.alt_scan ? mpe_alternate_scan : mpe_zigzag };
-        e->intra_vlc_next[0] = mpe_slice_guess_intra_table(&guess);
+        /* a DCT of half the picture's blocks: 13-14 ms at 2048^2 on one
+         * thread, longer than the I picture's coding on 16 */
+        GuessJob job = { .pc = &guess, .rows = orig->mb_height,
+                         .bands = MPE_MIN(GUESS_BANDS, MPE_MAX(1, orig->mb_height / 2)) };
+        mpe_pool_run(e->pool, job.bands, guess_band, &job);
+        int64_t bits[2] = { 0, 0 };
+        for (int b = 0; b < job.bands; b++)
+            for (int t = 0; t < 2; t++)
+                bits[t] += job.bits[b][t];
+        e->intra_vlc_next[0] = bits[1] < bits[0];
     }
     e->intra_vlc = e->sw.intra_vlc >= 0 ? e->sw.intra_vlc : e->intra_vlc_next[!intra];
     bs_writer_reset(&e->hdr);
     const uint64_t start_code_bits = write_headers(e, &e->hdr, type, 0xFFFF);
     const int vbv_delay = mpe_rc_start_frame(e->rc, type, bs_bit_count(&e->hdr), start_code_bits);
     fs->vbv_fullness = mpe_rc_vbv_fullness(e->rc);
-    write_headers(e, &e->out, type, vbv_delay == 0xFFFF ? 0 : vbv_delay);
+    write_headers(e, e->code_out, type, vbv_delay == 0xFFFF ? 0 : vbv_delay);
     if (e->check_rc && (ret = mpe_checker_set_source(e->check_rc, orig, err)) < 0)
         return ret;
 
@@ -1775,7 +1946,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
             update_refresh_count(e, e->origin[bank][i], s);
         refreshed += s->ss.refreshed;
         /* the no-residual step is logged as the coarsest quantiser plus one */
-        bs_append(&e->out, &s->bw);
+        bs_append(e->code_out, &s->bw);
         fs->mb_intra += s->ss.intra;
         fs->mb_inter += s->ss.inter;
         fs->mb_skipped += s->ss.skipped;
@@ -1789,7 +1960,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     if (table_bits[0] != table_bits[1])
         e->intra_vlc_next[!intra] = table_bits[1] < table_bits[0];
     e->intra_vlc_counted |= intra;
-    const uint64_t pic_bits = bs_bit_count(&e->out) - start_bits;
+    const uint64_t pic_bits = bs_bit_count(e->code_out) - start_bits;
     uint64_t stuffing;
     const int rc_said = mpe_rc_end_frame(e->rc, pic_bits, &trials, &stuffing);
     if (rc_said > 0 && !e->cap_warned) {
@@ -1817,7 +1988,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
                          e->frame_index, type, (unsigned long long)pic_bits,
                          fs->vbv_fullness, e->seq.bit_rate * 0.4);
     for (uint64_t i = 0; i < stuffing; i++)
-        bs_put(&e->out, 8, 0);   /* zero stuffing before the next start code */
+        bs_put(e->code_out, 8, 0);   /* zero stuffing before the next start code */
 
     const MpePicture *recon = &e->pics[e->bank_pic[bank]];
     if (e->check_rc) {
@@ -1836,7 +2007,7 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     fs->reach_bwd = is_b ? e->bwd_reach[slot] : 0;
     fs->trials = trials;
     fs->guard_mean = mpe_rc_guard_mean_rejects(e->rc);
-    fs->bits = bs_bit_count(&e->out) - start_bits;
+    fs->bits = bs_bit_count(e->code_out) - start_bits;
     if (refreshed)
         mpe_log(&e->log, MPE_LOG_DEBUG, "frame %d: %d macroblocks intra for the refresh rule",
                 e->frame_index, refreshed);
@@ -1895,6 +2066,196 @@ static int code_next(MpeEncoder *e, MpeFrameStats *fs, MpeOutput *out, MpeError 
     return 0;
 }
 
+/* The flush's end, every picture out: the last picture's logged measures
+ * too; and a GPU that failed to open while the cpu front end took every
+ * frame fails the run. */
+static int flush_end(MpeEncoder *e, MpeError *err)
+{
+    int ret;
+    if ((ret = quality_join(e, err)) < 0 || (ret = gpu_frontend_ready(e->fe, err)) < 0)
+        return ret;
+    pthread_mutex_lock(&e->queue_lock);
+    if (e->held_rec) {
+        queue_push_raw(e, &e->held_rec_fs);
+        e->held_rec = 0;
+    }
+    pthread_mutex_unlock(&e->queue_lock);
+    if (e->coded > 0 && e->end_code)
+        bs_write_sequence_end(&e->out);
+    e->flushed = 1;
+    return 0;
+}
+
+/* ---- MpeParam.pipeline ---- */
+
+/* code_task: the queued pictures, in coding order, each into its CodedPic,
+ * until told to quit; stops at the first error. */
+static void coder_loop(void *arg)
+{
+    MpeEncoder *e = arg;
+    pthread_mutex_lock(&e->pipe_lock);
+    for (;;) {
+        while (!e->work_len && !e->coder_quit)
+            pthread_cond_wait(&e->pipe_work, &e->pipe_lock);
+        if (!e->work_len)
+            break;
+        e->frame_index = e->work[e->work_head];
+        e->next_coded = e->work_next[e->work_head];
+        e->work_head = (e->work_head + 1) % MAX_SLOTS;
+        e->work_len--;
+        CodedPic *cp = &e->ring[e->done % e->slots];
+        pthread_mutex_unlock(&e->pipe_lock);
+
+        const MpePicture *recon;
+        MpeError err;
+        int ret;
+        memset(&cp->fs, 0, sizeof(cp->fs));
+        bs_writer_reset(&cp->bw);
+        e->code_out = &cp->bw;
+        if ((ret = fetch_picture(e, &cp->fs, &err)) >= 0 &&
+            (ret = code_picture(e, &cp->fs, &recon, &err)) >= 0) {
+            bs_flush(&cp->bw);
+            if (bs_error(&cp->bw))
+                ret = mpe_error(&err, bs_error(&cp->bw), "out of memory for the bitstream");
+        }
+        cp->type = cp->fs.type;
+
+        pthread_mutex_lock(&e->pipe_lock);
+        if (ret < 0) {
+            e->coder_ret = ret;
+            e->coder_err = err;
+            pthread_cond_broadcast(&e->pipe_done);
+            break;
+        }
+        e->done++;
+        pthread_cond_broadcast(&e->pipe_done);
+    }
+    pthread_mutex_unlock(&e->pipe_lock);
+}
+
+/* The pictures coded back since the last look (waiting for one more with
+ * `wait`, if any is out): their slots are free again. */
+static int pipe_collect(MpeEncoder *e, int wait, MpeError *err)
+{
+    pthread_mutex_lock(&e->pipe_lock);
+    while (wait && e->done == e->collected && e->pushed > e->done && !e->coder_ret)
+        pthread_cond_wait(&e->pipe_done, &e->pipe_lock);
+    const int done = e->done, ret = e->coder_ret;
+    if (ret < 0 && err)
+        *err = e->coder_err;
+    pthread_mutex_unlock(&e->pipe_lock);
+    for (; e->collected < done; e->collected++)
+        e->slot_busy[slot_of(e, e->ring[e->collected % e->slots].index)] = 0;
+    return ret < 0 ? ret : 0;
+}
+
+/* Queued pictures go to code_task as long as the ring has room;
+ * --ip-ratio auto's I picture waits for the anchor after it, as in
+ * mpe_encode_frame, unless the flush leaves none. */
+static void pipe_push(MpeEncoder *e)
+{
+    int n = 0;
+    pthread_mutex_lock(&e->pipe_lock);
+    while (e->cq_len && e->pushed - e->delivered < e->slots) {
+        const int d = e->code_queue[e->cq_head];
+        if (e->ip_auto && e->cq_len == 1 && e->slot_type[slot_of(e, d)] == 'I' && !e->flushing)
+            break;
+        e->cq_head = (e->cq_head + 1) % (2 * MAX_SLOTS);
+        e->cq_len--;
+        const int at = (e->work_head + e->work_len) % MAX_SLOTS;
+        e->work[at] = d;
+        e->work_next[at] = e->cq_len ? e->code_queue[e->cq_head] : -1;
+        e->work_len++;
+        e->ring[e->pushed % e->slots].index = d;
+        e->pushed++;
+        n++;
+    }
+    if (n)
+        pthread_cond_signal(&e->pipe_work);
+    pthread_mutex_unlock(&e->pipe_lock);
+    if (n && !e->coder_started) {
+        mpe_task_start(e->code_task, coder_loop, e);
+        e->coder_started = 1;
+    }
+}
+
+static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeError *err)
+{
+    int ret;
+
+    if ((ret = pipe_collect(e, 0, err)) < 0)
+        return ret;
+    if (frame) {
+        const int n = e->submitted, slot = slot_of(e, n);
+        double t0 = mpe_time_ms();
+        /* the slot's last picture must be coded back first: it is queued
+         * (its anchor came at most --bframes + 1 frames after it), so it is
+         * out on code_task or goes now */
+        while (e->slot_busy[slot]) {
+            pipe_push(e);
+            if (e->pushed == e->collected)
+                return mpe_error(err, -EINVAL, "internal: slot of frame %d held by an unqueued picture", n);
+            if ((ret = pipe_collect(e, 1, err)) < 0)
+                return ret;
+        }
+        const double t1 = mpe_time_ms();
+        e->slot_busy[slot] = 1;
+        if ((ret = frontend_frame(e, n, frame, 1, err)) < 0)
+            return ret;
+        /* on this thread: what the front end takes is not hidden; the wait
+         * for a free slot counts as the front end's wait */
+        e->slot_fe_ms[slot] = mpe_time_ms() - t1;
+        e->slot_wait_ms[slot] = mpe_time_ms() - t0;
+        e->submitted++;
+        enqueue_ready(e, n);
+    } else {
+        gpu_frontend_finish(e->fe);
+        if ((ret = end_pending_b(e, err)) < 0)
+            return ret;
+        e->flushing = 1;
+    }
+    pipe_push(e);
+    if ((ret = pipe_collect(e, 0, err)) < 0)
+        return ret;
+    /* the flush waits for each picture in turn; a frame takes one if ready */
+    while (!frame && e->delivered == e->collected && (e->pushed > e->collected || e->cq_len)) {
+        pipe_push(e);
+        if ((ret = pipe_collect(e, 1, err)) < 0)
+            return ret;
+    }
+    if (e->delivered < e->collected) {
+        CodedPic *cp = &e->ring[e->delivered % e->slots];
+        bs_append(&e->out, &cp->bw);
+        out->coded = 1;
+        out->coded_display_index = cp->index;
+        out->coded_type = cp->type;
+        if (!e->p.bframes || cp->type == 'B') {
+            out->stats = cp->fs;
+            out->have_picture = 1;
+        } else {
+            if (e->held) {
+                out->stats = e->held_stats;
+                out->have_picture = 1;
+            }
+            e->held = 1;
+            e->held_stats = cp->fs;
+        }
+        e->delivered++;
+        /* the ring has room again */
+        pipe_push(e);
+    }
+    if (!frame && e->delivered == e->pushed && !e->cq_len) {
+        if (!out->have_picture && e->held) {
+            out->stats = e->held_stats;
+            out->have_picture = 1;
+            e->held = 0;
+        }
+        if (!e->held && (ret = flush_end(e, err)) < 0)
+            return ret;
+    }
+    return 0;
+}
+
 int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeError *err)
 {
     const int n = e->submitted;
@@ -1906,6 +2267,11 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
     bs_writer_reset(&e->out);
     if (e->flushed)
         return frame ? mpe_error(err, -EINVAL, "encoder already flushed") : 0;
+    if (e->pipe) {
+        if ((ret = encode_frame_pipe(e, frame, out, err)) < 0)
+            return ret;
+        goto written;
+    }
     /* the flush: no frame comes any more, so a GPU still opening would take
      * none (it stops after its step in progress; the flush's end waits for
      * that); B frames at the end get their anchor, the last of them */
@@ -1927,6 +2293,7 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
         e->frame_index = e->code_queue[e->cq_head];
         e->cq_head = (e->cq_head + 1) % (2 * MAX_SLOTS);
         e->cq_len--;
+        e->next_coded = e->cq_len ? e->code_queue[e->cq_head] : -1;
         if ((ret = fetch_picture(e, &fs, err)) < 0)
             return ret;
     }
@@ -1975,20 +2342,10 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
             out->have_picture = 1;
             e->held = 0;
         }
-        if (!e->cq_len && !e->held) {
-            /* the last picture's logged measures too; and a GPU that failed
-             * to open while the cpu front end took every frame fails the run */
-            if ((ret = quality_join(e, err)) < 0 || (ret = gpu_frontend_ready(e->fe, err)) < 0)
-                return ret;
-            if (e->held_rec) {
-                queue_push_raw(e, &e->held_rec_fs);
-                e->held_rec = 0;
-            }
-            if (e->coded > 0 && e->end_code)
-                bs_write_sequence_end(&e->out);
-            e->flushed = 1;
-        }
+        if (!e->cq_len && !e->held && (ret = flush_end(e, err)) < 0)
+            return ret;
     }
+written:
     bs_flush(&e->out);
     if (bs_error(&e->out))
         return mpe_error(err, bs_error(&e->out), "out of memory for the bitstream");

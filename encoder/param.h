@@ -108,6 +108,10 @@ typedef struct MpeParam {
     long length;         /* the frames the caller will encode where it knows (a file's length,
                             --frames), 0 = unknown: --backend auto opens no GPU for a run too
                             short to gain from one (gpu_frontend_open_async) */
+    int pipeline;        /* the caller's: 1 codes the pictures on a thread of their own while
+                            the calls run the next frames' front end, returning each picture
+                            a few calls later (MpeOutput.recon is then NULL); 0: each call
+                            codes its picture before it returns */
     char backend[32];    /* --backend: auto | cpu | (opencl | cuda when built) */
     int device;          /* --device: the backend's device index, -1 = auto */
     int threads;         /* --threads: the run's CPU threads (one pool for slices, the cpu

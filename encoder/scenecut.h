@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "common/picture.h"
+#include "common/threads.h"
 
 #define MPE_SCENECUT_BINS 64
 /* a mean-level change (0..255) in one frame that counts as a cut */
@@ -32,6 +33,9 @@ void mpe_scenecut_init(MpeSceneCut *sc);
  * the blocks that changed bins (0..100), or -1 when frame n-1 was not the
  * last frame taken. */
 double mpe_scenecut_score(MpeSceneCut *sc, int n, const MpeFrame *f);
+/* The same, its block rows counted on pool (NULL: on this thread alone);
+ * the score is the same. */
+double mpe_scenecut_score_pool(MpeSceneCut *sc, int n, const MpeFrame *f, MpePool *pool);
 
 /* The histogram the score starts from: every whole 8x8 block of f counted
  * at its level, the sum of 16 of its luma samples / 16, into level[256]

@@ -110,8 +110,21 @@ static const uint8_t *pred_ptr(const uint8_t pred_y[256], const uint8_t pred_c[2
 
 static void to_scan(const MpePictureCtx *pc, int16_t scan[64], const int16_t level[64])
 {
-    for (int i = 0; i < 64; i++)
-        scan[i] = level[pc->scan[i]];
+    const uint8_t *inv = pc->scan == mpe_zigzag           ? mpe_zigzag_inv
+                         : pc->scan == mpe_alternate_scan ? mpe_alternate_scan_inv
+                                                          : NULL;
+    if (!inv) {
+        for (int i = 0; i < 64; i++)
+            scan[i] = level[pc->scan[i]];
+        return;
+    }
+    /* most levels are zero (a third of an I picture's blocks are DC only):
+     * only the non-zero ones move */
+    memset(scan, 0, 64 * sizeof(scan[0]));
+    for (uint64_t m = bs_nonzero_mask(level); m; m &= m - 1) {
+        const int pos = __builtin_ctzll(m);
+        scan[inv[pos]] = level[pos];
+    }
 }
 
 /* coded_block_pattern, then the blocks it names (non-intra VLCs) */
@@ -162,12 +175,17 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
         int comp = b < 4 ? 0 : b - 3;
 
         pc->dsp->get_pixels(blk, src, stride);
-        pc->dsp->fdct(blk);
+        /* a flat block (background) has only a DC: no transform, and no
+         * AC candidate for the trellis (every AC coefficient is 0) */
+        const int flat = mpe_fdct_flat(blk);
+        if (!flat)
+            pc->dsp->fdct(blk);
         pc->dsp->quant_intra(level, blk, pc->quant);
         if (pc->dc_precision)
             level[0] = (int16_t)mpe_quant_intra_dc(blk[0], pc->dc_precision);
         if (pc->trellis_c) {
-            trellis_block(pc, level, blk, 1);
+            if (!flat)
+                trellis_block(pc, level, blk, 1);
             level[0] = (int16_t)mpe_trellis_intra_dc(blk[0], level[0], st->dc_pred[comp], comp != 0,
                                                      pc->dc_precision,
                                                      mpe_trellis_lambda(pc->qscale, pc->trellis_c));
@@ -176,9 +194,8 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
         pc->dsp->write_intra_block(bw, scan, level[0] - st->dc_pred[comp], comp != 0, pc->mpeg2,
                                    pc->intra_vlc_table);
         if (pc->count_intra_tables) {
-            const MpeTrellisParams tp = { .intra = 1, .mpeg2 = 1, .scan = pc->scan };
             int bits[2];
-            mpe_trellis_intra_bits_both(level, &tp, bits);
+            mpe_trellis_intra_bits_both_scan(scan, 1, bits);
             st->table_bits[BS_DCT_TABLE_ZERO] += bits[BS_DCT_TABLE_ZERO];
             st->table_bits[BS_DCT_TABLE_ONE] += bits[BS_DCT_TABLE_ONE];
         }
@@ -186,7 +203,8 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
 
         pc->dsp->dequant_intra(blk, level, pc->qscale, pc->quant->intra_matrix, pc->mpeg2,
                                pc->dc_precision);
-        pc->dsp->idct(blk);
+        if (!mpe_idct_sparse(blk))   /* DC only: one value, no transform */
+            pc->dsp->idct(blk);
         pc->dsp->put_pixels(rec, rstride, blk);
     }
 }
@@ -252,7 +270,8 @@ static void reconstruct_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
 
         if (cbp & (1 << (5 - b))) {
             pc->dsp->dequant_inter(blk, level[b], pc->qscale, pc->quant->inter_matrix, pc->mpeg2);
-            pc->dsp->idct(blk);
+            if (!mpe_idct_sparse(blk))
+                pc->dsp->idct(blk);
             pc->dsp->add_pixels(rec, rstride, p, pstride, blk);
         } else {
             for (int y = 0; y < 8; y++)   /* nothing coded: the prediction itself */
@@ -323,15 +342,18 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
      * bits and validity once each */
     const VectorBox box = vector_box(pc, dir, 16 * mbx, 16 * mby);
     const int f_code = dir_f_code(pc, dir);
-    int bits[2][3];
+    int comp[2][3], ok[2][3], bits[2][3];
     for (int j = 0; j < 3; j++) {
-        const int c[2] = { 2 * m->dx + j - 1, 2 * m->dy + j - 1 };
+        comp[0][j] = 2 * m->dx + j - 1;
+        comp[1][j] = 2 * m->dy + j - 1;
         /* only a component inside the box wraps into a motion code (the
          * others are never priced) */
-        for (int d = 0; d < 2; d++)
-            bits[d][j] = c[d] >= box.lo[d] && c[d] <= box.hi[d]
-                             ? bs_motion_delta_bits(wrap_delta(f_code, c[d], st->pmv[dir][d]), f_code)
-                             : 0;
+        for (int d = 0; d < 2; d++) {
+            ok[d][j] = comp[d][j] >= box.lo[d] && comp[d][j] <= box.hi[d];
+            bits[d][j] = ok[d][j] ? bs_motion_delta_bits(wrap_delta(f_code, comp[d][j], st->pmv[dir][d]),
+                                                         f_code)
+                                  : 0;
+        }
     }
 
     if (out_sad0)
@@ -340,37 +362,40 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
      * then the tie-break), so the order of visits does not change it, but a
      * good first cost lets the rest be skipped where even a SAD of 0 could
      * not win (still areas: SAD 0 at the centre, and every other vector
-     * costs more bits) */
-    for (int k = 0; k < 10; k++) {
-        const int i = k == 0 ? 4 : k == 4 ? 0 : k;
+     * costs more bits); then the predictor where it is not among the nine */
+    static const uint8_t order[9] = { 4, 1, 2, 3, 0, 5, 6, 7, 8 };
+    const int pvx = st->pmv[dir][0], pvy = st->pmv[dir][1];
+    const int pred_extra = (abs(pvx - 2 * m->dx) > 1 || abs(pvy - 2 * m->dy) > 1) &&
+                           in_box(&box, pvx, pvy);
+    for (int k = 0; k < 9 + pred_extra; k++) {
         int vx, vy;
-        if (i < 9) {
-            vx = 2 * m->dx + i % 3 - 1;
-            vy = 2 * m->dy + i / 3 - 1;
+        uint32_t rate;
+        if (k < 9) {
+            const int i = order[k], jx = i % 3, jy = i / 3;
+            if (!(ok[0][jx] & ok[1][jy]))
+                continue;
+            vx = comp[0][jx];
+            vy = comp[1][jy];
+            rate = lambda * (uint32_t)(bits[0][jx] + bits[1][jy]);
         } else {
-            vx = st->pmv[dir][0];
-            vy = st->pmv[dir][1];
-            if (abs(vx - 2 * m->dx) <= 1 && abs(vy - 2 * m->dy) <= 1)
-                continue;   /* among the nine already */
+            vx = pvx;
+            vy = pvy;
+            rate = lambda * (uint32_t)vector_bits(pc, st, dir, vx, vy);
         }
-        if (!in_box(&box, vx, vy))
-            continue;
-        const uint32_t rate =
-            lambda * (uint32_t)(i < 9 ? bits[0][i % 3] + bits[1][i / 3] : vector_bits(pc, st, dir, vx, vy));
         if (rate > bcost)
             continue;
         uint32_t sad;
-        if (i == 4) {   /* the full-pel vector: the reference itself */
+        if (k == 0) {   /* the full-pel vector: the reference itself */
             sad = pc->sad16(src, sstride, full, rstride);
-        } else if (i < 9 && nine_inside) {
+        } else if (k < 9 && nine_inside) {
             if (!have_nine)
                 pc->dsp->hpel_sads(nine, src, sstride, full, rstride);
             have_nine = 1;
-            sad = nine[i];
+            sad = nine[order[k]];
         } else {
             sad = pc->dsp->pred_sad(src, sstride, ref->plane[0], rstride, 32 * mbx + vx, 32 * mby + vy);
         }
-        uint32_t cost = sad + rate;
+        const uint32_t cost = sad + rate;
         if (!vx && !vy && out_sad0)
             *out_sad0 = sad;
         if (cost < bcost || (cost == bcost && gpu_mv_better(sad, vx, vy, bsad, bvx, bvy))) {
@@ -385,6 +410,14 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
     if (out_cost)
         *out_cost = bcost;
     return bsad;
+}
+
+/* Intra instead of a prediction of SAD bsad: when the source's activity
+ * beats it by INTRA_BIAS (never where bsad <= INTRA_BIAS: no activity
+ * needed there). */
+static int intra_wins(const MpePictureCtx *pc, const uint8_t *src, uint32_t bsad)
+{
+    return bsad > INTRA_BIAS && pc->dsp->intra_activity(src, pc->orig->stride[0]) + INTRA_BIAS < bsad;
 }
 
 /* The refresh rule (see MPE_REFRESH_PERIOD): a macroblock's next coding
@@ -483,11 +516,15 @@ static int choose_b_mode(const MpePictureCtx *pc, const SliceState *st, int mbx,
     mode = cost[1] < cost[0] ? MODE_BWD : MODE_FWD;
     bcost = cost[mode == MODE_BWD];
     bsad = (int)sad[mode == MODE_BWD];
-    {
+    /* interpolated: both vectors' rates less the mode bits it saves; its
+     * SAD only where that rate leaves room to win (a still area's best
+     * single prediction has SAD 0 there, and then no room) */
+    const uint32_t irate = (cost[0] - sad[0]) + (cost[1] - sad[1]) -
+                           lambda * (uint32_t)(b_mode_bits(MODE_FWD) + b_mode_bits(MODE_BWD) -
+                                               b_mode_bits(MODE_FWD | MODE_BWD));
+    if (irate < bcost) {
         const uint32_t isad = b_mode_sad(pc, MODE_FWD | MODE_BWD, mbx, mby, v);
-        const uint32_t icost = isad + (cost[0] - sad[0]) + (cost[1] - sad[1]) -
-                               lambda * (uint32_t)(b_mode_bits(MODE_FWD) + b_mode_bits(MODE_BWD) -
-                                                   b_mode_bits(MODE_FWD | MODE_BWD));
+        const uint32_t icost = isad + irate;
         if (icost < bcost) {
             mode = MODE_FWD | MODE_BWD;
             bcost = icost;
@@ -505,7 +542,7 @@ static int choose_b_mode(const MpePictureCtx *pc, const SliceState *st, int mbx,
             bsad = (int)ssad;
         }
     }
-    if (pc->dsp->intra_activity(src, pc->orig->stride[0]) + INTRA_BIAS < (uint32_t)bsad)
+    if (intra_wins(pc, src, (uint32_t)bsad))
         return MODE_INTRA;
     return mode;
 }
@@ -667,7 +704,7 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
                 vx = vy = 0;
                 bsad = sad0;
             }
-            intra = pc->dsp->intra_activity(src, pc->orig->stride[0]) + INTRA_BIAS < bsad;
+            intra = intra_wins(pc, src, bsad);
         }
 
         if (!intra) {
@@ -736,25 +773,30 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
     stats->intra_table_bits[1] = st.table_bits[1];
 }
 
-int mpe_slice_guess_intra_table(const MpePictureCtx *pc)
+void mpe_slice_intra_table_bits(const MpePictureCtx *pc, int row0, int row1, int64_t bits[2])
 {
-    MpeTrellisParams tp = { .intra = 1, .mpeg2 = 1, .scan = pc->scan };
-    int64_t bits[2] = { 0, 0 };
-    for (int mby = 0; mby < pc->orig->mb_height; mby++) {
+    for (int mby = row0; mby < row1; mby++) {
         for (int mbx = mby & 1; mbx < pc->orig->mb_width; mbx += 2) {
             for (int b = 0; b < 6; b++) {
-                int16_t blk[64], level[64];
-                int stride;
+                int16_t blk[64], level[64], scan[64];
+                int stride, both[2];
                 const uint8_t *src = block_ptr(pc->orig, mbx, mby, b, &stride);
                 pc->dsp->get_pixels(blk, src, stride);
-                pc->dsp->fdct(blk);
+                if (!mpe_fdct_flat(blk))
+                    pc->dsp->fdct(blk);
                 pc->dsp->quant_intra(level, blk, pc->quant);
-                for (int table = 0; table < 2; table++) {
-                    tp.table = table;
-                    bits[table] += mpe_trellis_block_bits(level, &tp);
-                }
+                to_scan(pc, scan, level);
+                mpe_trellis_intra_bits_both_scan(scan, 1, both);
+                bits[0] += both[0];
+                bits[1] += both[1];
             }
         }
     }
+}
+
+int mpe_slice_guess_intra_table(const MpePictureCtx *pc)
+{
+    int64_t bits[2] = { 0, 0 };
+    mpe_slice_intra_table_bits(pc, 0, pc->orig->mb_height, bits);
     return bits[1] < bits[0];
 }

@@ -98,5 +98,8 @@ void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWrite
  * pc->orig in fewer bits than B.14, else 0.  Reads pc->orig, dsp, quant
  * and scan only. */
 int mpe_slice_guess_intra_table(const MpePictureCtx *pc);
+/* Its sums over macroblock rows row0..row1-1, added to bits[table] (rows
+ * can be summed on several threads and added up: the same guess). */
+void mpe_slice_intra_table_bits(const MpePictureCtx *pc, int row0, int row1, int64_t bits[2]);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +257,7 @@ struct GpuFrontend {
     FrontendSlot *slot;
     GpuFailHook fail;
     GpuAsync *async;         /* non-NULL: every call goes to async->boot or ->gpu */
+    MpePool *pool;           /* the frame's copy into the slot runs on it (NULL: inline) */
 };
 
 static void geometry_init(GpuGeometry *g, int width, int height)
@@ -275,6 +277,28 @@ static void geometry_init(GpuGeometry *g, int width, int height)
     g->in_size = MPE_MAX(g->rgb_size, g->plane_off[3]);
 }
 
+void gpu_unpack_vectors(GpuMotion *mv, const uint8_t *words, const GpuGeometry *geo)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* the words are GpuMotion's own layout here: dx in the low half of the
+     * first, then dy, sad, sad0 (16384 vectors at 2048^2: 0.1 ms unpacked
+     * one by one, a tenth of that copied) */
+    _Static_assert(sizeof(GpuMotion) == 12 && offsetof(GpuMotion, dy) == 2 &&
+                       offsetof(GpuMotion, sad) == 4 && offsetof(GpuMotion, sad0) == 8,
+                   "GpuMotion is not the readback's 3 words");
+    memcpy(mv, words, 12 * (size_t)geo->mb_w * geo->mb_h);
+#else
+    for (int i = 0; i < geo->mb_w * geo->mb_h; i++) {
+        uint32_t v[3];
+        memcpy(v, words + 12 * (size_t)i, sizeof(v));
+        mv[i].dx = (int16_t)(v[0] & 0xFFFF);
+        mv[i].dy = (int16_t)(v[0] >> 16);
+        mv[i].sad = v[1];
+        mv[i].sad0 = v[2];
+    }
+#endif
+}
+
 void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf,
                          const GpuGeometry *geo)
 {
@@ -282,16 +306,8 @@ void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf,
         for (int y = 0; y < geo->plane_h[c]; y++)
             memcpy(pic->plane[c] + (size_t)y * pic->stride[c],
                    buf + geo->plane_off[c] + (size_t)y * geo->plane_w[c], (size_t)geo->plane_w[c]);
-    if (!mv)
-        return;
-    for (int i = 0; i < geo->mb_w * geo->mb_h; i++) {
-        uint32_t v[3];
-        memcpy(v, buf + geo->plane_off[3] + 12 * (size_t)i, sizeof(v));
-        mv[i].dx = (int16_t)(v[0] & 0xFFFF);
-        mv[i].dy = (int16_t)(v[0] >> 16);
-        mv[i].sad = v[1];
-        mv[i].sad0 = v[2];
-    }
+    if (mv)
+        gpu_unpack_vectors(mv, buf + geo->plane_off[3], geo);
 }
 
 static int check_slot(const GpuFrontend *fe, int slot, MpeError *err)
@@ -367,6 +383,7 @@ static int frontend_open_one(GpuFrontend **out, const GpuBackend *be, const GpuC
     fe->be = be;
     fe->slots = cfg->slots;
     fe->pyramid = cfg->pyramid;
+    fe->pool = cfg->pool;
     geometry_init(&fe->geo, cfg->width, cfg->height);
     fail_init(&fe->fail, be->name);
     ret = 0;
@@ -583,10 +600,35 @@ const char *gpu_frontend_name(const GpuFrontend *fe)
     return fe->be->name;
 }
 
+/* A frame's copy into the slot's host memory, one band of rows each. */
+typedef struct CopyJob {
+    const MpeFrame *frame;
+    const GpuGeometry *g;
+    uint8_t *staging;      /* RGB input: packed rows */
+    MpePicture *pic;       /* YUV input: the padded planes (the backend's, or view) */
+    MpePicture view;
+    int bands;
+} CopyJob;
+
+static void copy_band(void *arg, int band, int worker)
+{
+    const CopyJob *j = arg;
+    (void)worker;
+    if (j->frame->format != MPE_FRAME_RGB24) {
+        mpe_picture_from_yuv_band(j->pic, j->frame, band, j->bands);
+        return;
+    }
+    const size_t row = (size_t)j->g->width * 3;
+    const int y0 = (int)((int64_t)j->g->height * band / j->bands);
+    const int y1 = (int)((int64_t)j->g->height * (band + 1) / j->bands);
+    for (int y = y0; y < y1; y++)
+        memcpy(j->staging + y * row, j->frame->data[0] + (size_t)y * j->frame->stride[0], row);
+}
+
 int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeError *err)
 {
     const GpuGeometry *g = &fe->geo;
-    GpuInput in = { NULL, NULL };
+    GpuInput in = { frame->format == MPE_FRAME_RGB24, NULL, NULL };
     int ret;
 
     if (fe->async)
@@ -597,20 +639,26 @@ int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeErr
         return ret;
     fe->slot[slot].submitted = 0;
     fe->slot[slot].has_mv = 0;
-    if (frame->format == MPE_FRAME_RGB24) {
-        const size_t row = (size_t)g->width * 3;
-        for (int y = 0; in.staging && y < g->height; y++)
-            memcpy(in.staging + y * row, frame->data[0] + (size_t)y * frame->stride[0], row);
-    } else {
+    CopyJob job = { .frame = frame, .g = g, .staging = in.staging, .pic = in.pic };
+    if (frame->format != MPE_FRAME_RGB24 && !in.pic) {
         /* already YUV: padded on the host, uploaded as is */
-        MpePicture view = { .width = g->width, .height = g->height, .mb_width = g->mb_w,
-                            .mb_height = g->mb_h };
-        for (int c = 0; !in.pic && c < 3; c++) {
-            view.plane[c] = in.staging + g->plane_off[c];
-            view.stride[c] = view.plane_w[c] = g->plane_w[c];
-            view.plane_h[c] = g->plane_h[c];
+        job.view = (MpePicture){ .width = g->width, .height = g->height, .mb_width = g->mb_w,
+                                 .mb_height = g->mb_h };
+        for (int c = 0; c < 3; c++) {
+            job.view.plane[c] = in.staging + g->plane_off[c];
+            job.view.stride[c] = job.view.plane_w[c] = g->plane_w[c];
+            job.view.plane_h[c] = g->plane_h[c];
         }
-        mpe_picture_from_yuv(in.pic ? in.pic : &view, frame);
+        job.pic = &job.view;
+    }
+    if (frame->format != MPE_FRAME_RGB24 || in.staging) {
+        /* a frame is 6-25 MB: on one thread 1-2 ms of the front end's
+         * time, which the coder waits for between short pictures */
+        job.bands = fe->pool ? MPE_MAX(1, MPE_MIN(4 * mpe_pool_threads(fe->pool), g->height / 32)) : 1;
+        if (job.bands > 1)
+            mpe_pool_run(fe->pool, job.bands, copy_band, &job);
+        else
+            copy_band(&job, 0, 0);
     }
     if ((ret = fe->be->submit(fe->ctx, slot, frame->format == MPE_FRAME_RGB24 ? frame : NULL,
                               err)) < 0)

@@ -331,7 +331,9 @@ typedef struct CudaSlot {
     uint8_t *d_half, *d_quarter; /* the pyramid (cfg->pyramid), built at submit */
     uint32_t *d_coarse;          /* the hierarchical search's stage 3: per slot, as the
                                   * searches of two slots may run at once */
-    uint8_t *h_in, *h_out;       /* pinned staging */
+    /* pinned staging: an RGB frame's (h_in, with d_rgb, and its planes
+     * back in h_out) on its first RGB frame, the vectors' (h_mv) at open */
+    uint8_t *h_in, *h_out, *h_mv;
     /* a YUV frame's padded planes, in pinned (cached) memory laid out as
      * mpe_picture_alloc does: uploaded from there, and the encoder reads
      * them in place (host_planes), so they never come back down */
@@ -392,6 +394,7 @@ static void cuda_close(GpuContext *g)
         cudaFree(s->d_coarse);
         cudaFreeHost(s->h_in);
         cudaFreeHost(s->h_out);
+        cudaFreeHost(s->h_mv);
         cudaFreeHost(s->h_yuv);
         if (s->stream)
             cudaStreamDestroy(s->stream);
@@ -407,9 +410,14 @@ static int cuda_alloc_slot(GpuContext *g, int slot, MpeError *err)
     const GpuGeometry *geo = g->geo;
     CudaSlot *s = &g->slot[slot];
 
-    CU_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    CU_TRY(cudaStreamCreateWithFlags(&s->out_stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    CU_TRY(cudaMalloc((void **)&s->d_rgb, geo->rgb_size), "cudaMalloc(rgb)");
+    /* the highest priority the device has: the encoder waits for these
+     * small kernels and copies, while the quality checker's MAD and
+     * BLIINDS-II (--iqa) fill the device with work nobody waits for yet */
+    int least, greatest;
+    CU_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+    CU_TRY(cudaStreamCreateWithPriority(&s->stream, cudaStreamNonBlocking, greatest), "cudaStreamCreate");
+    CU_TRY(cudaStreamCreateWithPriority(&s->out_stream, cudaStreamNonBlocking, greatest),
+           "cudaStreamCreate");
     CU_TRY(cudaMalloc((void **)&s->d_planes, geo->plane_off[3]), "cudaMalloc(planes)");
     CU_TRY(cudaMalloc((void **)&s->d_mv, geo->mv_size), "cudaMalloc(vectors)");
     if (g->pyramid) {
@@ -419,10 +427,8 @@ static int cuda_alloc_slot(GpuContext *g, int slot, MpeError *err)
         CU_TRY(cudaMalloc((void **)&s->d_coarse, (size_t)geo->mb_w * geo->mb_h * sizeof(uint32_t)),
                "cudaMalloc(coarse)");
     }
-    CU_TRY(cudaHostAlloc((void **)&s->h_in, geo->in_size, cudaHostAllocWriteCombined),
-           "cudaHostAlloc(input)");
-    CU_TRY(cudaHostAlloc((void **)&s->h_out, geo->plane_off[3] + geo->mv_size, cudaHostAllocDefault),
-           "cudaHostAlloc(output)");
+    CU_TRY(cudaHostAlloc((void **)&s->h_mv, geo->mv_size, cudaHostAllocDefault),
+           "cudaHostAlloc(vectors)");
     const size_t yuv_size = mpe_picture_layout(&s->host_pic, geo->width, geo->height, NULL);
     CU_TRY(cudaHostAlloc((void **)&s->h_yuv, yuv_size, cudaHostAllocDefault), "cudaHostAlloc(yuv)");
     mpe_picture_layout(&s->host_pic, geo->width, geo->height, s->h_yuv);
@@ -484,6 +490,16 @@ static int cuda_input(GpuContext *g, int slot, GpuInput *in, MpeError *err)
     /* the pinned input may still feed this slot's previous upload */
     if (s->used)
         CU_TRY(cudaEventSynchronize(s->ev_uploaded), "cudaEventSynchronize(upload)");
+    if (in->rgb && !s->h_in) {
+        /* 25 MB of pinned and 12 MB of device memory a slot that Y4M input
+         * never uses (and pinning it at open delays the device's start) */
+        const GpuGeometry *geo = g->geo;
+        CU_TRY(cudaMalloc((void **)&s->d_rgb, geo->rgb_size), "cudaMalloc(rgb)");
+        CU_TRY(cudaHostAlloc((void **)&s->h_out, geo->plane_off[3], cudaHostAllocDefault),
+               "cudaHostAlloc(output)");
+        CU_TRY(cudaHostAlloc((void **)&s->h_in, geo->rgb_size, cudaHostAllocWriteCombined),
+               "cudaHostAlloc(input)");
+    }
     in->staging = s->h_in;
     in->pic = &s->host_pic;
     return 0;
@@ -579,7 +595,7 @@ static int cuda_search(GpuContext *g, int cur, int ref, int range, int reach, in
         CU_TRY(cudaEventRecord(r->ref_free, s->stream), "cudaEventRecord");
         r->ref_pending = 1;
     }
-    CU_TRY(cudaMemcpyAsync(s->h_out + geo->plane_off[3], s->d_mv, geo->mv_size,
+    CU_TRY(cudaMemcpyAsync(s->h_mv, s->d_mv, geo->mv_size,
                            cudaMemcpyDeviceToHost, s->stream),
            "cudaMemcpyAsync(vectors)");
     CU_TRY(cudaEventRecord(s->ev_mv_out, s->stream), "cudaEventRecord");
@@ -604,7 +620,9 @@ static int cuda_download(GpuContext *g, int slot, MpePicture *pic, GpuMotion *mv
         mpe_picture_copy(pic, &s->host_pic);
         pic = NULL;
     }
-    gpu_unpack_readback(pic, mv, s->h_out, g->geo);
+    gpu_unpack_readback(pic, NULL, s->h_out, g->geo);
+    if (mv)
+        gpu_unpack_vectors(mv, s->h_mv, g->geo);
     return 0;
 }
 

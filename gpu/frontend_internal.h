@@ -33,6 +33,7 @@ typedef struct GpuContext GpuContext;
  * padded planes back to back at plane_off[]), or a picture that the
  * framework pads a YUV frame into (an RGB frame then goes to submit as is). */
 typedef struct GpuInput {
+    int rgb;              /* in: the frame is RGB (staging wanted), else YUV */
     uint8_t *staging;
     MpePicture *pic;
 } GpuInput;
@@ -90,6 +91,8 @@ extern const GpuBackend gpu_backend_cuda;
 /* For a GPU backend's download: copies the planes of a read-back buffer
  * laid out as geo describes (planes at plane_off[0..2], then the vectors at
  * plane_off[3]) into pic and, if mv is non-NULL, the vectors into mv. */
+/* The vectors alone: 3 words per macroblock (dx | dy << 16, sad, sad0). */
+void gpu_unpack_vectors(GpuMotion *mv, const uint8_t *words, const GpuGeometry *geo);
 void gpu_unpack_readback(MpePicture *pic, GpuMotion *mv, const uint8_t *buf,
                          const GpuGeometry *geo);
 

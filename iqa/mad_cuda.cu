@@ -37,7 +37,17 @@
  *     16x16 local MSE (exact integer box sums) x visibility -> kept-region
  *     sum of squares, per CUDA block
  *   D2Z(G); per batch: filter product -> Z2Z -> |EO| -> block moments ->
- *     |differences| to the reference's, one map per subband
+ *     |differences| to the reference's, one map per subband.  Float
+ *     subbands at sizes whose sides factor into 2, 3 and 5 (2048^2 among
+ *     them) take mad_cuda_fft.cuh's transforms instead: per row and
+ *     subband, the product in the load and a 1-D inverse DFT
+ *     (mfft_rows_kernel); per 4-column strip and subband, the 1-D inverse
+ *     DFT down the columns, |EO| and the 4x4 cell moments
+ *     (mfft_cols_kernel); the block moments from the cells
+ *     (stats_kernel<ST_APPEAR_CELLS>).  A bin is written once and read
+ *     once; cuFFT's batched C2C wrote and read every bin twice behind the
+ *     product kernel's write, and the statistics read the bins with a
+ *     1.3x halo.
  *   eta per block (fixed order over subbands) -> kept-region sum of squares
  *   two fixed-order reductions -> 2 doubles back -> combination on the host
  *   (score_submit queues all this and returns; score_collect waits)
@@ -84,6 +94,7 @@ extern "C" {
 }
 #include "iqa/iqa_cuda.h"
 #include "iqa/mad_cuda_cb.cuh"
+#include "iqa/mad_cuda_fft.cuh"
 
 #include <cuda_runtime.h>
 #include <cufft.h> /* types and constants only: the functions come from dlopen */
@@ -297,10 +308,22 @@ __device__ __forceinline__ double magnitude(float m)
     return (double)m;
 }
 
+/* Bin (k, l) of the whole h x w spectrum from the r2c half: the log-Gabor
+ * filters are one-sided, so they need the bins r2c leaves out, F(k, l) =
+ * conj(F(-k, -l)). */
+__device__ __forceinline__ double2 spectrum_bin(const double2 *__restrict__ half, int k, int l,
+                                                int w, int h, int hc)
+{
+    if (l < hc)
+        return __ldg(half + (size_t)k * hc + l);
+    double2 f = __ldg(half + (size_t)((h - k) % h) * hc + (w - l));
+    f.y = -f.y;
+    return f;
+}
+
 /* Memory-bound (writes 16 or 8 bytes per bin and subband): spectrum x radial x
- * angular for subbands sub0 .. sub0+nsub-1, into nsub full h x w spectra.
- * The log-Gabor filters are one-sided, so they need the whole spectrum: the
- * bins r2c leaves out are F(k, l) = conj(F(-k, -l)). */
+ * angular for subbands sub0 .. sub0+nsub-1, into nsub full h x w spectra
+ * (spectrum_bin: the whole spectrum from the half). */
 template <typename C, typename F>
 __global__ void subband_mul_kernel(const double2 *__restrict__ half, const F *__restrict__ rad,
                                    const F *__restrict__ ang, C *__restrict__ out,
@@ -310,13 +333,7 @@ __global__ void subband_mul_kernel(const double2 *__restrict__ half, const F *__
     if (l >= w)
         return;
     const size_t npix = (size_t)w * h, i = (size_t)k * w + l;
-    double2 f;
-    if (l < hc) {
-        f = __ldg(half + (size_t)k * hc + l);
-    } else {
-        f = __ldg(half + (size_t)((h - k) % h) * hc + (w - l));
-        f.y = -f.y;
-    }
+    const double2 f = spectrum_bin(half, k, l, w, h, hc);
     double a[MAD_NORIENT];
 #pragma unroll
     for (int o = 0; o < MAD_NORIENT; o++)
@@ -332,6 +349,163 @@ __global__ void subband_mul_kernel(const double2 *__restrict__ half, const F *__
     }
 }
 
+/* ---- the subbands' own transforms (mad_cuda_fft.cuh) ------------------------ */
+
+/* The moments of a 4x4 cell whose four columns are four adjacent lanes of
+ * a warp (v: this lane's column, rows 0..3; the whole warp must call it).
+ * Butterflies: the four lanes end with bitwise equal sums.  The statistics
+ * kernel and the columns' transform make their cells with this, so that
+ * either gives the same moments from the same bins. */
+__device__ __forceinline__ Mom cell_moments(const double v[4])
+{
+    double sum = ((v[0] + v[1]) + v[2]) + v[3];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const double m = sum * (1.0 / 16.0);
+    double s2 = 0.0, s3 = 0.0, s4 = 0.0;
+#pragma unroll
+    for (int y = 0; y < 4; y++) {
+        double d = v[y] - m, dd = d * d;
+        s2 += dd;
+        s3 += dd * d;
+        s4 += dd * dd;
+    }
+    s2 += __shfl_xor_sync(0xffffffffu, s2, 1);
+    s2 += __shfl_xor_sync(0xffffffffu, s2, 2);
+    s3 += __shfl_xor_sync(0xffffffffu, s3, 1);
+    s3 += __shfl_xor_sync(0xffffffffu, s3, 2);
+    s4 += __shfl_xor_sync(0xffffffffu, s4, 1);
+    s4 += __shfl_xor_sync(0xffffffffu, s4, 2);
+    return Mom{ m, s2, s3, s4 };
+}
+
+/* The moments of one 4x4 cell, as the statistics kernel's first step makes
+ * them (two 16-byte halves: one 32-byte sector per cell). */
+struct __align__(32) CellMom {
+    double2 a; /* mean, s2 */
+    double2 b; /* s3, s4 */
+};
+
+/* Memory-bound (writes 8 bytes per bin and subband): subband sub0 +
+ * blockIdx.x of picture row k = blockIdx.y, its spectrum row x radial x
+ * angular filter (the same doubles rounded once to float as
+ * subband_mul_kernel's) and then its inverse 1-D DFT along the row, to
+ * plane blockIdx.x of out (h x w each).  Thread t owns stage 0's item t
+ * (blockDim.x = w / R0).  One block per row and subband, the subbands of a
+ * row launched next to each other: the row's spectrum and filters come
+ * from L2 after the first (a loop over the subbands in one block kept
+ * them in registers, but ptxas spilled the transform's). */
+/* At most 256 threads and 32 registers, eight blocks per SM (H100,
+ * 2048^2: 512 threads at 59 registers, four blocks, took 0.99 ms; six
+ * blocks at 40 registers 0.80; eight 0.78, with a few bytes spilled) */
+#ifndef MFFT_ROWS_MAXT
+#define MFFT_ROWS_MAXT 256
+#define MFFT_ROWS_MINB 8
+#endif
+
+template <int R0, bool ODD>
+__global__ void __launch_bounds__(MFFT_ROWS_MAXT, MFFT_ROWS_MINB) mfft_rows_kernel(const double2 *__restrict__ half,
+                                                        const float *__restrict__ rad,
+                                                        const float *__restrict__ ang,
+                                                        float2 *__restrict__ out, int sub0, int w,
+                                                        int h, int hc, MfftPlan p)
+{
+    extern __shared__ float2 mfft_buf[];
+    const int z = blockIdx.x, k = blockIdx.y, t = threadIdx.x, m = w / R0;
+    const int sub = sub0 + z, s = sub / MAD_NORIENT, o = sub % MAD_NORIENT;
+    const size_t npix = (size_t)w * h, row = (size_t)k * w;
+    float2 v[R0];
+#pragma unroll
+    for (int r = 0; r < R0; r++) {
+        const int l = t + r * m;
+        const double2 f = spectrum_bin(half, k, l, w, h, hc);
+        const double g = (double)__ldg(rad + s * npix + row + l) *
+                         (double)__ldg(ang + o * npix + row + l);
+        v[r] = make_float2((float)(f.x * g), (float)(f.y * g));
+    }
+    mfft_dft<R0>(v, p.tw, w);
+#pragma unroll
+    for (int q = 0; q < R0; q++)
+        mfft_buf[mfft_at_run<1, R0>(0, t * R0, q)] = v[q];
+    __syncthreads();
+    mfft_stages<1, 1, ODD>(mfft_buf, p, 1, m);
+    /* the last stage's store straight to global memory made ptxas spill */
+    float2 *dst = out + (size_t)z * npix + row;
+    if ((m & 7) == 0) {
+        const int pm = m + (m >> 3);
+        for (int i = t, a = mfft_at<1>(0, t); i < w; i += m, a += pm)
+            dst[i] = mfft_buf[a];
+    } else {
+        for (int i = t; i < w; i += m)
+            dst[i] = mfft_buf[mfft_at<1>(0, i)];
+    }
+}
+
+#ifndef MFFT_COLS_IPT
+#define MFFT_COLS_IPT 2
+#endif
+
+/* Memory-bound (reads 8 bytes per bin and subband, writes 2): the inverse
+ * 1-D DFT down picture columns 4 cj .. 4 cj + 3 (cj = blockIdx.x) of the
+ * row pass's subband blockIdx.y, then |EO| and the moments of every 4x4
+ * cell of that strip, exactly as stats_kernel's first step makes them, to
+ * cells (nsub x ncc x ncr, cell (ci, cj) at cj * ncr + ci).  Stage 0's
+ * 4 h / R0 items are MFFT_COLS_IPT per thread (tfft threads); blockDim.x
+ * is tfft rounded up to whole warps for the cells' shuffles.  Two items a
+ * thread: blocks of 512 threads at <= 64 registers, two per SM, so that
+ * one block's loads overlap the other's transform (one block of 1024
+ * threads per SM left the memory idle while it computed). */
+template <int R0, bool ODD>
+__global__ void __launch_bounds__(1024 / MFFT_COLS_IPT, MFFT_COLS_IPT)
+    mfft_cols_kernel(const float2 *__restrict__ in, CellMom *__restrict__ cells, int w, int h,
+                     int ncr, int ncc, double scale, MfftPlan p)
+{
+    extern __shared__ float2 mfft_buf[];
+    const int cj = blockIdx.x, z = blockIdx.y, t = threadIdx.x, m = h / R0;
+    const int tfft = 4 * m / MFFT_COLS_IPT;
+    const float2 *src = in + (size_t)z * w * h + 4 * cj;
+    if (t < tfft) {
+        float2 v[MFFT_COLS_IPT][R0];
+#pragma unroll
+        for (int it = 0; it < MFFT_COLS_IPT; it++) {
+            const int J = t + it * tfft, c = J & 3, j = J >> 2;
+#pragma unroll
+            for (int r = 0; r < R0; r++)
+                v[it][r] = __ldg(src + (size_t)(j + r * m) * w + c);
+        }
+#pragma unroll
+        for (int it = 0; it < MFFT_COLS_IPT; it++) {
+            const int J = t + it * tfft, c = J & 3, j = J >> 2;
+            mfft_dft<R0>(v[it], p.tw, h);
+#pragma unroll
+            for (int q = 0; q < R0; q++)
+                mfft_buf[mfft_at_run<4, R0>(c, j * R0, q)] = v[it][q];
+        }
+    }
+    __syncthreads();
+    mfft_stages<4, MFFT_COLS_IPT, ODD>(mfft_buf, p, 1, tfft);
+
+    const int q = t & 3; /* this thread's column of the cell */
+    CellMom *dst = cells + ((size_t)z * ncc + cj) * ncr;
+    for (int base = 0; base < ncr; base += (int)blockDim.x / 4) {
+        const int ci = base + (t >> 2);
+        const bool ok = ci < ncr;
+        double v[4] = { 0.0, 0.0, 0.0, 0.0 };
+        if (ok) {
+#pragma unroll
+            for (int y = 0; y < 4; y++)
+                v[y] = magnitude(mfft_buf[mfft_at_run<4, 4>(q, 4 * ci, y)]) * scale;
+        }
+        const Mom mo = cell_moments(v);
+        if (q == 0 && ok) {
+            CellMom cm;
+            cm.a = make_double2(mo.m, mo.s2);
+            cm.b = make_double2(mo.s3, mo.s4);
+            dst[ci] = cm;
+        }
+    }
+}
+
 /* ---- block statistics ------------------------------------------------------ */
 
 #define ST_TX 32             /* grid blocks per CUDA block, across */
@@ -341,11 +515,12 @@ __global__ void subband_mul_kernel(const double2 *__restrict__ half, const F *__
 #define ST_NCELL (ST_CR * ST_CC)
 #define ST_NQUAD (ST_CR * ST_TX)
 
-enum { ST_APPEAR, ST_DETECT_REF, ST_DETECT_DST };
+enum { ST_APPEAR, ST_APPEAR_CELLS, ST_DETECT_REF, ST_DETECT_DST };
 
 struct StatsArgs {
     const void *sub;     /* ST_APPEAR: nsub complex subbands, double2 or float2, or their
-                          * float magnitudes (blockIdx.z picks one) */
+                          * float magnitudes (blockIdx.z picks one); ST_APPEAR_CELLS:
+                          * their cell moments (CellMom, mfft_cols_kernel's layout) */
     const double *img;   /* ST_DETECT_*: R or E */
     int w, h, nbr, nbc;
     size_t npix, nblk;
@@ -377,9 +552,26 @@ __global__ void __launch_bounds__(TPB) stats_kernel(StatsArgs a)
     const int q = threadIdx.x & 3; /* this thread's column of the cell */
     const C *sub = MODE == ST_APPEAR ? (const C *)a.sub + blockIdx.z * a.npix : NULL;
 
+    if (MODE == ST_APPEAR_CELLS) {
+        /* 1: the cell moments mfft_cols_kernel made, down each cell column */
+        const CellMom *cells = (const CellMom *)a.sub + (size_t)blockIdx.z * ncc * ncr;
+        for (int i = threadIdx.x; i < ST_NCELL; i += TPB) {
+            const int c = i / ST_CR, r = i - c * ST_CR;
+            const int ci = ci0 + r, cj = cj0 + c, cell = r * ST_CC + c;
+            CellMom v;
+            v.a = make_double2(0.0, 0.0);
+            v.b = v.a;
+            if (ci < ncr && cj < ncc)
+                v = cells[(size_t)cj * ncr + ci];
+            cm[0][cell] = v.a.x;
+            cm[1][cell] = v.a.y;
+            cm[2][cell] = v.b.x;
+            cm[3][cell] = v.b.y;
+        }
+    }
     /* 1: cell moments; every thread runs every round so that the shuffles
      * always have their whole warp */
-    for (int base = 0; base < ST_NCELL; base += TPB / 4) {
+    for (int base = 0; MODE != ST_APPEAR_CELLS && base < ST_NCELL; base += TPB / 4) {
         const int cell = base + (threadIdx.x >> 2);
         const int r = cell / ST_CC, c = cell - r * ST_CC;
         const int ci = ci0 + r, cj = cj0 + c;
@@ -396,30 +588,12 @@ __global__ void __launch_bounds__(TPB) stats_kernel(StatsArgs a)
                 }
             }
         }
-        /* butterflies: the four lanes of a cell end with bitwise equal sums */
-        double sum = ((v[0] + v[1]) + v[2]) + v[3];
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const double m = sum * (1.0 / 16.0);
-        double s2 = 0.0, s3 = 0.0, s4 = 0.0;
-#pragma unroll
-        for (int y = 0; y < 4; y++) {
-            double d = v[y] - m, dd = d * d;
-            s2 += dd;
-            s3 += dd * d;
-            s4 += dd * dd;
-        }
-        s2 += __shfl_xor_sync(0xffffffffu, s2, 1);
-        s2 += __shfl_xor_sync(0xffffffffu, s2, 2);
-        s3 += __shfl_xor_sync(0xffffffffu, s3, 1);
-        s3 += __shfl_xor_sync(0xffffffffu, s3, 2);
-        s4 += __shfl_xor_sync(0xffffffffu, s4, 1);
-        s4 += __shfl_xor_sync(0xffffffffu, s4, 2);
+        const Mom mo = cell_moments(v);
         if (q == 0 && cell < ST_NCELL) {
-            cm[0][cell] = ok ? m : 0.0;
-            cm[1][cell] = ok ? s2 : 0.0;
-            cm[2][cell] = ok ? s3 : 0.0;
-            cm[3][cell] = ok ? s4 : 0.0;
+            cm[0][cell] = ok ? mo.m : 0.0;
+            cm[1][cell] = ok ? mo.s2 : 0.0;
+            cm[2][cell] = ok ? mo.s3 : 0.0;
+            cm[3][cell] = ok ? mo.s4 : 0.0;
         }
     }
     __syncthreads();
@@ -454,7 +628,7 @@ __global__ void __launch_bounds__(TPB) stats_kernel(StatsArgs a)
         }
         const Mom b = mom_merge(mom_merge(q4[0], q4[1], 64.0), mom_merge(q4[2], q4[3], 64.0), 128.0);
         const size_t o = (size_t)by * a.nbc + bx;
-        if (MODE == ST_APPEAR) {
+        if (MODE == ST_APPEAR || MODE == ST_APPEAR_CELLS) {
             const int sub = a.sub0 + blockIdx.z;
             const double sigma = sqrt(b.s2 / 256.0);
             const double sd = sqrt(b.s2 / 255.0);
@@ -760,6 +934,11 @@ struct MadContext {
     int sub_double;              /* subbands in double (MAD_CUDA_SUB_DOUBLE), else float */
     int want_callbacks;          /* float subbands: MAD_CUDA_CB_* asked for */
     int callbacks;               /* MAD_CUDA_CB_* plan_sub has (mad_cuda_cb.cuh) */
+    int no_own_fft;              /* MAD_CUDA_SUB_FLOAT_CUFFT: cuFFT whatever the size */
+    int own_fft;                 /* float subbands through mfft_rows/cols_kernel, no plan_sub */
+    MfftPlan fft_w, fft_h;       /* their transforms along rows (w) and columns (h) */
+    int rows_threads, cols_threads;
+    size_t rows_smem, cols_smem;
     char cb_why[96];             /* why not, when they were wanted */
     char *dump_dir;
 
@@ -794,6 +973,8 @@ struct MadContext {
     double *d_rimg, *d_eimg;
     void *d_sub;                 /* batch x npix, double2 or float2 */
     float *d_mag;                /* with callbacks: MAD_NSUB x npix |EO| (unscaled) */
+    float2 *d_tw;                /* own_fft: twiddles of fft_w, then of fft_h */
+    CellMom *d_cells;            /* own_fft: batch x ncc x ncr cell moments */
     MadCbInfo *d_cbinfo;         /* with callbacks: what they read */
     double *d_mu_ref, *d_sd8, *d_sd_ref, *d_sd_err, *d_msk, *d_eta;
     double *d_st_ref, *d_terms;
@@ -892,7 +1073,7 @@ static void cuda_close(MadContext *ctx)
                          ctx->d_sd_ref, ctx->d_sd_err, ctx->d_msk,    ctx->d_eta,
                          ctx->d_st_ref, ctx->d_terms,  ctx->d_lmse,   ctx->d_part_det,
                          ctx->d_part_app, ctx->d_out,    ctx->d_rad_f,  ctx->d_ang_f,
-                         ctx->d_mag,      ctx->d_cbinfo };
+                         ctx->d_mag,      ctx->d_cbinfo, ctx->d_tw,     ctx->d_cells };
     for (size_t i = 0; i < sizeof(dev_bufs) / sizeof(dev_bufs[0]); i++)
         if (dev_bufs[i])
             cudaFree(dev_bufs[i]);
@@ -1003,6 +1184,78 @@ fail:
     return -1;
 }
 
+/* The instances of the two kernels, by first radix and odd radices (the
+ * plans' largest radix comes first: 5 and 3 lead only odd plans). */
+#define MFFT_INSTANCES(X)                                                                     \
+    X(8, false) X(8, true) X(5, true) X(4, false) X(4, true) X(3, true) X(2, false) X(2, true)
+
+static const void *mfft_kernel(int rows, int r0, int odd)
+{
+#define MFFT_PICK(R, O)                                                                       \
+    if (r0 == R && odd == (int)O)                                                              \
+        return rows ? (const void *)mfft_rows_kernel<R, O> : (const void *)mfft_cols_kernel<R, O>;
+    MFFT_INSTANCES(MFFT_PICK)
+#undef MFFT_PICK
+    return NULL;
+}
+
+/* Float subbands through mad_cuda_fft.cuh where the size allows it (see
+ * mad_cuda_internal.h): its plans, twiddles and cell buffer, own_fft set.
+ * Other sizes keep own_fft 0 and return 0. */
+static int own_fft_setup(MadContext *ctx, MpeError *err)
+{
+    MfftPlan *pw = &ctx->fft_w, *ph = &ctx->fft_h;
+    const int w = ctx->w, h = ctx->h;
+    pw->n = w;
+    ph->n = h;
+    pw->nstage = mfft_radices(w, pw->radix);
+    ph->nstage = mfft_radices(h, ph->radix);
+    if (pw->nstage < 2 || ph->nstage < 2)
+        return 0;
+    pw->packed = mfft_pack(pw->radix, pw->nstage);
+    ph->packed = mfft_pack(ph->radix, ph->nstage);
+    ctx->rows_threads = w / pw->radix[0];
+    ctx->cols_threads = (4 * (h / ph->radix[0]) / MFFT_COLS_IPT + 31) / 32 * 32;
+    if (ctx->rows_threads > MFFT_ROWS_MAXT || ctx->cols_threads > 1024 / MFFT_COLS_IPT)
+        return 0;
+    int optin = 0;
+    CU_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->dev),
+           "cudaDeviceGetAttribute");
+    ctx->rows_smem = mfft_smem_elems(1, w) * sizeof(float2);
+    ctx->cols_smem = mfft_smem_elems(4, h) * sizeof(float2);
+    if (ctx->rows_smem > (size_t)optin || ctx->cols_smem > (size_t)optin)
+        return 0;
+    CU_TRY(cudaFuncSetAttribute(mfft_kernel(1, pw->radix[0], mfft_odd(pw)),
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ctx->rows_smem),
+           "cudaFuncSetAttribute");
+    CU_TRY(cudaFuncSetAttribute(mfft_kernel(0, ph->radix[0], mfft_odd(ph)),
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ctx->cols_smem),
+           "cudaFuncSetAttribute");
+    int ret;
+    const size_t ntw = (size_t)w + h;
+    float2 *tw = (float2 *)malloc(ntw * sizeof(float2));
+    if (!tw)
+        return mpe_error(err, -ENOMEM, "mad: out of memory");
+    for (int k = 0; k < w; k++)
+        tw[k] = make_float2((float)cos(2.0 * MAD_PI * k / w), (float)sin(2.0 * MAD_PI * k / w));
+    for (int k = 0; k < h; k++)
+        tw[w + k] = make_float2((float)cos(2.0 * MAD_PI * k / h), (float)sin(2.0 * MAD_PI * k / h));
+    if ((ret = dev_alloc(&ctx->d_tw, ntw * sizeof(float2), w, h, err)) == 0)
+        ret = cu_check(cudaMemcpy(ctx->d_tw, tw, ntw * sizeof(float2), cudaMemcpyHostToDevice),
+                       "cudaMemcpy(twiddles)", err);
+    free(tw);
+    if (ret < 0)
+        return ret;
+    const size_t ncells = (size_t)(ctx->nbr + 3) * (ctx->nbc + 3);
+    if ((ret = dev_alloc(&ctx->d_cells, (size_t)ctx->batch * ncells * sizeof(CellMom), w, h,
+                         err)) < 0)
+        return ret;
+    pw->tw = ctx->d_tw;
+    ph->tw = ctx->d_tw + w;
+    ctx->own_fft = 1;
+    return 0;
+}
+
 /* Filters, lightness table and plans: everything that depends only on the
  * size. */
 static int build_size(MadContext *ctx, MpeError *err)
@@ -1055,15 +1308,21 @@ static int build_size(MadContext *ctx, MpeError *err)
     FFT_TRY(ctx->fft.plan2d(&ctx->plan_r2c_l, h, w, CUFFT_D2Z), "plan (D2Z, lightness)");
     ctx->have_r2c_l = 1;
     const cufftType sub_type = ctx->sub_double ? CUFFT_Z2Z : CUFFT_C2C;
-    if (ctx->want_callbacks && callback_plan(ctx, n) == 0) {
+    int ret;
+    if (!ctx->sub_double && !ctx->want_callbacks && !ctx->no_own_fft &&
+        (ret = own_fft_setup(ctx, err)) < 0)
+        return ret;
+    if (ctx->own_fft) {
+        ; /* no subband plan */
+    } else if (ctx->want_callbacks && callback_plan(ctx, n) == 0) {
         ctx->callbacks = ctx->want_callbacks;
     } else {
         FFT_TRY(ctx->fft.plan_many(&ctx->plan_sub, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
                                    (int)ctx->npix, sub_type, ctx->batch),
                 "plan (batched Z2Z)");
     }
-    ctx->have_sub = 1;
-    if (MAD_NSUB % ctx->batch) {
+    ctx->have_sub = !ctx->own_fft;
+    if (!ctx->own_fft && MAD_NSUB % ctx->batch) {
         FFT_TRY(ctx->fft.plan_many(&ctx->plan_rest, 2, n, NULL, 1, (int)ctx->npix, NULL, 1,
                                    (int)ctx->npix, sub_type, MAD_NSUB % ctx->batch),
                 "plan (batched Z2Z, remainder)");
@@ -1090,9 +1349,9 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
     if (batch < 0 || batch > MAD_NSUB)
         return mpe_error(err, -EINVAL, "mad_cuda: subband batch %d is not in 0..%d", batch,
                          MAD_NSUB);
-    if (precision < MAD_CUDA_SUB_FLOAT || precision > MAD_CUDA_SUB_FLOAT_LOAD_CB)
+    if (precision < MAD_CUDA_SUB_FLOAT || precision > MAD_CUDA_SUB_FLOAT_CUFFT)
         return mpe_error(err, -EINVAL, "mad_cuda: subband precision %d is not in %d..%d",
-                         precision, MAD_CUDA_SUB_FLOAT, MAD_CUDA_SUB_FLOAT_LOAD_CB);
+                         precision, MAD_CUDA_SUB_FLOAT, MAD_CUDA_SUB_FLOAT_CUFFT);
 
     ctx = (MadContext *)calloc(1, sizeof(*ctx));
     if (!ctx)
@@ -1106,6 +1365,7 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
     ctx->nhalf = (size_t)height * ctx->hc;
     ctx->nblk = (size_t)ctx->nbr * ctx->nbc;
     ctx->sub_double = precision == MAD_CUDA_SUB_DOUBLE;
+    ctx->no_own_fft = precision == MAD_CUDA_SUB_FLOAT_CUFFT;
     ctx->want_callbacks = precision == MAD_CUDA_SUB_FLOAT_STORE_CB  ? MAD_CUDA_CB_STORE
                           : precision == MAD_CUDA_SUB_FLOAT_LOAD_CB ? MAD_CUDA_CB_LOAD_STORE
                                                                     : MAD_CUDA_CB_NONE;
@@ -1322,6 +1582,45 @@ static int join_detection(MadContext *ctx, MpeError *err)
     return 0;
 }
 
+/* own_fft's subbands sub0 .. sub0+nsub-1: row transforms with the product
+ * (stage "filter"), then (own_fft_cols) column transforms with the cell
+ * moments ("fft"), each by its first radix. */
+static void own_fft_rows(MadContext *ctx, int sub0, int nsub)
+{
+    const dim3 grid(nsub, ctx->h), block(ctx->rows_threads);
+    const size_t sm = ctx->rows_smem;
+    const double2 *half = ctx->d_half_g;
+    float2 *out = (float2 *)ctx->d_sub;
+    const float *rad = ctx->d_rad_f, *ang = ctx->d_ang_f;
+    const int w = ctx->w, h = ctx->h, hc = ctx->hc, r0 = ctx->fft_w.radix[0];
+    const int odd = mfft_odd(&ctx->fft_w);
+    cudaStream_t st = ctx->stream;
+#define MFFT_LAUNCH(R, O)                                                                     \
+    if (r0 == R && odd == (int)O)                                                              \
+        mfft_rows_kernel<R, O><<<grid, block, sm, st>>>(half, rad, ang, out, sub0, w, h, hc,    \
+                                                        ctx->fft_w);
+    MFFT_INSTANCES(MFFT_LAUNCH)
+#undef MFFT_LAUNCH
+}
+
+static void own_fft_cols(MadContext *ctx, int nsub)
+{
+    const dim3 grid(ctx->nbc + 3, nsub), block(ctx->cols_threads);
+    const size_t sm = ctx->cols_smem;
+    const float2 *in = (const float2 *)ctx->d_sub;
+    CellMom *cells = ctx->d_cells;
+    const int w = ctx->w, h = ctx->h, ncr = ctx->nbr + 3, ncc = ctx->nbc + 3;
+    const int r0 = ctx->fft_h.radix[0], odd = mfft_odd(&ctx->fft_h);
+    const double scale = 1.0 / (double)ctx->npix;
+    cudaStream_t st = ctx->stream;
+#define MFFT_LAUNCH(R, O)                                                                     \
+    if (r0 == R && odd == (int)O)                                                              \
+        mfft_cols_kernel<R, O><<<grid, block, sm, st>>>(in, cells, w, h, ncr, ncc, scale,       \
+                                                        ctx->fft_h);
+    MFFT_INSTANCES(MFFT_LAUNCH)
+#undef MFFT_LAUNCH
+}
+
 /* The 20 subbands of d_gray: their block statistics (reference) or their
  * terms against the reference's (distorted). */
 static int appearance(MadContext *ctx, int is_ref, MpeError *err)
@@ -1330,7 +1629,25 @@ static int appearance(MadContext *ctx, int is_ref, MpeError *err)
     MARK(MAD_CUDA_FFT);
     FFT_TRY(ctx->fft.exec_d2z(ctx->plan_r2c, ctx->d_gray, (cufftDoubleComplex *)ctx->d_half_g),
             "exec D2Z (gray)");
-    for (int sub0 = 0; sub0 < MAD_NSUB; sub0 += ctx->batch) {
+    for (int sub0 = 0; ctx->own_fft && sub0 < MAD_NSUB; sub0 += ctx->batch) {
+        const int nsub = MPE_MIN(ctx->batch, MAD_NSUB - sub0);
+        MARK(MAD_CUDA_FILTER);
+        own_fft_rows(ctx, sub0, nsub);
+        CU_TRY(cudaGetLastError(), "subband row transform kernel launch");
+        MARK(MAD_CUDA_FFT);
+        own_fft_cols(ctx, nsub);
+        CU_TRY(cudaGetLastError(), "subband column transform kernel launch");
+        MARK(MAD_CUDA_STATS);
+        StatsArgs a = stats_args(ctx);
+        a.sub = ctx->d_cells;
+        a.sub0 = sub0;
+        a.is_ref = is_ref;
+        a.st_ref = ctx->d_st_ref;
+        a.terms = ctx->d_terms;
+        stats_kernel<ST_APPEAR_CELLS><<<stats_grid(ctx, nsub), TPB, 0, ctx->stream>>>(a);
+        CU_TRY(cudaGetLastError(), "appearance statistics kernel launch");
+    }
+    for (int sub0 = 0; !ctx->own_fft && sub0 < MAD_NSUB; sub0 += ctx->batch) {
         const int nsub = MPE_MIN(ctx->batch, MAD_NSUB - sub0);
         MARK(MAD_CUDA_FILTER);
         const dim3 mul_grid((w + TPB - 1) / TPB, h);
@@ -1534,6 +1851,11 @@ extern "C" int mad_cuda_callbacks(const MadContext *ctx, const char **why)
     if (why)
         *why = ctx->callbacks ? "" : ctx->want_callbacks ? ctx->cb_why : "not asked for";
     return ctx->callbacks;
+}
+
+extern "C" int mad_cuda_own_fft(const MadContext *ctx)
+{
+    return ctx->own_fft;
 }
 
 extern "C" void mad_cuda_set_timing(MadContext *ctx, int on)

@@ -65,7 +65,19 @@ enum {
     MAD_CUDA_SUB_DOUBLE = 1,
     MAD_CUDA_SUB_FLOAT_STORE_CB = 2,
     MAD_CUDA_SUB_FLOAT_LOAD_CB = 3,
+    MAD_CUDA_SUB_FLOAT_CUFFT = 4,
 };
+
+/* Float subbands (MAD_CUDA_SUB_FLOAT) go through mad_cuda's own transforms
+ * (iqa/mad_cuda_fft.cuh) where the picture's width and height factor into
+ * 2, 3 and 5 and fit a block's threads: w / R <= 256 and 2 h / R <= 512,
+ * R the side's largest radix (8 where 8 divides it: both sides up to 2048,
+ * 1920x1080 too).  The subband product is made in the row transform's
+ * load and the 4x4 cell moments in the column transform's store (H100,
+ * 2048^2: a score 2.26 -> 1.94 ms, docs/PERF.md).  Other sizes, and
+ * MAD_CUDA_SUB_FLOAT_CUFFT, take cuFFT's batched C2C behind the product
+ * kernel.  The two round their float bins otherwise; scores agree to
+ * ~1e-5 (7e-6 at most so far), and with mad_cpu as closely as before. */
 
 /* Float subbands with cuFFT LTO callbacks in their inverse transform
  * (mad_cuda_cb.cuh; where this cuFFT can link them and all 20 subbands are
@@ -82,6 +94,10 @@ enum {
 enum { MAD_CUDA_CB_NONE = 0, MAD_CUDA_CB_STORE = 1, MAD_CUDA_CB_LOAD_STORE = 2 };
 
 int mad_cuda_callbacks(const MadContext *ctx, const char **why);
+
+/* 1 where the context's float subbands go through mad_cuda's own
+ * transforms (MAD_CUDA_SUB_FLOAT_CUFFT above), else 0. */
+int mad_cuda_own_fft(const MadContext *ctx);
 
 int mad_cuda_open_ex(MadContext **ctx, int width, int height, const MadOptions *opt, int batch,
                      int precision, MpeError *err);

@@ -25,9 +25,11 @@
  *
  * --callbacks picks mad_cuda's cuFFT callbacks (mad_cuda_internal.h):
  * none (the default: a plain transform), store, or load (load and store).
+ * --cufft: float subbands through cuFFT and the product kernel even where
+ * mad_cuda's own transforms would take them (the path before those).
  *
  *   mad [--runs N] [--threads N] [--impl NAME] [--size N]... [--pageable]
- *       [--callbacks none|store|load]
+ *       [--callbacks none|store|load] [--cufft]
  *   MPE_SHARED_DIR (default ../shared) locates the solar frames.
  */
 #include <errno.h>
@@ -262,6 +264,9 @@ static int bench_impl(const MadImpl *impl, const uint8_t *ref, const uint8_t *ds
         static const char *const cb_name[] = { "none: ", "|EO| in the store",
                                                "product in the load, |EO| in the store" };
         printf("          cuFFT callbacks: %s%s\n", cb_name[mad_cuda_callbacks(ctx, &why)], why);
+        printf("          subband transforms: %s\n",
+               mad_cuda_own_fft(ctx) ? "mad_cuda's own (product in the rows', cells in the "
+                                       "columns')" : "cuFFT");
         cuda_stages(ctx, ref, dst, size);
     }
 #endif
@@ -316,6 +321,8 @@ int main(int argc, char **argv)
             sizes[nsizes++] = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--pageable"))
             pageable = 1;
+        else if (!strcmp(argv[i], "--cufft"))
+            callbacks = MAD_CUDA_SUB_FLOAT_CUFFT;
         else if (!strcmp(argv[i], "--callbacks") && i + 1 < argc) {
             i++;
             callbacks = !strcmp(argv[i], "store")  ? MAD_CUDA_SUB_FLOAT_STORE_CB
@@ -325,7 +332,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr,
                     "usage: %s [--runs N] [--threads N] [--pool N] [--batch N] [--impl NAME|all] "
-                    "[--size N]... [--pageable] [--callbacks none|store|load]\n",
+                    "[--size N]... [--pageable] [--callbacks none|store|load] [--cufft]\n",
                     argv[0]);
             return 2;
         }

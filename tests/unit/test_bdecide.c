@@ -121,6 +121,11 @@ static void test_intra(TestCtx *t)
         mpe_bdecide_intra_costs(ic, &pic, c.sad16);
         mpe_bdecide_intra_costs(ib, &pic, best.sad16);
         CHECK(t, !memcmp(ic, ib, (size_t)n * sizeof(*ic)), "round %d: C and optimised sad16 differ", round);
+        /* in bands of macroblock rows (the encoder's pool), uneven, last first */
+        memset(ib, 0xA5, (size_t)n * sizeof(*ib));
+        mpe_bdecide_intra_costs_rows(ib, &pic, best.sad16, 1, pic.mb_height);
+        mpe_bdecide_intra_costs_rows(ib, &pic, best.sad16, 0, 1);
+        CHECK(t, !memcmp(ic, ib, (size_t)n * sizeof(*ic)), "round %d: costs by rows differ", round);
     }
     free(ic);
     free(ib);

@@ -538,6 +538,105 @@ static void t_bound_holds(TestCtx *t)
     printf("     smallest slack %.4f coefficient units\n", (double)min_slack / (1 << 18));
 }
 
+/* mpe_fdct_flat against mpe_fdct_c: every flat block (exhaustive), and
+ * blocks one sample off flat, which it must leave alone. */
+static void t_fdct_flat(TestCtx *t)
+{
+    TestRng r = { 0xf1a7 };
+    for (int v = -256; v <= 255; v++) {
+        int16_t a[64], b[64];
+        for (int i = 0; i < 64; i++)
+            a[i] = b[i] = (int16_t)v;
+        mpe_fdct_c(a);
+        CHECK(t, mpe_fdct_flat(b) == 1, "flat %d: not taken", v);
+        CHECK(t, memcmp(a, b, sizeof(a)) == 0, "flat %d: F00 %d, reference %d", v, b[0], a[0]);
+        const int16_t before = b[0];
+        for (int i = 0; i < 64; i++)
+            a[i] = b[i] = (int16_t)v;
+        const int k = 1 + (int)(test_rand(&r) % 63u);
+        b[k] = a[k] = (int16_t)(v == 255 ? 254 : v + 1);
+        CHECK(t, mpe_fdct_flat(b) == 0 && memcmp(a, b, sizeof(a)) == 0,
+              "flat %d with sample %d changed: taken or touched", v, k);
+        (void)before;
+    }
+}
+
+/* mpe_idct_sparse against mpe_idct_c: every F(0,0) in [-2048, 2047] with
+ * F(7,7) in {-1, 0, 1} (exhaustive), and random blocks with one more
+ * coefficient, which it must leave alone. */
+static void t_idct_sparse(TestCtx *t)
+{
+    TestRng r = { 0x5ba5 };
+    int taken = 0, cases = 0;
+    for (int f77 = -1; f77 <= 1; f77++)
+        for (int dc = -2048; dc <= 2047; dc++) {
+            int16_t a[64] = { 0 }, b[64] = { 0 };
+            a[0] = b[0] = (int16_t)dc;
+            a[63] = b[63] = (int16_t)f77;
+            mpe_idct_c(a);
+            cases++;
+            if (mpe_idct_sparse(b)) {
+                taken++;
+                CHECK(t, memcmp(a, b, sizeof(a)) == 0, "F00 %d F77 %d: %d vs reference %d..%d", dc,
+                      f77, b[0], a[0], a[63]);
+            } else {
+                CHECK(t, b[0] == dc && b[63] == f77, "F00 %d F77 %d: refused but touched", dc, f77);
+            }
+            int16_t c[64] = { 0 };
+            c[0] = (int16_t)dc;
+            const int k = 1 + (int)(test_rand(&r) % 63u);
+            c[k] = (int16_t)(k == 63 ? 2 + (int)(test_rand(&r) % 100u) : 1 + (int)(test_rand(&r) % 100u));
+            int16_t d[64];
+            memcpy(d, c, sizeof(c));
+            CHECK(t, mpe_idct_sparse(c) == 0 && memcmp(c, d, sizeof(c)) == 0,
+                  "F00 %d with coefficient %d = %d: taken or touched", dc, k, d[k]);
+        }
+    printf("     %d of %d DC (+ F77) blocks filled without the transform\n", taken, cases);
+    CHECK(t, taken > cases / 2, "only %d of %d taken", taken, cases);
+}
+
+/* The AVX2 first passes' exact rounding of hi 2^16 + lo: random lanes,
+ * and every residue class of lo around the ties (lo = k 2^16 + 2^15 +- 1)
+ * with both signs of the sum. */
+static void t_round16_split(TestCtx *t)
+{
+#ifdef MPE_ARCH_X86
+    if (!(mpe_cpu_flags() & MPE_CPU_AVX2)) {
+        test_skip(t, "no AVX2");
+        return;
+    }
+    TestRng r = { 0x1616 };
+    int ties = 0;
+    for (int iter = 0; iter < 200000; iter++) {
+        int32_t hi[8], lo[8], out[8];
+        for (int k = 0; k < 8; k++) {
+            hi[k] = (int32_t)(test_rand(&r) % 4000001u) - 2000000;
+            if (iter & 1) {   /* near a tie: 2^15 + {-1, 0, 1} above a multiple of 2^16 */
+                lo[k] = (int32_t)((int32_t)(test_rand(&r) % 20001u) - 10000) * 65536 + 32768 +
+                        (int32_t)(test_rand(&r) % 3u) - 1;
+                if (k & 1)
+                    hi[k] = (int32_t)(test_rand(&r) % 21u) - 10;   /* sums of either sign near 0 */
+            } else {
+                lo[k] = (int32_t)test_rand(&r);
+            }
+        }
+        mpe_dct_round16_split_avx2(hi, lo, out);
+        for (int k = 0; k < 8; k++) {
+            const int64_t x = (int64_t)hi[k] * 65536 + lo[k];
+            const int64_t a = x < 0 ? -x : x, want = x < 0 ? -((a + 32768) >> 16) : (a + 32768) >> 16;
+            ties += (a & 0xFFFF) == 32768;
+            CHECK(t, out[k] == want, "hi %d lo %d: %d, reference %lld", hi[k], lo[k], out[k],
+                  (long long)want);
+        }
+        if (t->case_failed)
+            return;
+    }
+    CHECK(t, ties > 1000, "only %d exact ties tried", ties);
+#else
+    test_skip(t, "not x86");
+#endif
+}
+
 int main(void)
 {
     TestCtx t;
@@ -561,5 +660,8 @@ int main(void)
     test_run(&t, "table_butterfly_symmetry", t_table_symmetry);
     test_run(&t, "bound_table_q14", t_bound_table);
     test_run(&t, "bound_holds", t_bound_holds);
+    test_run(&t, "fdct_flat_shortcut", t_fdct_flat);
+    test_run(&t, "idct_sparse_shortcut", t_idct_sparse);
+    test_run(&t, "avx2_first_pass_rounding", t_round16_split);
     return test_finish(&t);
 }

@@ -791,6 +791,57 @@ static void test_frontend_slot_checks(TestCtx *t)
     mpe_picture_free(&pic);
 }
 
+/* A YUV frame's copy into the slot, in bands of rows on a pool (the front
+ * end's submit with GpuConfig.pool), is mpe_picture_from_yuv's, padding
+ * included: odd sizes (right and bottom padding in every plane), frames
+ * taller than the bands and frames with fewer rows than bands; the bands
+ * alone (mpe_picture_from_yuv_band, in reverse order) likewise. */
+static void test_submit_banded_copy(TestCtx *t)
+{
+    static const int sizes[][2] = { { 37, 301 }, { 176, 144 }, { 1000, 66 }, { 18, 17 }, { 302, 1001 } };
+    TestRng rng = { 0xC0B1ULL };
+    MpePool *pool = NULL;
+    MpeError err = { "" };
+    CHECK(t, mpe_pool_open(&pool, 3, &err) == 0, "pool: %s", err.msg);
+    for (size_t k = 0; pool && k < sizeof(sizes) / sizeof(sizes[0]) && !t->case_failed; k++) {
+        const int w = sizes[k][0], h = sizes[k][1];
+        GpuConfig cfg = { .width = w, .height = h, .slots = 2, .device = -1, .pool = pool };
+        GpuFrontend *fe = NULL;
+        MpeFrame f;
+        MpePicture want, got, bands;
+        if (mpe_frame_alloc(&f, MPE_FRAME_YUV420, w, h) < 0 || mpe_picture_alloc(&want, w, h) < 0 ||
+            mpe_picture_alloc(&got, w, h) < 0 || mpe_picture_alloc(&bands, w, h) < 0) {
+            CHECK(t, 0, "alloc");
+            break;
+        }
+        for (int c = 0; c < 3; c++)
+            for (int i = 0; i < f.stride[c] * (c ? (h + 1) / 2 : h); i++)
+                f.data[c][i] = (uint8_t)test_rand(&rng);
+        mpe_picture_from_yuv(&want, &f);
+        for (int b = 6; b >= 0; b--)
+            mpe_picture_from_yuv_band(&bands, &f, b, 7);
+        CHECK(t, gpu_frontend_open(&fe, "cpu", &cfg, NULL, &err) == 0, "open: %s", err.msg);
+        CHECK(t, fe && gpu_frontend_submit(fe, 1, &f, &err) == 0 && gpu_frontend_wait(fe, 1, &err) == 0 &&
+                     gpu_frontend_download(fe, 1, &got, NULL, &err) == 0,
+              "%dx%d: %s", w, h, err.msg);
+        for (int c = 0; c < 3 && !t->case_failed; c++)
+            for (int y = 0; y < want.plane_h[c]; y++) {
+                const uint8_t *a = want.plane[c] + (size_t)y * want.stride[c];
+                CHECK(t, !memcmp(a, got.plane[c] + (size_t)y * got.stride[c], (size_t)want.plane_w[c]) &&
+                             !memcmp(a, bands.plane[c] + (size_t)y * bands.stride[c], (size_t)want.plane_w[c]),
+                      "%dx%d plane %d row %d differs from mpe_picture_from_yuv's", w, h, c, y);
+                if (t->case_failed)
+                    break;
+            }
+        gpu_frontend_close(fe);
+        mpe_frame_free(&f);
+        mpe_picture_free(&want);
+        mpe_picture_free(&got);
+        mpe_picture_free(&bands);
+    }
+    mpe_pool_close(pool);
+}
+
 static void test_backend_select(TestCtx *t)
 {
     const GpuBackend *b = NULL;
@@ -1017,6 +1068,7 @@ int main(void)
     test_run(&t, "search-finds-known-shift", test_search_finds_shift);
     test_run(&t, "backend-cpu-interface", test_backend_cpu_interface);
     test_run(&t, "frontend-slot-checks", test_frontend_slot_checks);
+    test_run(&t, "submit-banded-copy", test_submit_banded_copy);
     test_run(&t, "backend-select", test_backend_select);
     test_run(&t, "gpu-device-nodes", test_device_nodes);
     test_run(&t, "kernels-convert-vs-reference", test_kernels_convert);

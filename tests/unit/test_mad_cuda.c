@@ -510,6 +510,22 @@ static void t_probe(TestCtx *t)
           a ? a->name : "nothing");
 }
 
+/* ref: a random picture, dst: it with distortion `kind`; 0 (both freed,
+ * the failure checked) where either allocation failed. */
+static int random_pair(TestCtx *t, uint8_t *ref, uint8_t *dst, int w, int h, int kind, int amp,
+                       TestRng *rng)
+{
+    if (!ref || !dst) {
+        CHECK(t, 0, "out of memory");
+        free(ref);
+        free(dst);
+        return 0;
+    }
+    make_picture(ref, w, h, rng);
+    distort(dst, ref, w, h, kind, amp, rng);
+    return 1;
+}
+
 /* Every stage of the device against the host pipeline on random pairs, with
  * double subbands (every map to rounding) and with open()'s float ones. */
 static void t_stages(TestCtx *t)
@@ -534,14 +550,8 @@ static void t_stages(TestCtx *t)
         char tag[64];
         snprintf(tag, sizeof(tag), "%dx%d batch %d %s", w, h, batch,
                  precision == MAD_CUDA_SUB_DOUBLE ? "double" : "float");
-        if (!ref || !dst) {
-            CHECK(t, 0, "out of memory");
-            free(ref);
-            free(dst);
+        if (!random_pair(t, ref, dst, w, h, (int)si % 3, 12, &rng))
             return;
-        }
-        make_picture(ref, w, h, &rng);
-        distort(dst, ref, w, h, (int)si % 3, 12, &rng);
         int ret = mad_cuda_open_ex(&ctx, w, h, NULL, batch, precision, &err);
         if (ret == 0) {
             /* the filters are there before any picture */
@@ -827,6 +837,80 @@ static void t_random_vs_cpu(TestCtx *t)
     }
     printf("INFO %s/%s: mad_cuda vs mad_cpu: max relative difference %.2e\n", t->prog,
            t->case_name, worst);
+}
+
+/* mad_cuda's own subband transforms (iqa/mad_cuda_fft.cuh; sizes whose
+ * sides factor into 2, 3 and 5) against mad_cpu within the issue's
+ * tolerance and against the cuFFT path they replace (other float roundings
+ * of the same bins: 1e-5), at the radix mixes they take (8s with 5, 4, 3,
+ * 2; 5 or 4 first, on rows and on columns) and at 2048^2; other subband
+ * batches give the same bits; a side with a prime factor above 5, or too
+ * long for a block (4096 wide), keeps cuFFT. */
+static void t_own_fft(TestCtx *t)
+{
+    static const int sizes[][3] = { { 64, 48, 1 },    { 384, 256, 1 }, { 45, 64, 1 },
+                                    { 64, 45, 1 },    { 36, 100, 1 },  { 240, 160, 1 },
+                                    { 2048, 64, 1 },  { 512, 512, 1 }, { 2048, 2048, 1 },
+                                    { 67, 48, 0 },    { 64, 51, 0 },   { 4096, 64, 0 } };
+    TestRng rng = { 0x6f776e666674ULL };
+    double worst_cpu = 0.0, worst_cufft = 0.0;
+    if (!cuda_ready(t))
+        return;
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        const int w = sizes[si][0], h = sizes[si][1], own = sizes[si][2];
+        const size_t n = (size_t)w * h;
+        uint8_t *ref = malloc(n), *dst = malloc(n);
+        MadContext *a = NULL, *b = NULL, *c = NULL;
+        MadScore sa, sb, sc, cpu;
+        MpeError err = { "" };
+        char tag[64];
+        snprintf(tag, sizeof(tag), "%dx%d", w, h);
+        if (!random_pair(t, ref, dst, w, h, (int)si % 3, 10, &rng))
+            return;
+        int ret = mad_cuda_open_ex(&a, w, h, NULL, 0, MAD_CUDA_SUB_FLOAT, &err);
+        if (ret == 0)
+            ret = mad_cuda_open_ex(&b, w, h, NULL, 0, MAD_CUDA_SUB_FLOAT_CUFFT, &err);
+        if (ret == 0)
+            ret = mad_cuda_open_ex(&c, w, h, NULL, 3, MAD_CUDA_SUB_FLOAT, &err);
+        CHECK(t, ret == 0, "%s open: %s", tag, err.msg);
+        if (ret == 0) {
+            CHECK(t, mad_cuda_own_fft(a) == own && mad_cuda_own_fft(c) == own &&
+                         !mad_cuda_own_fft(b),
+                  "%s: own transforms %d/%d/%d, want %d/%d/0", tag, mad_cuda_own_fft(a),
+                  mad_cuda_own_fft(c), mad_cuda_own_fft(b), own, own);
+            ret = mad_score_pair(&mad_cuda, a, ref, dst, w, &sa, &err);
+            if (ret == 0)
+                ret = mad_score_pair(&mad_cuda, b, ref, dst, w, &sb, &err);
+            if (ret == 0)
+                ret = mad_score_pair(&mad_cuda, c, ref, dst, w, &sc, &err);
+            if (ret == 0)
+                ret = cpu_score(&cpu, ref, dst, w, h, NULL, &err);
+            CHECK(t, ret == 0, "%s: %s", tag, err.msg);
+        }
+        if (ret == 0) {
+            const double ec = score_err(&sa, &cpu), ef = score_err(&sa, &sb);
+            CHECK(t, ec <= CUDA_REL_TOL,
+                  "%s: mad %.17g d_detect %.17g d_appear %.17g, mad_cpu %.17g %.17g %.17g", tag,
+                  sa.mad, sa.d_detect, sa.d_appear, cpu.mad, cpu.d_detect, cpu.d_appear);
+            CHECK(t, ef <= 1e-5, "%s: mad %.17g d_appear %.17g, cuFFT path %.17g %.17g (%.2e)",
+                  tag, sa.mad, sa.d_appear, sb.mad, sb.d_appear, ef);
+            CHECK(t, same_score(&sa, &sc), "%s: batch 3 %.17g vs all 20 %.17g", tag, sc.mad,
+                  sa.mad);
+            CHECK(t, sa.d_appear > 0.0, "%s: a distorted picture's appearance term %g", tag,
+                  sa.d_appear);
+            printf("INFO %s/%s: %s (own transforms %d): vs mad_cpu %.2e, vs cuFFT path %.2e\n",
+                   t->prog, t->case_name, tag, own, ec, ef);
+            worst_cpu = fmax(worst_cpu, ec);
+            worst_cufft = fmax(worst_cufft, ef);
+        }
+        mad_cuda.close(a);
+        mad_cuda.close(b);
+        mad_cuda.close(c);
+        free(ref);
+        free(dst);
+    }
+    printf("INFO %s/%s: worst relative difference vs mad_cpu %.2e, vs the cuFFT path %.2e\n",
+           t->prog, t->case_name, worst_cpu, worst_cufft);
 }
 
 /* ---- behaviour --------------------------------------------------------------- */
@@ -1137,6 +1221,7 @@ int main(void)
     test_run(&t, "flat_pictures", t_flat_pictures);
     test_run(&t, "reference_reuse", t_reference_reuse);
     test_run(&t, "random_vs_cpu", t_random_vs_cpu);
+    test_run(&t, "own_fft", t_own_fft);
     test_run(&t, "reference_subset", t_reference_subset);
     test_run(&t, "maps_vs_reference", t_maps_vs_reference);
     test_run(&t, "reference_all", t_reference_all);

@@ -30,6 +30,11 @@ static void t_zigzag_permutation(TestCtx *t)
     }
     for (int i = 0; i < 64; i++)
         CHECK(t, seen[i] == 1, "raster %d appears %d times", i, seen[i]);
+    for (int i = 0; i < 64; i++)   /* the inverses the slice coder's to_scan uses */
+        CHECK(t, mpe_zigzag_inv[mpe_zigzag[i]] == i &&
+                     mpe_alternate_scan_inv[mpe_alternate_scan[i]] == i,
+              "scan position %d: inverses %d, %d", i, mpe_zigzag_inv[mpe_zigzag[i]],
+              mpe_alternate_scan_inv[mpe_alternate_scan[i]]);
 }
 
 /* 13818-2 Figure 7-2 (alternate_scan 0), typed from the figure: entry

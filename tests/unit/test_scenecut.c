@@ -123,11 +123,51 @@ static void test_levels_vs_c(TestCtx *t)
     }
 }
 
+/* The score with its block rows counted on a pool (bands of rows, the
+ * encoder's front end) is the score counted on one thread, to the last
+ * bit, frame after frame (the previous frame's histogram is part of it):
+ * random sizes tall enough for 2..16 bands, odd widths, YUV and RGB. */
+static void test_pool_same_score(TestCtx *t)
+{
+    TestRng rng = { 0xB0A7DULL };
+    MpePool *pool;
+    MpeError err;
+    if (mpe_pool_open(&pool, 3, &err) < 0) {
+        CHECK(t, 0, "pool: %s", err.msg);
+        return;
+    }
+    for (int k = 0; k < 12; k++) {
+        const MpeFrameFormat fmt = k % 3 == 2 ? MPE_FRAME_RGB24 : MPE_FRAME_YUV420;
+        const int w = 8 + (int)(test_rand(&rng) % 700), h = 256 + (int)(test_rand(&rng) % 1900);
+        MpeSceneCut one, banded;
+        mpe_scenecut_init(&one);
+        mpe_scenecut_init(&banded);
+        for (int n = 0; n < 3; n++) {
+            MpeFrame f;
+            if (mpe_frame_alloc(&f, fmt, w, h) < 0) {
+                CHECK(t, 0, "out of memory");
+                break;
+            }
+            make_frame(&f, n + (k & 1));
+            const double want = mpe_scenecut_score(&one, n, &f);
+            const double got = mpe_scenecut_score_pool(&banded, n, &f, pool);
+            mpe_frame_free(&f);
+            CHECK(t, got == want && banded.mean[n & 1] == one.mean[n & 1] &&
+                     !memcmp(banded.hist[n & 1], one.hist[n & 1], sizeof(one.hist[0])),
+                  "%s %dx%d frame %d: pool score %.17g mean %.17g, one thread %.17g mean %.17g",
+                  fmt == MPE_FRAME_RGB24 ? "rgb" : "yuv", w, h, n, got, banded.mean[n & 1], want,
+                  one.mean[n & 1]);
+        }
+    }
+    mpe_pool_close(pool);
+}
+
 int main(void)
 {
     TestCtx t;
     test_init(&t, "scenecut");
     test_run(&t, "recorded-scores", test_recorded_scores);
     test_run(&t, "levels-vs-c", test_levels_vs_c);
+    test_run(&t, "pool-same-score", test_pool_same_score);
     return test_finish(&t);
 }

@@ -16,6 +16,9 @@
 #include "bitstream/vlc.h"
 #include "dsp/quant.h"
 #include "dsp/trellis.h"
+#include "common/cpu.h"
+#include "dsp/dsp.h"
+#include "encoder/slice.h"
 #include "tests/test.h"
 
 static int rand_range(TestRng *r, int lo, int hi)
@@ -126,6 +129,11 @@ static void t_bits_match_writer(TestCtx *t)
             if (p.intra) {   /* both tables at once, as the writer would spend them */
                 int both[2];
                 mpe_trellis_intra_bits_both(level, &p, both);
+                int from_scan[2];   /* the slice coder's count, from the scan order */
+                mpe_trellis_intra_bits_both_scan(scan, p.mpeg2, from_scan);
+                CHECK(t, from_scan[0] == both[0] && from_scan[1] == both[1],
+                      "kind %d iter %d: from the scan order %d, %d, from the raster %d, %d", kind,
+                      iter, from_scan[0], from_scan[1], both[0], both[1]);
                 bs_writer_reset(&bw);
                 bs_write_intra_block(&bw, scan, 0, 0, p.mpeg2, !p.table);
                 CHECK(t, both[p.table] == counted && both[!p.table] == (int)bs_bit_count(&bw) - 3,
@@ -416,16 +424,88 @@ static void t_intra_dc(TestCtx *t)
     CHECK(t, l == 1023, "10 bits, equal bits: level %d, expected the nearest 1023", l);
 }
 
+/* mpe_trellis_candidates (SSE2 where built) against its C reference, on
+ * random blocks over the whole int16 range, random matrices, every kind,
+ * quantisers up to 140 (beyond 128 the fast one takes the C loop). */
+static void t_candidates_vs_c(TestCtx *t)
+{
+    TestRng r = { 0xca4d };
+    for (int iter = 0; iter < 40000; iter++) {
+        MpeTrellisParams p;
+        uint8_t matrix[64];
+        int16_t level[64], coef[64];
+        int32_t sq_c[64], sq_f[64];
+        setup(&p, iter % 6, rand_range(&r, 1, 140), 0);
+        if (iter & 8) {
+            for (int i = 0; i < 64; i++)
+                matrix[i] = (uint8_t)rand_range(&r, 1, 255);
+            p.matrix = matrix;
+        }
+        if (!rand_range(&r, 0, 15))
+            p.max_level = 0;
+        const int span = (iter >> 4) % 3 == 0 ? 32767 : (iter >> 4) % 3 == 1 ? 2048 : 60;
+        for (int i = 0; i < 64; i++) {
+            coef[i] = (int16_t)rand_range(&r, -span - (span == 32767), span);
+            level[i] = (int16_t)(rand_range(&r, 0, 3) ? 0 : rand_range(&r, -3, 3));
+        }
+        int64_t sum_c, sum_f;
+        const uint64_t c = mpe_trellis_candidates_c(level, coef, &p, sq_c, &sum_c);
+        const uint64_t f = mpe_trellis_candidates(level, coef, &p, sq_f, &sum_f);
+        CHECK(t, c == f && memcmp(sq_c, sq_f, sizeof(sq_c)) == 0 && sum_c == sum_f,
+              "iter %d kind %d q %d: mask %016llx vs reference %016llx", iter, iter % 6, p.qscale,
+              (unsigned long long)f, (unsigned long long)c);
+        if (t->case_failed)
+            return;
+    }
+}
+
+/* --intra-vlc auto's guess summed in bands of macroblock rows (the
+ * encoder's pool) is the guess over the whole picture: every table's bits
+ * the same, on random pictures of odd sizes and quantisers, bands cut
+ * unevenly and added in reverse order. */
+static void t_guess_bands(TestCtx *t)
+{
+    TestRng r = { 0x6E55ULL };
+    MpeDsp dsp;
+    mpe_dsp_init(&dsp, mpe_cpu_flags());
+    for (int k = 0; k < 8 && !t->case_failed; k++) {
+        const int w = rand_range(&r, 16, 200), h = rand_range(&r, 16, 150), q = rand_range(&r, 1, 31);
+        MpePicture pic;
+        MpeQuantizer quant;
+        if (mpe_picture_alloc(&pic, w, h) < 0) {
+            CHECK(t, 0, "out of memory");
+            return;
+        }
+        for (int c = 0; c < 3; c++)
+            for (int i = 0; i < pic.stride[c] * pic.plane_h[c]; i++)
+                pic.plane[c][i] = (uint8_t)(k & 1 ? (int)(test_rand(&r) & 255) : 100 + (int)(test_rand(&r) % 40));
+        mpe_quantizer_init(&quant, q, mpe_default_intra_matrix, mpe_default_inter_matrix, 2047);
+        const MpePictureCtx pc = { .orig = &pic, .dsp = &dsp, .quant = &quant, .scan = mpe_zigzag };
+        int64_t whole[2] = { 0, 0 }, banded[2] = { 0, 0 };
+        mpe_slice_intra_table_bits(&pc, 0, pic.mb_height, whole);
+        const int cut = pic.mb_height / 3;
+        mpe_slice_intra_table_bits(&pc, cut, pic.mb_height, banded);
+        mpe_slice_intra_table_bits(&pc, 0, cut, banded);
+        CHECK(t, whole[0] == banded[0] && whole[1] == banded[1] && whole[0] > 0,
+              "%dx%d q %d: bits %lld/%lld whole, %lld/%lld in bands", w, h, q, (long long)whole[0],
+              (long long)whole[1], (long long)banded[0], (long long)banded[1]);
+        CHECK(t, mpe_slice_guess_intra_table(&pc) == (whole[1] < whole[0]), "%dx%d: guess", w, h);
+        mpe_picture_free(&pic);
+    }
+}
+
 int main(void)
 {
     TestCtx t;
     test_init(&t, "test_trellis");
     test_run(&t, "intra_dc", t_intra_dc);
+    test_run(&t, "candidates_vs_c", t_candidates_vs_c);
     test_run(&t, "recon_matches_dequant", t_recon_matches_dequant);
     test_run(&t, "bits_match_block_writer", t_bits_match_writer);
     test_run(&t, "bits_never_shorter_for_longer_run", t_bits_monotone_in_run);
     test_run(&t, "brute_force_same_minimum", t_brute_force);
     test_run(&t, "never_worse_than_plain", t_never_worse_than_plain);
     test_run(&t, "same_levels_as_reference_search", t_same_levels_as_reference);
+    test_run(&t, "intra_table_guess_in_bands", t_guess_bands);
     return test_finish(&t);
 }
