@@ -445,7 +445,8 @@ static void print_stats(const StageTotals *st, const MpeEncoder *enc, int read_t
     const double fe_busy = fe_async ? t->fe_ms : t->fe_ms + t->fe_gpu_ms;
     const double hidden = fe_busy - t->fe_wait_ms > 0 ? fe_busy - t->fe_wait_ms : 0;
 
-    const char *fe_mode = fe_async                                   ? "on its own thread"
+    const char *fe_mode = mpe_encoder_pipelined(enc)                ? "in the calls, the coder on its own thread"
+                          : fe_async                                   ? "on its own thread"
                           : strcmp(mpe_encoder_backend(enc), "cpu") ? "asynchronous on the device"
                                                                     : "on the main thread";
     fprintf(stderr,
@@ -458,13 +459,20 @@ static void print_stats(const StageTotals *st, const MpeEncoder *enc, int read_t
     else
         fprintf(stderr, "  read       %8.2f          (decoding on the main thread)\n",
                 t->read_ms / n);
-    fprintf(stderr,
-            "  front end  %8.2f busy     (%s %.2f); back end waited %.2f: %.0f%% hidden\n",
-            fe_busy / n, fe_async ? "of which device" : "host + device", t->fe_gpu_ms / n,
-            t->fe_wait_ms / n, fe_busy > 0 ? 100.0 * hidden / fe_busy : 100.0);
+    if (mpe_encoder_pipelined(enc))
+        fprintf(stderr,
+                "  front end  %8.2f busy     (on the calling thread; the device %.2f); it waited "
+                "%.2f for the coder (a free slot)\n",
+                t->fe_ms / n, t->fe_gpu_ms / n, t->fe_wait_ms / n);
+    else
+        fprintf(stderr,
+                "  front end  %8.2f busy     (%s %.2f); back end waited %.2f: %.0f%% hidden\n",
+                fe_busy / n, fe_async ? "of which device" : "host + device", t->fe_gpu_ms / n,
+                t->fe_wait_ms / n, fe_busy > 0 ? 100.0 * hidden / fe_busy : 100.0);
     fprintf(stderr, "  download   %8.2f\n", t->download_ms / n);
-    fprintf(stderr, "  code       %8.2f          (slices on %d threads, headers, concatenation)\n",
-            t->code_ms / n, mpe_encoder_threads(enc));
+    fprintf(stderr, "  code       %8.2f          (slices on %d threads, headers, concatenation%s)\n",
+            t->code_ms / n, mpe_encoder_threads(enc),
+            mpe_encoder_pipelined(enc) ? "; on a thread of its own beside the front end" : "");
     if (t->quality_ms > 0)
         fprintf(stderr, "  quality    %8.2f busy     (on the lanes); coder held %.2f (copies, and "
                         "waits for a free lane)\n", t->quality_ms / n, t->quality_wait_ms / n);

@@ -1011,6 +1011,11 @@ int mpe_encoder_frontend_async(const MpeEncoder *e)
     return e->fe_task != NULL;
 }
 
+int mpe_encoder_pipelined(const MpeEncoder *e)
+{
+    return e->pipe;
+}
+
 static void write_gop_header(MpeEncoder *e, BsWriter *bw)
 {
     /* time code of the GOP's first picture at the nominal integer rate */
@@ -2202,10 +2207,10 @@ static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *ou
         e->slot_busy[slot] = 1;
         if ((ret = frontend_frame(e, n, frame, 1, err)) < 0)
             return ret;
-        /* on this thread: what the front end takes is not hidden; the wait
-         * for a free slot counts as the front end's wait */
+        /* on this thread: the front end's time, and before it the wait for
+         * the coder to free the slot (mpe_encoder_pipelined) */
         e->slot_fe_ms[slot] = mpe_time_ms() - t1;
-        e->slot_wait_ms[slot] = mpe_time_ms() - t0;
+        e->slot_wait_ms[slot] = t1 - t0;
         e->submitted++;
         enqueue_ready(e, n);
     } else {

@@ -160,6 +160,10 @@ int mpe_encoder_threads(const MpeEncoder *enc);
 /* Whether the front end runs on its own thread, overlapping the back end
  * (cpu backend with threads > 1; GPU backends overlap by being asynchronous). */
 int mpe_encoder_frontend_async(const MpeEncoder *enc);
+/* MpeParam.pipeline took effect: the pictures are coded on a thread of
+ * their own, the front end runs in the calls (fe_ms), and fe_wait_ms is a
+ * call's wait for the coder to free the frame's slot. */
+int mpe_encoder_pipelined(const MpeEncoder *enc);
 /* The frame rate the stream signals (may differ from the requested one when
  * the format cannot express it; a warning is logged). */
 void mpe_encoder_stream_rate(const MpeEncoder *enc, int *num, int *den);

@@ -129,10 +129,14 @@ fi
 # --stats: every stage in the summary; with -v a line of times per frame
 err=$("$MPEGENC" -y --stats --threads 2 --backend cpu -i "$SOLAR" -o "$TMP/s.m2v" 2>&1 >/dev/null); rc=$?
 missing=""
-for stage in read "front end" download code quality write encode wall hidden "slice threads 2"; do
+for stage in read "front end" download code quality write encode wall "for the coder" "slice threads 2"; do
     printf '%s' "$err" | grep -q "$stage" || missing="$missing '$stage'"
 done
 check stats-summary "rc $rc, missing:$missing in: $err" [ $rc = 0 -a -z "$missing" ]
+# lock-step (--recon): how much of the front end the coding hid
+err=$("$MPEGENC" -y --stats --threads 2 --backend cpu -i "$SOLAR" -o "$TMP/s.m2v" --recon "$TMP/s.y4m" 2>&1 >/dev/null)
+printf '%s' "$err" | grep -q "hidden"
+check stats-summary-lock-step "no 'hidden' in: $err" [ $? = 0 ]
 n=$("$MPEGENC" -y -v --stats --backend cpu -i "$SOLAR" -o "$TMP/s.m2v" 2>&1 >/dev/null | grep -c "ms: read .* code ")
 check stats-per-frame "$n per-frame time lines, expected 8" [ "$n" = 8 ]
 n=$("$MPEGENC" -y --backend cpu -i "$SOLAR" -o "$TMP/s.m2v" 2>&1 >/dev/null | grep -c "stages")
