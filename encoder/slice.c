@@ -367,6 +367,16 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
     const int pvx = st->pmv[dir][0], pvy = st->pmv[dir][1];
     const int pred_extra = (abs(pvx - 2 * m->dx) > 1 || abs(pvy - 2 * m->dy) > 1) &&
                            in_box(&box, pvx, pvy);
+    /* the nine at once, the centre among them, where a neighbour of the
+     * centre costs no more bits than it: no SAD of the centre can then
+     * make the neighbour's visit be skipped */
+    if (nine_inside && ok[0][1] & ok[1][1]) {
+        const int crate = bits[0][1] + bits[1][1];
+        for (int i = 0; i < 9 && !have_nine; i++)
+            have_nine = i != 4 && ok[0][i % 3] & ok[1][i / 3] && bits[0][i % 3] + bits[1][i / 3] <= crate;
+        if (have_nine)
+            pc->dsp->hpel_sads(nine, src, sstride, full, rstride);
+    }
     for (int k = 0; k < 9 + pred_extra; k++) {
         int vx, vy;
         uint32_t rate;
@@ -386,7 +396,7 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
             continue;
         uint32_t sad;
         if (k == 0) {   /* the full-pel vector: the reference itself */
-            sad = pc->sad16(src, sstride, full, rstride);
+            sad = have_nine ? nine[4] : pc->sad16(src, sstride, full, rstride);
         } else if (k < 9 && nine_inside) {
             if (!have_nine)
                 pc->dsp->hpel_sads(nine, src, sstride, full, rstride);
