@@ -764,6 +764,9 @@ int main(int argc, char **argv)
         }
     }
     pick_device(&j);
+    /* each rank codes its pictures on a thread of their own while its
+     * calls run the front end (no rank writes a reconstruction) */
+    j.cli.param.pipeline = 1;
 
     /* every rank opens its encoder: a failure anywhere stops all before any work */
     rank_log.opened = 0;

@@ -57,6 +57,10 @@ same q_y4m_seek "$TMP/clip.y4m" 2 --q 4 --seek 5 --frames 30
 same q_mpeg1_gop5 "$TMP/clip.y4m" 2 --q 6 --format mpeg1 --gop 5 --chunk-gops 1
 same q_png "$TMP/png/f_%03d.png" 2 --q 5 --start 1 --gop 6 --chunk-gops 1
 same q_png_seek "$TMP/png/f_%03d.png" 3 --q 5 --start 1 --seek 3 --frames 20 --gop 6 --chunk-gops 1
+# ranks of 2 threads: each codes its pictures on a thread of their own
+# beside its front end (MpeParam.pipeline), chunk after chunk
+same q_y4m_pipelined "$TMP/clip.y4m" 2 --q 4 --threads 2
+same bitrate_pipelined "$TMP/clip.y4m" 2 --bitrate 300k --chunk-gops 1 --threads 2
 
 # stdin: rank 0 reads each chunk and sends its frames (and codes only when alone)
 for np in 1 3; do
