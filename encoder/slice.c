@@ -319,10 +319,12 @@ static int vector_bits(const MpePictureCtx *pc, const SliceState *st, int dir, i
  * (x264's SAD lambda, 2^((QP-12)/6), is 0.8 q for H.264's QP of the same
  * step size).  Without it the search spends most of a P picture's bits on
  * vectors that win by a SAD of a few units; with a coarse quantiser it
- * smooths the field further, which the rate control uses as a step. */
+ * smooths the field further, which the rate control uses as a step.
+ * *out_sad_at (where not NULL): the SAD of vector at where it was among
+ * those measured, else UINT32_MAX. */
 static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int dir, int mbx,
                               int mby, const GpuMotion *m, int *out_vx, int *out_vy,
-                              uint32_t *out_cost, uint32_t *out_sad0)
+                              uint32_t *out_cost, const int at[2], uint32_t *out_sad_at)
 {
     const MpePicture *ref = dir_ref(pc, dir);
     const ptrdiff_t sstride = pc->orig->stride[0], rstride = ref->stride[0];
@@ -356,8 +358,8 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
         }
     }
 
-    if (out_sad0)
-        *out_sad0 = UINT32_MAX;
+    if (out_sad_at)
+        *out_sad_at = UINT32_MAX;
     /* the centre first: the choice is the minimum of a total order (cost,
      * then the tie-break), so the order of visits does not change it, but a
      * good first cost lets the rest be skipped where even a SAD of 0 could
@@ -367,6 +369,16 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
     const int pvx = st->pmv[dir][0], pvy = st->pmv[dir][1];
     const int pred_extra = (abs(pvx - 2 * m->dx) > 1 || abs(pvy - 2 * m->dy) > 1) &&
                            in_box(&box, pvx, pvy);
+    /* the nine at once, the centre among them, where a neighbour of the
+     * centre costs no more bits than it: no SAD of the centre can then
+     * make the neighbour's visit be skipped */
+    if (nine_inside && ok[0][1] & ok[1][1]) {
+        const int crate = bits[0][1] + bits[1][1];
+        for (int i = 0; i < 9 && !have_nine; i++)
+            have_nine = i != 4 && ok[0][i % 3] & ok[1][i / 3] && bits[0][i % 3] + bits[1][i / 3] <= crate;
+        if (have_nine)
+            pc->dsp->hpel_sads(nine, src, sstride, full, rstride);
+    }
     for (int k = 0; k < 9 + pred_extra; k++) {
         int vx, vy;
         uint32_t rate;
@@ -386,7 +398,7 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
             continue;
         uint32_t sad;
         if (k == 0) {   /* the full-pel vector: the reference itself */
-            sad = pc->sad16(src, sstride, full, rstride);
+            sad = have_nine ? nine[4] : pc->sad16(src, sstride, full, rstride);
         } else if (k < 9 && nine_inside) {
             if (!have_nine)
                 pc->dsp->hpel_sads(nine, src, sstride, full, rstride);
@@ -396,8 +408,8 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int
             sad = pc->dsp->pred_sad(src, sstride, ref->plane[0], rstride, 32 * mbx + vx, 32 * mby + vy);
         }
         const uint32_t cost = sad + rate;
-        if (!vx && !vy && out_sad0)
-            *out_sad0 = sad;
+        if (out_sad_at && vx == at[0] && vy == at[1])
+            *out_sad_at = sad;
         if (cost < bcost || (cost == bcost && gpu_mv_better(sad, vx, vy, bsad, bvx, bvy))) {
             bcost = cost;
             bsad = sad;
@@ -506,9 +518,12 @@ static int choose_b_mode(const MpePictureCtx *pc, const SliceState *st, int mbx,
     int mode, bsad;
     uint32_t bcost;
 
-    sad[0] = choose_vector(pc, st, DIR_FWD, mbx, mby, &pc->mv[addr], &v[0][0], &v[0][1], &cost[0], NULL);
+    /* the SADs at the predictors: the skip's, where it predicts one way */
+    uint32_t sad_pred[2];
+    sad[0] = choose_vector(pc, st, DIR_FWD, mbx, mby, &pc->mv[addr], &v[0][0], &v[0][1], &cost[0],
+                           st->pmv[DIR_FWD], &sad_pred[0]);
     sad[1] = choose_vector(pc, st, DIR_BWD, mbx, mby, &pc->mv_bwd[addr], &v[1][0], &v[1][1],
-                           &cost[1], NULL);
+                           &cost[1], st->pmv[DIR_BWD], &sad_pred[1]);
     /* choose_vector always finds a valid vector: the front end's full-pel
      * one lies inside the padded reference */
     cost[0] += lambda * (uint32_t)b_mode_bits(MODE_FWD);
@@ -522,8 +537,9 @@ static int choose_b_mode(const MpePictureCtx *pc, const SliceState *st, int mbx,
     const uint32_t irate = (cost[0] - sad[0]) + (cost[1] - sad[1]) -
                            lambda * (uint32_t)(b_mode_bits(MODE_FWD) + b_mode_bits(MODE_BWD) -
                                                b_mode_bits(MODE_FWD | MODE_BWD));
+    uint32_t isad = UINT32_MAX;
     if (irate < bcost) {
-        const uint32_t isad = b_mode_sad(pc, MODE_FWD | MODE_BWD, mbx, mby, v);
+        isad = b_mode_sad(pc, MODE_FWD | MODE_BWD, mbx, mby, v);
         const uint32_t icost = isad + irate;
         if (icost < bcost) {
             mode = MODE_FWD | MODE_BWD;
@@ -535,7 +551,12 @@ static int choose_b_mode(const MpePictureCtx *pc, const SliceState *st, int mbx,
         /* the skip sends nothing: its cost is its SAD, with the bias that
          * makes P pictures prefer the zero vector */
         int sv[2][2] = { { st->pmv[0][0], st->pmv[0][1] }, { st->pmv[1][0], st->pmv[1][1] } };
-        const uint32_t ssad = b_mode_sad(pc, st->prev_mode, mbx, mby, sv);
+        const int m = st->prev_mode;
+        const uint32_t known = m == MODE_FWD ? sad_pred[DIR_FWD]
+                               : m == MODE_BWD ? sad_pred[DIR_BWD]
+                               : !memcmp(sv, v, sizeof(sv)) ? isad
+                                                            : UINT32_MAX;
+        const uint32_t ssad = known != UINT32_MAX ? known : b_mode_sad(pc, m, mbx, mby, sv);
         if (ssad <= bcost + ZERO_MV_BIAS) {
             mode = st->prev_mode;
             memcpy(v, sv, sizeof(sv));
@@ -693,7 +714,8 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
         } else if (is_p) {
             const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
             uint32_t sad0;
-            uint32_t bsad = choose_vector(pc, &st, DIR_FWD, mbx, mby, &pc->mv[addr], &vx, &vy, NULL, &sad0);
+            static const int zero[2] = { 0, 0 };
+            uint32_t bsad = choose_vector(pc, &st, DIR_FWD, mbx, mby, &pc->mv[addr], &vx, &vy, NULL, zero, &sad0);
             if (sad0 == UINT32_MAX)   /* not among those choose_vector measured */
                 sad0 = pc->sad16(src, pc->orig->stride[0],
                                  pc->ref->plane[0] + 16 * mby * pc->ref->stride[0] + 16 * mbx,
