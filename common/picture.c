@@ -60,6 +60,12 @@ size_t mpe_picture_layout(MpePicture *pic, int width, int height, uint8_t *buf)
         pic->plane_w[c] = (pic->mb_width * 16) >> shift;
         pic->plane_h[c] = (pic->mb_height * 16) >> shift;
         pic->stride[c] = ALIGN_UP(pic->plane_w[c], 32);
+        /* rows a multiple of 1 KiB apart map a block's 16 rows, and its
+         * reference's, onto the same two L1 sets: every SAD evicts its own
+         * lines (2048^2 luma: a hot 16x16 SAD 49 ns at stride 2048, 17.5 at
+         * 2112; the whole encode 5 % less CPU on 2 cores) */
+        if (pic->stride[c] % 1024 == 0)
+            pic->stride[c] += 64;
         off[c] = total;
         total += (size_t)pic->stride[c] * pic->plane_h[c];
     }

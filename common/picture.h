@@ -38,7 +38,8 @@ typedef struct MpePicture {
 } MpePicture;
 
 /* The picture's geometry (planes padded to whole macroblocks, strides a
- * multiple of 32) with its planes in buf (64-aligned, or NULL: none yet);
+ * multiple of 32 and never of 1024) with its planes in buf (64-aligned, or
+ * NULL: none yet);
  * returns the bytes buf needs, 0 for a bad size.  pic->alloc stays NULL. */
 size_t mpe_picture_layout(MpePicture *pic, int width, int height, uint8_t *buf);
 int mpe_picture_alloc(MpePicture *pic, int width, int height);
