@@ -122,9 +122,7 @@ typedef struct QualityLane {
 /* MpeParam.pipeline: a coded picture waiting for the call that returns it. */
 typedef struct CodedPic {
     BsWriter bw;                /* its stream bytes (headers, slices, stuffing) */
-    MpeFrameStats fs;
-    int index;                  /* display index */
-    char type;
+    MpeFrameStats fs;           /* display_index and type say which picture */
 } CodedPic;
 
 /* The front end's work for one frame when it runs on the task thread. */
@@ -2123,7 +2121,6 @@ static void coder_loop(void *arg)
             if (bs_error(&cp->bw))
                 ret = mpe_error(&err, bs_error(&cp->bw), "out of memory for the bitstream");
         }
-        cp->type = cp->fs.type;
 
         pthread_mutex_lock(&e->pipe_lock);
         if (ret < 0) {
@@ -2150,7 +2147,7 @@ static int pipe_collect(MpeEncoder *e, int wait, MpeError *err)
         *err = e->coder_err;
     pthread_mutex_unlock(&e->pipe_lock);
     for (; e->collected < done; e->collected++)
-        e->slot_busy[slot_of(e, e->ring[e->collected % e->slots].index)] = 0;
+        e->slot_busy[slot_of(e, e->ring[e->collected % e->slots].fs.display_index)] = 0;
     return ret < 0 ? ret : 0;
 }
 
@@ -2171,7 +2168,6 @@ static void pipe_push(MpeEncoder *e)
         e->work[at] = d;
         e->work_next[at] = e->cq_len ? e->code_queue[e->cq_head] : -1;
         e->work_len++;
-        e->ring[e->pushed % e->slots].index = d;
         e->pushed++;
         n++;
     }
@@ -2232,9 +2228,9 @@ static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *ou
         CodedPic *cp = &e->ring[e->delivered % e->slots];
         bs_append(&e->out, &cp->bw);
         out->coded = 1;
-        out->coded_display_index = cp->index;
-        out->coded_type = cp->type;
-        if (!e->p.bframes || cp->type == 'B') {
+        out->coded_display_index = cp->fs.display_index;
+        out->coded_type = cp->fs.type;
+        if (!e->p.bframes || cp->fs.type == 'B') {
             out->stats = cp->fs;
             out->have_picture = 1;
         } else {
