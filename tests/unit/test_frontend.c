@@ -10,6 +10,7 @@
 #include "common/cpu.h"
 #include "dsp/sad.h"
 #include "gpu/frontend.h"
+#include "gpu/frontend_internal.h"
 #include "tests/test.h"
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -914,6 +915,45 @@ static void test_submit_banded_copy(TestCtx *t)
     mpe_pool_close(pool);
 }
 
+/* The device's vector words (dx | dy << 16, sad, sad0 per macroblock)
+ * into GpuMotion: gpu_unpack_vectors (a copy where the host's layout is
+ * GpuMotion's) against the words decoded one by one, on random words of
+ * every sign and size, odd macroblock counts. */
+static void test_unpack_vectors(TestCtx *t)
+{
+    TestRng rng = { 0x7EC7ULL };
+    for (int k = 0; k < 20 && !t->case_failed; k++) {
+        GpuGeometry geo = { 0 };
+        geo.mb_w = 1 + (int)(test_rand(&rng) % 37);
+        geo.mb_h = 1 + (int)(test_rand(&rng) % 23);
+        const int n = geo.mb_w * geo.mb_h;
+        uint8_t *words = malloc(12 * (size_t)n);
+        GpuMotion *mv = malloc(sizeof(*mv) * (size_t)n);
+        if (!words || !mv) {
+            CHECK(t, 0, "out of memory");
+            free(words);
+            free(mv);
+            return;
+        }
+        for (int i = 0; i < 12 * n; i++)
+            words[i] = (uint8_t)test_rand(&rng);
+        memset(mv, 0xA5, sizeof(*mv) * (size_t)n);
+        gpu_unpack_vectors(mv, words, &geo);
+        for (int i = 0; i < n && !t->case_failed; i++) {
+            uint32_t v[3];
+            for (int j = 0; j < 3; j++)
+                v[j] = (uint32_t)words[12 * i + 4 * j] | (uint32_t)words[12 * i + 4 * j + 1] << 8 |
+                       (uint32_t)words[12 * i + 4 * j + 2] << 16 | (uint32_t)words[12 * i + 4 * j + 3] << 24;
+            const int dx = (int16_t)(v[0] & 0xFFFF), dy = (int16_t)(v[0] >> 16);
+            CHECK(t, mv[i].dx == dx && mv[i].dy == dy && mv[i].sad == v[1] && mv[i].sad0 == v[2],
+                  "%dx%d macroblocks, #%d: (%d, %d) %u %u, words say (%d, %d) %u %u", geo.mb_w,
+                  geo.mb_h, i, mv[i].dx, mv[i].dy, mv[i].sad, mv[i].sad0, dx, dy, v[1], v[2]);
+        }
+        free(words);
+        free(mv);
+    }
+}
+
 static void test_backend_select(TestCtx *t)
 {
     const GpuBackend *b = NULL;
@@ -1147,6 +1187,7 @@ int main(void)
     test_run(&t, "backend-cpu-interface", test_backend_cpu_interface);
     test_run(&t, "frontend-slot-checks", test_frontend_slot_checks);
     test_run(&t, "submit-banded-copy", test_submit_banded_copy);
+    test_run(&t, "unpack-vectors", test_unpack_vectors);
     test_run(&t, "backend-select", test_backend_select);
     test_run(&t, "gpu-device-nodes", test_device_nodes);
     test_run(&t, "kernels-convert-vs-reference", test_kernels_convert);
