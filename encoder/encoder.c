@@ -240,10 +240,11 @@ struct MpeEncoder {
     MpeTask *fe_task;             /* non-NULL: the front end runs on its own thread */
     /* The pipeline's front end copies frame n into its slot and counts its
      * scene-cut levels on stage_task while this thread finishes frame
-     * n - 1's front-end work (encode_frame_pipe); staged_n is then n, and
-     * its type waits in staged_type for the next call (or the flush). */
+     * n - 1's front-end work (frontend_frame_pipe), then commits it;
+     * staged_n is then n, and its type waits in staged_type for the next
+     * call (or the flush). */
     MpeTask *stage_task;          /* NULL: below STAGE_TASK_THREADS, on this thread first */
-    GpuStaged staged[MAX_SLOTS];
+    GpuStaged staged;
     int staged_n;
     char staged_type;
     const MpeFrame *stage_frame;  /* stage_task's frame, its number and score */
@@ -1443,7 +1444,7 @@ static int search(MpeEncoder *e, int cur, int ref, MpeError *err)
  * picture search it against the previous anchor's ORIGINAL picture.  On a
  * GPU this runs while the CPU codes the frame before it.  A B frame is
  * searched once the anchor after it is in (search_pending_b).  frame NULL:
- * it is in the slot's host memory already (e->staged), committed here. */
+ * it was staged and committed already (frontend_frame_pipe). */
 static int submit(MpeEncoder *e, int n, const MpeFrame *frame, char type, MpeError *err)
 {
     const int slot = slot_of(e, n);
@@ -1453,8 +1454,7 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, char type, MpeErr
      * must stay on the front end that has the B frame */
     if (n > 0 && e->slot_type[slot_of(e, n - 1)] == 'B')
         gpu_frontend_defer_move(e->fe);
-    if ((ret = frame ? gpu_frontend_submit(e->fe, slot, frame, err)
-                     : gpu_frontend_commit(e->fe, slot, &e->staged[slot], err)) < 0)
+    if (frame && (ret = gpu_frontend_submit(e->fe, slot, frame, err)) < 0)
         return ret;
     e->slot_type[slot] = type;
     e->slot_fetched[slot] = 0;
@@ -1639,7 +1639,7 @@ static int adapt_run(MpeEncoder *e, int n, int anchor, MpeError *err)
 /* The front end's whole work for frame n of the given type (gop_type):
  * submit (and search, for a P), and when n is a P, the B frames before it;
  * an I closes them off first (they are coded before it, see
- * enqueue_ready).  frame NULL: it was staged and copied (e->staged). */
+ * enqueue_ready).  frame NULL: it was staged and committed already. */
 static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, char type, int fetch_now,
                           MpeError *err)
 {
@@ -2212,7 +2212,7 @@ static void pipe_push(MpeEncoder *e)
 static void stage_job(void *arg)
 {
     MpeEncoder *e = arg;
-    gpu_frontend_stage_copy(&e->staged[slot_of(e, e->stage_n)]);
+    gpu_frontend_stage_copy(&e->staged);
     e->stage_cut = scenecut_score(e, e->stage_n, e->stage_frame);
 }
 
@@ -2237,8 +2237,9 @@ static int finish_staged(MpeEncoder *e, MpeError *err)
 /* Frame n (its slot free) into the front end.  Its copy into the slot and
  * its scene-cut levels (about 1.4 ms on the H100 machine's busy pool) run
  * on stage_task while this thread finishes frame n - 1's front-end work
- * (its upload, searches, waits and decisions: n - 1 is staged); frame n's
- * then waits for the next call.  Every call into the front end keeps its
+ * (its searches, waits and decisions: n - 1 is staged); frame n is then
+ * committed (its upload and conversion run while the next frame comes),
+ * and the rest of its front end waits for the next call.  Every call into the front end keeps its
  * order, so the pictures are the lock-step schedule's.  Where a frame
  * cannot be staged (the cpu front end takes the first frames while a GPU
  * opens), it goes through whole, after n - 1. */
@@ -2246,7 +2247,7 @@ static int frontend_frame_pipe(MpeEncoder *e, int n, const MpeFrame *frame, MpeE
 {
     const int slot = slot_of(e, n);
     const double t0 = mpe_time_ms();
-    int ret = gpu_frontend_stage(e->fe, slot, frame, &e->staged[slot], err);
+    int ret = gpu_frontend_stage(e->fe, slot, frame, &e->staged, err);
 
     if (ret == -EAGAIN) {
         if ((ret = finish_staged(e, err)) < 0)
@@ -2272,7 +2273,8 @@ static int frontend_frame_pipe(MpeEncoder *e, int n, const MpeFrame *frame, MpeE
     const double t2 = mpe_time_ms();
     if (e->stage_task)
         mpe_task_wait(e->stage_task);
-    if (ret < 0)
+    /* its upload and conversion start now, while the next frame is read */
+    if (ret < 0 || (ret = gpu_frontend_commit(e->fe, slot, &e->staged, err)) < 0)
         return ret;
     e->staged_n = n;
     e->staged_type = gop_type(e, n, e->stage_cut);
