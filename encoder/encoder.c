@@ -62,6 +62,9 @@
  * beyond the lock-step schedule's slots (each slot is a frame's planes on
  * the host and the device) */
 #define PIPE_LEAD 6
+/* A pool this large or larger gets the pipeline's stage_task; on fewer
+ * cores the thread would only take turns with the others. */
+#define STAGE_TASK_THREADS 4
 /* reconstructions: the reference, and one per rate-control bank; with B
  * pictures also the previous reference (the B pictures' forward one) and
  * the last B picture (see MAX_SLOTS: no longer needed by the quality
@@ -235,6 +238,17 @@ struct MpeEncoder {
                                      the cpu front end and the C metrics all run on it */
     MpePool *own_pool;
     MpeTask *fe_task;             /* non-NULL: the front end runs on its own thread */
+    /* The pipeline's front end copies frame n into its slot and counts its
+     * scene-cut levels on stage_task while this thread finishes frame
+     * n - 1's front-end work (encode_frame_pipe); staged_n is then n, and
+     * its type waits in staged_type for the next call (or the flush). */
+    MpeTask *stage_task;          /* NULL: below STAGE_TASK_THREADS, on this thread first */
+    GpuStaged staged[MAX_SLOTS];
+    int staged_n;
+    char staged_type;
+    const MpeFrame *stage_frame;  /* stage_task's frame, its number and score */
+    int stage_n;
+    double stage_cut;
     FrontendJob fe_job;
     SliceJob *slices[MPE_RC_BANKS];   /* one set per bank */
     int n_slices;
@@ -520,6 +534,7 @@ void mpe_encoder_close(MpeEncoder *e)
         return;
     /* the tasks first: they may still be running the front end or coding */
     mpe_task_close(e->fe_task);
+    mpe_task_close(e->stage_task);
     if (e->have_pipe_sync) {
         pthread_mutex_lock(&e->pipe_lock);
         e->coder_quit = 1;
@@ -899,6 +914,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     e->n_pics = e->p.bframes ? MPE_RC_BANKS + 3 : MPE_RC_BANKS + 1;
     e->last_anchor = -1;
     e->last_i = -1;
+    e->staged_n = -1;
     mpe_scenecut_init(&e->scenecut);
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = e->slots, .threads = p->threads,
                       .pool = e->pool, .device = p->device, .pyramid = p->me == MPE_ME_HIER,
@@ -969,7 +985,9 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
      * backend's host side (copies into and out of pinned memory) costs
      * milliseconds too, so with threads to spare the front end gets a thread
      * of its own (backends take calls from any one thread at a time). */
-    if (e->pipe ? (ret = mpe_task_open(&e->code_task, err)) < 0
+    if (e->pipe ? (ret = mpe_task_open(&e->code_task, err)) < 0 ||
+                      (mpe_pool_threads(e->pool) >= STAGE_TASK_THREADS &&
+                       (ret = mpe_task_open(&e->stage_task, err)) < 0)
                 : e->threads > 1 && (ret = mpe_task_open(&e->fe_task, err)) < 0)
         goto fail;
     for (int i = 0; i < e->n_lanes; i++)
@@ -1010,7 +1028,8 @@ int mpe_encoder_bframes(const MpeEncoder *e)
 
 int mpe_encoder_start_chunk(MpeEncoder *e, int first_frame, int end_code, MpeError *err)
 {
-    if (e->cq_len || e->held || e->submitted > e->last_anchor + 1 || (e->coded && !e->flushed) ||
+    if (e->cq_len || e->held || e->staged_n >= 0 || e->submitted > e->last_anchor + 1 ||
+        (e->coded && !e->flushed) ||
         e->pushed > e->delivered)
         return mpe_error(err, -EINVAL, "a chunk starts on a new or flushed encoder");
     if (first_frame < 0 || first_frame % (e->chunk_len ? e->chunk_len : e->p.gop))
@@ -1318,9 +1337,14 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
  * ends, are closed off with a P (close_pending_b).  Front end only (it
  * may run on the front end's thread: no logging here; --log shows the
  * types). */
-static char gop_type(MpeEncoder *e, int n, const MpeFrame *frame)
+static double scenecut_score(MpeEncoder *e, int n, const MpeFrame *frame)
 {
-    const double cut = e->p.scenecut > 0 ? mpe_scenecut_score_pool(&e->scenecut, n, frame, e->pool) : -1;
+    return e->p.scenecut > 0 ? mpe_scenecut_score_pool(&e->scenecut, n, frame, e->pool) : -1;
+}
+
+/* Frame n's type, from its scene-cut score (scenecut_score) */
+static char gop_type(MpeEncoder *e, int n, double cut)
+{
     const int k = e->last_i < 0 ? 0 : n - e->last_i;
     if (e->last_i < 0 || k >= e->p.gop || (e->chunk_len && n % e->chunk_len == 0) ||
         cut > e->p.scenecut) {
@@ -1451,7 +1475,8 @@ static int search(MpeEncoder *e, int cur, int ref, MpeError *err)
 /* Hand frame number n to the front end: upload, convert, and for a P
  * picture search it against the previous anchor's ORIGINAL picture.  On a
  * GPU this runs while the CPU codes the frame before it.  A B frame is
- * searched once the anchor after it is in (search_pending_b). */
+ * searched once the anchor after it is in (search_pending_b).  frame NULL:
+ * it is in the slot's host memory already (e->staged), committed here. */
 static int submit(MpeEncoder *e, int n, const MpeFrame *frame, char type, MpeError *err)
 {
     const int slot = slot_of(e, n);
@@ -1461,7 +1486,8 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, char type, MpeErr
      * must stay on the front end that has the B frame */
     if (n > 0 && e->slot_type[slot_of(e, n - 1)] == 'B')
         gpu_frontend_defer_move(e->fe);
-    if ((ret = gpu_frontend_submit(e->fe, slot, frame, err)) < 0)
+    if ((ret = frame ? gpu_frontend_submit(e->fe, slot, frame, err)
+                     : gpu_frontend_commit(e->fe, slot, &e->staged[slot], err)) < 0)
         return ret;
     e->slot_type[slot] = type;
     e->slot_fetched[slot] = 0;
@@ -1643,12 +1669,13 @@ static int adapt_run(MpeEncoder *e, int n, int anchor, MpeError *err)
     return 0;
 }
 
-/* The front end's whole work for frame n: submit (and search, for a P),
- * and when n is a P, the B frames before it; an I closes them off first
- * (they are coded before it, see enqueue_ready). */
-static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, int fetch_now, MpeError *err)
+/* The front end's whole work for frame n of the given type (gop_type):
+ * submit (and search, for a P), and when n is a P, the B frames before it;
+ * an I closes them off first (they are coded before it, see
+ * enqueue_ready).  frame NULL: it was staged and copied (e->staged). */
+static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, char type, int fetch_now,
+                          MpeError *err)
 {
-    const char type = gop_type(e, n, frame);
     int ret;
     if (type == 'I' && (ret = close_pending_b(e, n - 1, fetch_now, err)) < 0)
         return ret;
@@ -1699,7 +1726,9 @@ static void frontend_job(void *arg)
 {
     FrontendJob *job = arg;
     double t0 = mpe_time_ms();
-    job->ret = frontend_frame(job->e, job->n, job->frame, 1, &job->err);
+    job->ret = frontend_frame(job->e, job->n, job->frame,
+                              gop_type(job->e, job->n, scenecut_score(job->e, job->n, job->frame)),
+                              1, &job->err);
     job->ms = mpe_time_ms() - t0;
 }
 
@@ -2217,6 +2246,77 @@ static void pipe_push(MpeEncoder *e)
     }
 }
 
+static void stage_job(void *arg)
+{
+    MpeEncoder *e = arg;
+    gpu_frontend_stage_copy(&e->staged[slot_of(e, e->stage_n)]);
+    e->stage_cut = scenecut_score(e, e->stage_n, e->stage_frame);
+}
+
+/* The front-end work left of the staged frame (encode_frame_pipe), its
+ * time added to the slot's; it then joins the coding queue. */
+static int finish_staged(MpeEncoder *e, MpeError *err)
+{
+    const int n = e->staged_n;
+    const double t0 = mpe_time_ms();
+    int ret;
+
+    if (n < 0)
+        return 0;
+    e->staged_n = -1;
+    if ((ret = frontend_frame(e, n, NULL, e->staged_type, 1, err)) < 0)
+        return ret;
+    e->slot_fe_ms[slot_of(e, n)] += mpe_time_ms() - t0;
+    enqueue_ready(e, n);
+    return 0;
+}
+
+/* Frame n (its slot free) into the front end.  Its copy into the slot and
+ * its scene-cut levels (about 1.4 ms on the H100 machine's busy pool) run
+ * on stage_task while this thread finishes frame n - 1's front-end work
+ * (its upload, searches, waits and decisions: n - 1 is staged); frame n's
+ * then waits for the next call.  Every call into the front end keeps its
+ * order, so the pictures are the lock-step schedule's.  Where a frame
+ * cannot be staged (the cpu front end takes the first frames while a GPU
+ * opens), it goes through whole, after n - 1. */
+static int frontend_frame_pipe(MpeEncoder *e, int n, const MpeFrame *frame, MpeError *err)
+{
+    const int slot = slot_of(e, n);
+    const double t0 = mpe_time_ms();
+    int ret = gpu_frontend_stage(e->fe, slot, frame, &e->staged[slot], err);
+
+    if (ret == -EAGAIN) {
+        if ((ret = finish_staged(e, err)) < 0)
+            return ret;
+        const double t1 = mpe_time_ms();
+        if ((ret = frontend_frame(e, n, frame, gop_type(e, n, scenecut_score(e, n, frame)), 1,
+                                  err)) < 0)
+            return ret;
+        e->slot_fe_ms[slot] = mpe_time_ms() - t1;
+        enqueue_ready(e, n);
+        return 0;
+    }
+    if (ret < 0)
+        return ret;
+    e->stage_frame = frame;
+    e->stage_n = n;
+    if (e->stage_task)
+        mpe_task_start(e->stage_task, stage_job, e);
+    else
+        stage_job(e);
+    const double t1 = mpe_time_ms();
+    ret = finish_staged(e, err);
+    const double t2 = mpe_time_ms();
+    if (e->stage_task)
+        mpe_task_wait(e->stage_task);
+    if (ret < 0)
+        return ret;
+    e->staged_n = n;
+    e->staged_type = gop_type(e, n, e->stage_cut);
+    e->slot_fe_ms[slot] = mpe_time_ms() - t2 + t1 - t0;
+    return 0;
+}
+
 static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeError *err)
 {
     int ret;
@@ -2227,8 +2327,9 @@ static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *ou
         const int n = e->submitted, slot = slot_of(e, n);
         double t0 = mpe_time_ms();
         /* the slot's last picture must be coded back first: it is queued
-         * (its anchor came at most --bframes + 1 frames after it), so it is
-         * out on code_task or goes now */
+         * (its anchor came at most --bframes + 1 frames after it, and one
+         * more frame may be staged since), so it is out on code_task or
+         * goes now */
         while (e->slot_busy[slot]) {
             pipe_push(e);
             if (e->pushed == e->collected)
@@ -2236,19 +2337,16 @@ static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *ou
             if ((ret = pipe_collect(e, 1, err)) < 0)
                 return ret;
         }
-        const double t1 = mpe_time_ms();
+        /* on this thread: before the front end's time, the wait for the
+         * coder to free the slot (mpe_encoder_pipelined) */
+        e->slot_wait_ms[slot] = mpe_time_ms() - t0;
         e->slot_busy[slot] = 1;
-        if ((ret = frontend_frame(e, n, frame, 1, err)) < 0)
+        if ((ret = frontend_frame_pipe(e, n, frame, err)) < 0)
             return ret;
-        /* on this thread: the front end's time, and before it the wait for
-         * the coder to free the slot (mpe_encoder_pipelined) */
-        e->slot_fe_ms[slot] = mpe_time_ms() - t1;
-        e->slot_wait_ms[slot] = t1 - t0;
         e->submitted++;
-        enqueue_ready(e, n);
     } else {
         gpu_frontend_finish(e->fe);
-        if ((ret = end_pending_b(e, err)) < 0)
+        if ((ret = finish_staged(e, err)) < 0 || (ret = end_pending_b(e, err)) < 0)
             return ret;
         e->flushing = 1;
     }
@@ -2344,7 +2442,8 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
             async = 1;
         } else {
             double t0 = mpe_time_ms();
-            if ((ret = frontend_frame(e, n, frame, 0, err)) < 0)
+            if ((ret = frontend_frame(e, n, frame, gop_type(e, n, scenecut_score(e, n, frame)), 0,
+                                      err)) < 0)
                 return ret;
             /* the calls block this thread: whatever they take is not hidden
              * (a GPU's own time, fe_gpu_ms, is) */

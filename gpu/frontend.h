@@ -168,6 +168,31 @@ const char *gpu_frontend_name(const GpuFrontend *fe);
  * (converted) or YUV420 (copied and padded) frames of the configured size;
  * the caller may reuse `frame` as soon as it returns. */
 int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeError *err);
+
+/* submit in three steps, so that a frame's copy into host memory (1-2 ms
+ * at 2048^2) runs on another thread while this one drives the front end's
+ * other slots: gpu_frontend_stage readies the slot and says where the
+ * frame goes (on the thread that makes every other call);
+ * gpu_frontend_stage_copy copies it there (host memory only: any thread,
+ * concurrently with calls on OTHER slots; `frame` must stay valid until it
+ * returns); gpu_frontend_commit hands it to the device, as submit's end.
+ * stage returns -EAGAIN while an asynchronous open has not moved to its
+ * GPU yet: where the cpu front end takes frames, submit them whole (the
+ * move is decided in submit's order). */
+typedef struct GpuStaged {
+    /* frontend.c's; the caller only keeps it from stage to commit */
+    GpuFrontend *holder;
+    const MpeFrame *frame;
+    uint8_t *staging;          /* RGB rows packed, or YUV planes back to back */
+    MpePicture *pic;           /* YUV: the padded planes filled */
+    MpePicture view;
+    int width, height, bands;
+    MpePool *pool;
+} GpuStaged;
+int gpu_frontend_stage(GpuFrontend *fe, int slot, const MpeFrame *frame, GpuStaged *st,
+                       MpeError *err);
+void gpu_frontend_stage_copy(GpuStaged *st);
+int gpu_frontend_commit(GpuFrontend *fe, int slot, GpuStaged *st, MpeError *err);
 /* Search slot cur against slot ref (both submitted), range
  * 0..GPU_MAX_SEARCH_RANGE. */
 int gpu_frontend_search(GpuFrontend *fe, int cur, int ref, int range, MpeError *err);
