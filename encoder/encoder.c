@@ -919,7 +919,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     mpe_scenecut_init(&e->scenecut);
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = e->slots, .threads = p->threads,
                       .pool = e->pool, .device = p->device, .pyramid = p->me == MPE_ME_HIER,
-                      .length = p->length,
+                      .length = p->length, .intra_costs = e->b_adapt,
                       .cpu_flags = mpe_param_cpu_flags(p), .log = &e->log };
     /* auto falls back to the next backend if one fails to open (kernel
      * build, device memory), before its first frame; a GPU opens while the
@@ -1626,14 +1626,18 @@ static int run_cost_of(MpeEncoder *e, int n, int anchor, uint64_t *cost, MpeErro
     if (first)
         e->slot_download_ms[slot] = 0;
     e->fwd_ref[slot] = anchor;
-    /* planes the backend keeps on the host (YUV input) are there before
-     * the search: their intra costs are counted while the device searches */
-    const MpePicture *host = first ? gpu_frontend_host_planes(e->fe, slot) : NULL;
+    /* a GPU counted the intra costs beside its conversion (0.4-0.6 ms of
+     * this thread's time on the H100 machine's busy pool otherwise); else
+     * planes the backend keeps on the host (YUV input) are there before the
+     * search: their intra costs are counted while the device searches */
+    const int on_device = first && gpu_frontend_has_intra_costs(e->fe, slot);
+    const MpePicture *host = first && !on_device ? gpu_frontend_host_planes(e->fe, slot) : NULL;
     if (host)
         intra_costs(e, slot, host);
-    if ((ret = search(e, n, anchor, err)) < 0 || (ret = fetch_into(e, n, e->mv[slot], err)) < 0)
+    if ((ret = search(e, n, anchor, err)) < 0 || (ret = fetch_into(e, n, e->mv[slot], err)) < 0 ||
+        (on_device && (ret = gpu_frontend_intra_costs(e->fe, slot, e->intra_cost[slot], err)) < 0))
         return ret;
-    if (first && !host)
+    if (first && !on_device && !host)
         intra_costs(e, slot, e->src[slot]);
     *cost = mpe_bdecide_cost(e->mv[slot], e->intra_cost[slot], n_mb);
     return 0;

@@ -251,6 +251,7 @@ typedef struct GpuAsync {
 struct GpuFrontend {
     const GpuBackend *be;
     int pyramid;
+    int intra;               /* cfg->intra_costs */
     GpuContext *ctx;
     GpuGeometry geo;
     int slots;
@@ -383,6 +384,7 @@ static int frontend_open_one(GpuFrontend **out, const GpuBackend *be, const GpuC
     fe->be = be;
     fe->slots = cfg->slots;
     fe->pyramid = cfg->pyramid;
+    fe->intra = cfg->intra_costs;
     fe->pool = cfg->pool;
     geometry_init(&fe->geo, cfg->width, cfg->height);
     fail_init(&fe->fail, be->name);
@@ -796,6 +798,30 @@ const MpePicture *gpu_frontend_host_planes(GpuFrontend *fe, int slot)
     if (!fe->be->host_planes || slot < 0 || slot >= fe->slots || !fe->slot[slot].submitted)
         return NULL;
     return fe->be->host_planes(fe->ctx, slot);
+}
+
+int gpu_frontend_has_intra_costs(GpuFrontend *fe, int slot)
+{
+    if (slot < 0 || slot >= fe->slots)
+        return 0;
+    if (fe->async)
+        return gpu_frontend_has_intra_costs(async_holder(fe, slot), slot);
+    return fe->intra && fe->be->intra_costs && fe->slot[slot].submitted;
+}
+
+int gpu_frontend_intra_costs(GpuFrontend *fe, int slot, uint32_t *intra, MpeError *err)
+{
+    int ret;
+
+    if ((ret = check_slot(fe, slot, err)) < 0)
+        return ret;
+    if (fe->async)
+        return gpu_frontend_intra_costs(async_holder(fe, slot), slot, intra, err);
+    if (!gpu_frontend_has_intra_costs(fe, slot))
+        return -ENOSYS;
+    if ((ret = fail_frame(&fe->fail, GPU_FAIL_DOWNLOAD, slot, err)) < 0)
+        return ret;
+    return fe->be->intra_costs(fe->ctx, slot, intra, err);
 }
 
 int gpu_frontend_timings(GpuFrontend *fe, int slot, GpuTimings *t)

@@ -60,6 +60,8 @@ typedef struct GpuConfig {
     MpePool *pool;       /* cpu backend: non-NULL: it works on this pool (threads unused) */
     long length;         /* frames the run will submit where known, 0: unknown
                           * (gpu_frontend_open_async with "auto") */
+    int intra_costs;     /* a backend that can counts each macroblock's intra cost
+                          * at submit (gpu_frontend_intra_costs) */
     const MpeLog *log;
 } GpuConfig;
 
@@ -214,6 +216,13 @@ int gpu_frontend_download(GpuFrontend *fe, int slot, MpePicture *pic, GpuMotion 
  * slot's next submit.  NULL where they must be downloaded (a GPU) or the
  * slot holds no frame.  With them, download's pic may be NULL (vectors only). */
 const MpePicture *gpu_frontend_host_planes(GpuFrontend *fe, int slot);
+/* The slot's macroblocks' intra costs (mpe_bdecide_intra_costs on its
+ * luma: the SAD against the block's rounded mean), raster order, where
+ * the backend counted them at submit (cfg->intra_costs); waits for them.
+ * -ENOSYS where it did not: the caller counts them on the host. */
+int gpu_frontend_intra_costs(GpuFrontend *fe, int slot, uint32_t *intra, MpeError *err);
+/* Whether gpu_frontend_intra_costs would give the slot's (submitted) frame's. */
+int gpu_frontend_has_intra_costs(GpuFrontend *fe, int slot);
 /* The slot's device times, valid after wait(slot); -ENOSYS if the backend
  * has no timers. */
 int gpu_frontend_timings(GpuFrontend *fe, int slot, GpuTimings *t);

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dsp/sad.h"
+#include "encoder/bdecide.h"
 #include "input/input.h"
 #include "gpu/frontend.h"
 #include "tests/test.h"
@@ -377,6 +379,66 @@ static void test_staged(TestCtx *t)
         mpe_frame_free(&f[1]);
         mpe_frame_free(&scratch);
     }
+}
+
+/* gpu_frontend_intra_costs where the backend counts them (cfg.intra_costs)
+ * against mpe_bdecide_intra_costs on the planes it gives back: identical
+ * for every macroblock, on random, nearly flat and checkerboard frames at
+ * odd sizes, YUV and RGB.  Where the backend does not count them, or was
+ * not asked to, it says -ENOSYS (and has_intra_costs 0). */
+static void test_intra_costs(TestCtx *t)
+{
+    static const int sizes[][3] = { { 17, 23, 256 }, { 208, 144, 256 }, { 1000, 520, 3 }, { 80, 48, 0 } };
+    TestRng rng = { 0x1A7C0 };
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        for (int rgb = 0; rgb < 2; rgb++)
+            for (int asked = 0; asked < 2; asked++) {
+                const int w = sizes[i][0], h = sizes[i][1];
+                GpuConfig cfg = { .width = w, .height = h, .slots = 2, .device = -1, .intra_costs = asked };
+                GpuFrontend *fe = NULL;
+                MpeError err = { "" };
+                MpeFrame f[2];
+                MpePicture pic;
+                if (mpe_frame_alloc(&f[0], rgb ? MPE_FRAME_RGB24 : MPE_FRAME_YUV420, w, h) < 0 ||
+                    mpe_frame_alloc(&f[1], rgb ? MPE_FRAME_RGB24 : MPE_FRAME_YUV420, w, h) < 0 ||
+                    mpe_picture_alloc(&pic, w, h) < 0) {
+                    CHECK(t, 0, "out of memory");
+                    return;
+                }
+                random_pair(&f[0], &f[1], &rng, sizes[i][2]);
+                const size_t n = (size_t)pic.mb_width * pic.mb_height;
+                uint32_t *want = malloc(n * sizeof(*want)), *got = malloc(n * sizeof(*got));
+                int rc = want && got ? gpu_frontend_open(&fe, backend_under_test, &cfg, NULL, &err) : -ENOMEM;
+                CHECK(t, rc == 0, "%s open: %s", backend_under_test, err.msg);
+                for (int k = 0; k < 2 && rc == 0; k++) {
+                    memset(got, 0xA5, n * sizeof(*got));
+                    if ((rc = gpu_frontend_submit(fe, k, &f[k], &err)) < 0 ||
+                        (rc = gpu_frontend_download(fe, k, &pic, NULL, &err)) < 0) {
+                        CHECK(t, 0, "%s: %s", backend_under_test, err.msg);
+                        break;
+                    }
+                    const int has = gpu_frontend_has_intra_costs(fe, k);
+                    rc = gpu_frontend_intra_costs(fe, k, got, &err);
+                    if (rc == -ENOSYS) {
+                        CHECK(t, !has, "%s: has_intra_costs 1 but intra_costs -ENOSYS", backend_under_test);
+                        rc = 0;
+                        continue;
+                    }
+                    CHECK(t, rc == 0 && has && asked, "%s %dx%d: intra costs (asked %d, has %d): %d %s",
+                          backend_under_test, w, h, asked, has, rc, err.msg);
+                    mpe_bdecide_intra_costs(want, &pic, mpe_sad16_c);
+                    for (size_t m = 0; m < n && rc == 0; m++)
+                        CHECK(t, got[m] == want[m] || (rc = -1),
+                              "%s %dx%d %s frame %d mb %zu: intra cost %u, the host's %u", backend_under_test,
+                              w, h, rgb ? "RGB" : "YUV", k, m, got[m], want[m]);
+                }
+                gpu_frontend_close(fe);
+                free(want);
+                free(got);
+                mpe_picture_free(&pic);
+                mpe_frame_free(&f[0]);
+                mpe_frame_free(&f[1]);
+            }
 }
 
 static void test_ring(TestCtx *t)
@@ -806,6 +868,7 @@ int main(void)
             { "random-frames-vs-cpu", test_random_frames },
             { "ring-of-slots-vs-cpu", test_ring },
             { "staged-vs-submit", test_staged },
+            { "intra-costs-vs-host", test_intra_costs },
             { "hier-pans-vs-cpu", test_pans },
             { "solar-vs-cpu", test_solar_frames },
             { "bad-device-index", test_bad_device },
