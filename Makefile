@@ -10,6 +10,7 @@
 #                 peers found (ffmpeg, y262, x262) on generated clips
 #                 (RD_SET=full for the bigger set; RD_ARGS="--help" for options)
 #   make bench-iqa   time the MAD and BLIINDS-II implementations
+#   make bench-png   time the PNG decoders on the solar frames (one thread)
 #   make test SANITIZE=address,undefined   the suite with sanitizers (own build dir)
 #   make fuzz FUZZ_SECONDS=N   each fuzz target for N seconds (clang, libFuzzer)
 #   make ci       the plain suite, the sanitized one, the fuzz targets; one tally
@@ -29,7 +30,17 @@ CPPFLAGS_ALL := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. $(CPPFL
 PNG_CFLAGS := $(shell pkg-config --cflags libpng 2>/dev/null)
 PNG_LIBS   := $(shell pkg-config --libs libpng zlib 2>/dev/null || echo -lpng -lz)
 FFTW_LIBS  := $(shell pkg-config --libs fftw3 2>/dev/null || echo -lfftw3)
-LDLIBS_ALL := $(PNG_LIBS) $(FFTW_LIBS) -lm -lpthread $(LDLIBS)
+# libdeflate inflates the PNG fast path's image data (about twice zlib's
+# speed): used when pkg-config or the compiler finds it (make LIBDEFLATE=0
+# leaves it out); without it zlib inflates, and the build config
+# (build/config.txt) lacks -DMPE_HAVE_LIBDEFLATE.
+LIBDEFLATE ?= $(shell { pkg-config --exists libdeflate || printf '\043include <libdeflate.h>\nint main(void){libdeflate_free_decompressor(libdeflate_alloc_decompressor());return 0;}\n' | \
+                $(CC) -x c - -o /dev/null -ldeflate; } >/dev/null 2>&1 && echo 1 || echo 0)
+ifeq ($(LIBDEFLATE),1)
+DEFLATE_LIBS := $(shell pkg-config --libs libdeflate 2>/dev/null || echo -ldeflate)
+CPPFLAGS_ALL += -DMPE_HAVE_LIBDEFLATE $(shell pkg-config --cflags libdeflate 2>/dev/null)
+endif
+LDLIBS_ALL := $(PNG_LIBS) $(DEFLATE_LIBS) $(FFTW_LIBS) -lm -lpthread $(LDLIBS)
 
 BUILD := build
 LIB   := $(BUILD)/libmpegenc.a
@@ -163,7 +174,7 @@ MPICC ?= $(shell command -v mpicc 2>/dev/null)
 MPI_BIN := $(if $(and $(MPICC),$(if $(SANITIZE),,1)),$(if $(filter build,$(BUILD)),,$(BUILD)/)mpegenc-mpi)
 export MPEGENC_MPI := $(if $(MPI_BIN),$(abspath $(MPI_BIN)))
 
-.PHONY: all deps test test-unit demo bench bench-gpu bench-iqa rd clean FORCE fuzz fuzz-bins ci install
+.PHONY: all deps test test-unit demo bench bench-gpu bench-iqa bench-png rd clean FORCE fuzz fuzz-bins ci install
 
 all: $(BIN) $(IQA_BIN) $(MPI_BIN)
 
@@ -259,6 +270,11 @@ bench-iqa: $(BUILD)/bench/mad $(BUILD)/bench/bliinds
 	./$(BUILD)/bench/mad
 	./$(BUILD)/bench/bliinds
 
+# PNG decoders (libpng, fast path with zlib, with libdeflate): CPU time per
+# frame on one thread, the 2048² solar frames (else the small samples)
+bench-png: $(BUILD)/bench/png
+	./$(BUILD)/bench/png $(firstword $(wildcard ../shared/solar) samples/solar)/*.png
+
 fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fuzzers/fuzz_%)
 
 fuzz:
@@ -283,7 +299,7 @@ SONAME  := libmpegenc.so.0
 SHLIB   := $(BUILD)/$(SONAME)
 # every header <mpegenc.h> reaches (tools/headers.sh follows the includes)
 PUBLIC_HEADERS = $(shell ./tools/headers.sh encoder/mpegenc.h | grep -v '^encoder/mpegenc.h$$')
-PC_PRIVATE := $(PNG_LIBS) $(FFTW_LIBS) -lm -lpthread $(if $(filter 1,$(OPENCL)),-lOpenCL) \
+PC_PRIVATE := $(PNG_LIBS) $(DEFLATE_LIBS) $(FFTW_LIBS) -lm -lpthread $(if $(filter 1,$(OPENCL)),-lOpenCL) \
               $(if $(filter 1,$(CUDA)),-L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++)
 
 $(SHLIB): $(LIB_OBJS)

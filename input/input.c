@@ -65,6 +65,7 @@ typedef struct Ahead {
     pthread_mutex_t lock;
     pthread_cond_t cv;        /* every state change; waiters re-check their condition */
     AheadSlot *slot;
+    MpePngScratch **png;      /* [worker]: each reader thread's PNG decoder buffers */
     int depth;
     long next_claim;          /* next frame number a reader thread takes */
     long next_read;           /* next frame number mpe_input_read returns */
@@ -108,6 +109,7 @@ struct MpeInput {
 
     Ahead *ahead;             /* non-NULL once reader threads run */
     unsigned cpu_flags;       /* the PNG unfilters' (common/cpu.h) */
+    MpePngScratch *png;       /* the synchronous reader's PNG decoder buffers */
     double decode_ms;         /* reading time of the frame returned last */
 };
 
@@ -202,7 +204,7 @@ static int file_slurp(uint8_t **data, size_t *size, FILE *f, const char *path, M
  * *h), else the whole image, which must be frame's size.  When missing
  * is non-NULL and the file does not exist, sets *missing and returns 0. */
 static int png_load(const char *path, MpeFrame *frame, int *w, int *h, int *missing,
-                    unsigned cpu_flags, MpeError *err)
+                    MpePngScratch **scratch, unsigned cpu_flags, MpeError *err)
 {
     static const uint8_t png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     uint8_t *data, sig[8];
@@ -231,7 +233,12 @@ static int png_load(const char *path, MpeFrame *frame, int *w, int *h, int *miss
     fclose(f);
     if (ret < 0)
         return ret;
-    ret = mpe_png_decode(frame, &pw, &ph, data, size, path, 0, cpu_flags, err);
+    /* opened on first use; when that fails the decoder makes its own and
+     * reports the lack of memory itself */
+    if (scratch && !*scratch && frame)
+        mpe_png_scratch_open(scratch);
+    ret = mpe_png_decode_with(scratch ? *scratch : NULL, frame, &pw, &ph, data, size, path, 0,
+                              cpu_flags, err);
     free(data);
     if (ret < 0)
         return ret;
@@ -250,7 +257,7 @@ static int png_first(MpeInput *in, const char *path, int *missing, MpeError *err
 {
     int w = 0, h = 0, ret;
 
-    ret = png_load(path, NULL, &w, &h, missing, in->cpu_flags, err);
+    ret = png_load(path, NULL, &w, &h, missing, NULL, in->cpu_flags, err);
     if (ret < 0 || (missing && *missing))
         return ret;
     if (!size_ok(w, h))
@@ -1062,13 +1069,13 @@ static int read_sync(MpeInput *in, MpeFrame *frame, MpeError *err)
         if (in->next_file >= in->nfiles)
             return 0;
         in->cur = in->files[in->next_file++];
-        ret = png_load(in->cur, frame, NULL, NULL, NULL, in->cpu_flags, err);
+        ret = png_load(in->cur, frame, NULL, NULL, NULL, &in->png, in->cpu_flags, err);
         return ret < 0 ? ret : 1;
     case SRC_PNG_PATTERN:
         if (in->pattern_done)
             return 0;
         pattern_name(in, in->probe, in->next_number);
-        ret = png_load(in->probe, frame, NULL, NULL, &missing, in->cpu_flags, err);
+        ret = png_load(in->probe, frame, NULL, NULL, &missing, &in->png, in->cpu_flags, err);
         if (missing) {
             /* the end: the current name stays the last frame's */
             in->pattern_done = 1;
@@ -1098,7 +1105,7 @@ static int read_sync(MpeInput *in, MpeFrame *frame, MpeError *err)
 
 /* Read frame number i into slot s, on a reader thread.  PNG frames need
  * only their number; Y4M has one reader thread, so frames come in order. */
-static int ahead_produce(MpeInput *in, long i, AheadSlot *s)
+static int ahead_produce(MpeInput *in, long i, AheadSlot *s, int worker)
 {
     int missing = 0, ret;
 
@@ -1109,14 +1116,16 @@ static int ahead_produce(MpeInput *in, long i, AheadSlot *s)
         if ((size_t)i >= in->nfiles)
             return 0;
         s->name = in->files[i];
-        ret = png_load(s->name, &s->frame, NULL, NULL, NULL, in->cpu_flags, &s->err);
+        ret = png_load(s->name, &s->frame, NULL, NULL, NULL, &in->ahead->png[worker],
+                       in->cpu_flags, &s->err);
         return ret < 0 ? ret : 1;
     case SRC_PNG_PATTERN:
         /* the synchronous reader stops after number INT_MAX */
         if (i > (long)INT_MAX - in->start_number)
             return 0;
         pattern_name(in, s->name, (int)(in->start_number + i));
-        ret = png_load(s->name, &s->frame, NULL, NULL, &missing, in->cpu_flags, &s->err);
+        ret = png_load(s->name, &s->frame, NULL, NULL, &missing, &in->ahead->png[worker],
+                       in->cpu_flags, &s->err);
         if (missing)
             return i == 0 ? mpe_error(&s->err, -ENOENT, "%s: no frame found (looked for %s)",
                                       in->spec, s->name)
@@ -1136,7 +1145,6 @@ static void ahead_job(void *arg, int k, int worker)
     int r = 0, quit;
     double ms = 0.0;
 
-    (void)worker;
     pthread_mutex_lock(&a->lock);
     /* a frame that can no longer be wanted is not read: closing does not
      * wait for a whole job of decodes */
@@ -1144,7 +1152,7 @@ static void ahead_job(void *arg, int k, int worker)
     pthread_mutex_unlock(&a->lock);
     if (!quit) {
         double t0 = mpe_time_ms();
-        r = ahead_produce(in, i, s);
+        r = ahead_produce(in, i, s, worker);
         ms = mpe_time_ms() - t0;
     }
     pthread_mutex_lock(&a->lock);
@@ -1211,6 +1219,10 @@ static void ahead_stop(MpeInput *in)
         }
     }
     free(a->slot);
+    if (a->png)
+        for (int i = 0; i < a->threads; i++)
+            mpe_png_scratch_close(a->png[i]);
+    free(a->png);
     free(a);
     in->ahead = NULL;
 }
@@ -1317,7 +1329,8 @@ int mpe_input_start_ahead_pool(MpeInput *in, int threads, MpePool *pool, MpeErro
     if (in->kind == SRC_PNG_LIST && (size_t)a->depth > in->nfiles + 1)
         a->depth = (int)in->nfiles + 1;
     a->stop = LONG_MAX;
-    if (!(a->slot = calloc((size_t)a->depth, sizeof(*a->slot))))
+    if (!(a->slot = calloc((size_t)a->depth, sizeof(*a->slot))) ||
+        !(a->png = calloc((size_t)threads, sizeof(*a->png))))
         goto nomem;
     for (int i = 0; i < a->depth; i++) {
         if (mpe_frame_alloc(&a->slot[i].frame, in->info.format, in->info.width,
@@ -1391,6 +1404,7 @@ void mpe_input_close(MpeInput *in)
     if (!in)
         return;
     ahead_stop(in);   /* first: the threads read through in */
+    mpe_png_scratch_close(in->png);
     if (in->f && !in->is_stdin)
         fclose(in->f);
     if (in->files) {   /* --seek moved the list's start past the skipped names */

@@ -2,8 +2,9 @@
  *
  * Two decoders behind one call.  The fast one takes the common case (8-bit
  * gray, gray+alpha, RGB, RGBA, not interlaced): it lets libpng read and
- * check everything up to the first IDAT, then inflates the image data with
- * zlib itself and unfilters with SIMD code straight into the frame rows.
+ * check everything up to the first IDAT, then inflates the image data
+ * itself (libdeflate where built with it, else zlib; png_decode.c says when
+ * zlib still takes over) and unfilters with SIMD code into the frame rows.
  * Every other layout (palette, 1/2/4/16-bit, Adam7) goes through libpng's
  * row reader.  Both give the same pixels for every image (alpha dropped,
  * gray replicated, 16-bit rounded (v*255+32767)/65535, palette expanded).
@@ -32,7 +33,21 @@ enum {
     MPE_PNG_LIBPNG_ONLY = 1 << 0, /* never the fast decoder */
     MPE_PNG_FAST_ONLY = 1 << 1,   /* -ENOTSUP (no message) when the fast one cannot take it */
     MPE_PNG_NO_CRC = 1 << 3,      /* chunk CRCs not checked (fuzzing reaches deeper) */
+    MPE_PNG_ZLIB_STREAM = 1 << 4, /* the fast decoder inflates with zlib even with libdeflate
+                                     built in (the tests compare the two) */
 };
+
+/* What the fast decoder keeps from one image to the next: its row buffers,
+ * with libdeflate the whole inflated image (bytes per row + 1, times the
+ * height) and the joined IDAT data, and libdeflate's decompressor.  Buffers
+ * grow on demand and are kept, so frames of one size cost no allocation
+ * after the first.  One per decoding thread: never used by two at once. */
+typedef struct MpePngScratch MpePngScratch;
+/* 0, or -ENOMEM (then *scratch is NULL). */
+int mpe_png_scratch_open(MpePngScratch **scratch);
+void mpe_png_scratch_close(MpePngScratch *scratch); /* NULL: nothing */
+/* 1 when the fast decoder inflates with libdeflate (built with it). */
+int mpe_png_have_libdeflate(void);
 
 /* Decodes the PNG data[0..size) ("name" is for messages).  With frame NULL,
  * reads only the header (everything before the image data) and sets *width,
@@ -44,6 +59,10 @@ enum {
  * fast decoder's unfilters may use, mpe_cpu_flags() & mask; 0 is C only. */
 int mpe_png_decode(MpeFrame *frame, int *width, int *height, const uint8_t *data, size_t size,
                    const char *name, unsigned flags, unsigned cpu_flags, MpeError *err);
+/* The same with the caller's scratch (NULL: one of its own for this call). */
+int mpe_png_decode_with(MpePngScratch *scratch, MpeFrame *frame, int *width, int *height,
+                        const uint8_t *data, size_t size, const char *name, unsigned flags,
+                        unsigned cpu_flags, MpeError *err);
 
 /* The PNG unfilters (ISO/IEC 15948 §9.2) for 1..4 bytes per pixel:
  * dst[0..len) = src + predictor(dst to the left, prev above); prev is the

@@ -7,7 +7,7 @@
 # screenshot, valgrind, clang for the fuzzers), and Open MPI for mpegenc-mpi
 # (tests/e2e/mpi.sh; the plain build does not need it).
 set -e
-build_pkgs="gcc make pkg-config libpng-dev zlib1g-dev libfftw3-dev ocl-icd-opencl-dev opencl-headers"
+build_pkgs="gcc make pkg-config libpng-dev zlib1g-dev libdeflate-dev libfftw3-dev ocl-icd-opencl-dev opencl-headers"
 case "${1:-test}" in
 build) pkgs=$build_pkgs ;;
 test)  pkgs="$build_pkgs ffmpeg mpeg2dec pocl-opencl-icd python3 chromium valgrind clang time openmpi-bin libopenmpi-dev" ;;

@@ -7,13 +7,17 @@
  * by this file's own encoder), IDAT split into many chunks including empty
  * ones, ancillary chunks before and after the image data.  Real compressed
  * streams come from the PNGs in tests/data (and ../shared), which are also
- * damaged on purpose.  Each image is decoded three ways (fast with SIMD, fast with the C
- * unfilters, libpng only) and each result must equal the RGB expected from
+ * damaged on purpose.  Each image is decoded four ways (fast with SIMD,
+ * fast with the C unfilters, fast inflating with zlib, libpng only) and
+ * each result must equal the RGB expected from
  * the source pixels.  Damaged files must fail in both decoders with a
  * "NAME: corrupt PNG (" message, or succeed in both with the same pixels.
  * The SIMD unfilters are also checked one by one against the C ones on
- * random rows, with guard bytes after the row.  PNGs in tests/data and
- * ../shared (skipped when absent) are decoded both ways and compared. */
+ * random rows, with guard bytes after the row.  PNGs in tests/data, the
+ * fuzz corpus, samples/ and ../shared (skipped when absent) are decoded
+ * every way and compared.  The fast decoder inflating with libdeflate must
+ * give exactly what it gives inflating with zlib (MPE_PNG_ZLIB_STREAM):
+ * result, message and frame bytes, a failure's partial rows included. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -228,24 +232,27 @@ fail:
 
 /* ------------------------------------------------------------ helpers */
 
-static const unsigned kFlags[3] = {0, 0, MPE_PNG_LIBPNG_ONLY};
-/* the fast decoder with this CPU's unfilters, then with the C ones */
+/* The fast decoder with this CPU's unfilters, with the C ones, inflating
+ * with zlib's streaming API (the same as the first where built without
+ * libdeflate), and libpng's. */
+enum { FAST, FAST_C, FAST_ZLIB, LIBPNG, NDEC };
+static const unsigned kFlags[NDEC] = {0, 0, MPE_PNG_ZLIB_STREAM, MPE_PNG_LIBPNG_ONLY};
 static unsigned cpu_flags_of(int i)
 {
-    return i == 0 ? mpe_cpu_flags() : 0;
+    return i == FAST_C ? 0 : mpe_cpu_flags();
 }
-static const char *const kFlagName[3] = {"fast", "fast-C", "libpng"};
+static const char *const kFlagName[NDEC] = {"fast", "fast-C", "fast-zlib", "libpng"};
 
 /* Decodes with each of kFlags; results[i] holds 0 or the error code, the
  * frames the pixels.  Returns 0, or -1 when the header cannot be read. */
-static int decode_3(TestCtx *t, MpeFrame fr[3], int res[3], MpeError errs[3], const uint8_t *p,
+static int decode_all(TestCtx *t, MpeFrame fr[NDEC], int res[NDEC], MpeError errs[NDEC], const uint8_t *p,
                     size_t n, const char *name)
 {
     int w = 0, h = 0;
     MpeError err;
     if (mpe_png_decode(NULL, &w, &h, p, n, name, 0, 0, &err) < 0)
         return -1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NDEC; i++) {
         int ow = 0, oh = 0;
         memset(&fr[i], 0, sizeof(fr[i]));
         if (mpe_frame_alloc(&fr[i], MPE_FRAME_RGB24, w, h) < 0) {
@@ -280,9 +287,23 @@ static int frame_is_raw(const MpeFrame *f, const uint8_t *raw, int ch)
     return 1;
 }
 
-static void free_3(MpeFrame fr[3])
+/* The fast decoder inflating with libdeflate and with zlib: the same result,
+ * the same message, the same frame bytes (on a failure too: the rows made
+ * before it).  Where built without libdeflate both are zlib. */
+static void check_same_as_zlib(TestCtx *t, MpeFrame fr[NDEC], const int res[NDEC],
+                               const MpeError errs[NDEC], const char *what)
 {
-    for (int i = 0; i < 3; i++)
+    CHECK(t, res[FAST] == res[FAST_ZLIB] &&
+                 (res[FAST] >= 0 || strcmp(errs[FAST].msg, errs[FAST_ZLIB].msg) == 0),
+          "%s: fast gives %d '%s', fast-zlib %d '%s'", what, res[FAST],
+          res[FAST] < 0 ? errs[FAST].msg : "", res[FAST_ZLIB], res[FAST_ZLIB] < 0 ? errs[FAST_ZLIB].msg : "");
+    CHECK(t, frames_equal(&fr[FAST], &fr[FAST_ZLIB]), "%s: fast's frame bytes differ from fast-zlib's",
+          what);
+}
+
+static void free_all(MpeFrame fr[NDEC])
+{
+    for (int i = 0; i < NDEC; i++)
         mpe_frame_free(&fr[i]);
 }
 
@@ -292,9 +313,9 @@ static void roundtrip(TestCtx *t, const PngSpec *s, TestRng *rng)
 {
     Buf png;
     uint8_t *raw = NULL;
-    MpeFrame fr[3];
-    MpeError errs[3];
-    int res[3];
+    MpeFrame fr[NDEC];
+    MpeError errs[NDEC];
+    int res[NDEC];
     char name[96];
 
     snprintf(name, sizeof(name), "gen_%dx%d_ct%d_idat%d.png", s->w, s->h, s->color_type,
@@ -304,15 +325,16 @@ static void roundtrip(TestCtx *t, const PngSpec *s, TestRng *rng)
         free(png.p);
         return;
     }
-    if (decode_3(t, fr, res, errs, png.p, png.n, name) < 0) {
+    if (decode_all(t, fr, res, errs, png.p, png.n, name) < 0) {
         CHECK(t, 0, "%s: header not read", name);
     } else {
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < NDEC; i++) {
             CHECK(t, res[i] == 0, "%s: %s decoder failed: %s", name, kFlagName[i], errs[i].msg);
             CHECK(t, res[i] != 0 || frame_is_raw(&fr[i], raw, channels_of(s->color_type)),
                   "%s: %s decoder's pixels differ from the source", name, kFlagName[i]);
         }
-        free_3(fr);
+        check_same_as_zlib(t, fr, res, errs, name);
+        free_all(fr);
     }
     free(raw);
     free(png.p);
@@ -367,25 +389,26 @@ static void too_much_data(TestCtx *t)
  * succeed with the same pixels. */
 static void expect_agree(TestCtx *t, const uint8_t *p, size_t n, const char *what, int must_fail)
 {
-    MpeFrame fr[3];
-    MpeError errs[3];
-    int res[3];
+    MpeFrame fr[NDEC];
+    MpeError errs[NDEC];
+    int res[NDEC];
     char prefix[128];
 
     snprintf(prefix, sizeof(prefix), "%s: corrupt PNG (", what);
-    if (decode_3(t, fr, res, errs, p, n, what) < 0)
+    if (decode_all(t, fr, res, errs, p, n, what) < 0)
         return; /* the header already fails: the same libpng code for both */
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NDEC; i++) {
         CHECK(t, !must_fail || res[i] < 0, "%s: %s decoder did not fail", what, kFlagName[i]);
         CHECK(t, res[i] >= 0 || strncmp(errs[i].msg, prefix, strlen(prefix)) == 0,
               "%s: %s message '%s'", what, kFlagName[i], errs[i].msg);
-        CHECK(t, (res[i] < 0) == (res[2] < 0), "%s: %s %s but libpng %s (%s / %s)", what,
-              kFlagName[i], res[i] < 0 ? "failed" : "succeeded", res[2] < 0 ? "failed" : "succeeded",
-              res[i] < 0 ? errs[i].msg : "", res[2] < 0 ? errs[2].msg : "");
-        CHECK(t, res[i] < 0 || res[2] < 0 || frames_equal(&fr[i], &fr[2]),
+        CHECK(t, (res[i] < 0) == (res[LIBPNG] < 0), "%s: %s %s but libpng %s (%s / %s)", what,
+              kFlagName[i], res[i] < 0 ? "failed" : "succeeded", res[LIBPNG] < 0 ? "failed" : "succeeded",
+              res[i] < 0 ? errs[i].msg : "", res[LIBPNG] < 0 ? errs[LIBPNG].msg : "");
+        CHECK(t, res[i] < 0 || res[LIBPNG] < 0 || frames_equal(&fr[i], &fr[LIBPNG]),
               "%s: %s pixels differ from libpng's", what, kFlagName[i]);
     }
-    free_3(fr);
+    check_same_as_zlib(t, fr, res, errs, what);
+    free_all(fr);
 }
 
 /* Offset of the first chunk of this type, or 0. */
@@ -593,16 +616,17 @@ static int compare_dir(TestCtx *t, const char *dir)
         if (!(p = test_read_file(path, &n)))
             continue;
         {
-            MpeFrame fr[3];
-            MpeError errs[3];
-            int res[3];
-            if (decode_3(t, fr, res, errs, p, n, path) == 0) {
-                for (int i = 0; i < 3; i++) {
+            MpeFrame fr[NDEC];
+            MpeError errs[NDEC];
+            int res[NDEC];
+            if (decode_all(t, fr, res, errs, p, n, path) == 0) {
+                for (int i = 0; i < NDEC; i++) {
                     CHECK(t, res[i] == 0, "%s: %s", path, errs[i].msg);
-                    CHECK(t, res[i] || res[2] || frames_equal(&fr[i], &fr[2]),
+                    CHECK(t, res[i] || res[LIBPNG] || frames_equal(&fr[i], &fr[LIBPNG]),
                           "%s: %s differs from libpng", path, kFlagName[i]);
                 }
-                free_3(fr);
+                check_same_as_zlib(t, fr, res, errs, path);
+                free_all(fr);
                 count++;
             } else {
                 CHECK(t, 0, "%s: header not read", path);
@@ -661,7 +685,8 @@ static void damaged_compressed(TestCtx *t)
 
 static void files_tests_data(TestCtx *t)
 {
-    int n = compare_dir(t, "tests/data/mad") + compare_dir(t, "tests/data/bliinds");
+    int n = compare_dir(t, "tests/data/mad") + compare_dir(t, "tests/data/bliinds") +
+            compare_dir(t, "tests/fuzz/corpus/png") + compare_dir(t, "samples/solar");
     if (n <= 0)
         test_skip(t, "tests/data/{mad,bliinds} not found (run from the repository root)");
 }
