@@ -596,6 +596,133 @@ static void not_png(TestCtx *t)
     CHECK(t, ret == -EINVAL && strcmp(err.msg, "e.png: not a PNG file") == 0, "%d %s", ret, err.msg);
 }
 
+/* ------------------------------------------------- libdeflate vs zlib */
+
+/* Deflate bits (RFC 1951 §3.1.1): values LSB first, Huffman codes MSB first. */
+typedef struct Bits {
+    Buf *out;
+    uint32_t acc;
+    int n;
+} Bits;
+
+static void bits_put(Bits *b, uint32_t v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        b->acc |= ((v >> i) & 1u) << b->n;
+        if (++b->n == 8) {
+            uint8_t byte = (uint8_t)b->acc;
+            buf_put(b->out, &byte, 1);
+            b->acc = 0;
+            b->n = 0;
+        }
+    }
+}
+
+static void bits_code(Bits *b, uint32_t code, int len)
+{
+    for (int i = len - 1; i >= 0; i--)
+        bits_put(b, (code >> i) & 1u, 1);
+}
+
+/* A zlib stream of one dynamic Huffman block of literals that declares 287
+ * literal/length code lengths (HLIT = 30), the last one 0: valid in every
+ * other respect.  zlib refuses it ("too many length or distance symbols",
+ * RFC 1951 allows at most 286), libdeflate decodes it.  Codes: bytes
+ * 0..254 8 bits, byte 255 and end-of-block 9 bits; one distance code of
+ * 1 bit; the precode has 0, 1, 8 and 9 at 2 bits each. */
+static void zlib_hlit287(Buf *out, const uint8_t *p, size_t n)
+{
+    static const int order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+    Bits b = {out, 0, 0};
+    buf_put(out, "\x78\x01", 2);
+    bits_put(&b, 1, 1);  /* BFINAL */
+    bits_put(&b, 2, 2);  /* dynamic */
+    bits_put(&b, 30, 5); /* HLIT: 287 codes */
+    bits_put(&b, 0, 5);  /* HDIST: 1 code */
+    bits_put(&b, 14, 4); /* HCLEN: 18 precode lengths, up to symbol 1's */
+    for (int i = 0; i < 18; i++) {
+        int sym = order[i];
+        bits_put(&b, sym == 0 || sym == 1 || sym == 8 || sym == 9 ? 2 : 0, 3);
+    }
+    /* canonical precode: 0 -> 00, 1 -> 01, 8 -> 10, 9 -> 11 */
+    for (int sym = 0; sym < 287 + 1; sym++) {
+        int len = sym < 255 ? 8 : sym < 257 ? 9 : sym < 287 ? 0 : 1;
+        bits_code(&b, len == 0 ? 0 : len == 1 ? 1 : len == 8 ? 2 : 3, 2);
+    }
+    /* canonical litlen: 0..254 -> 0..254 (8 bits), 255 -> 510, 256 -> 511 */
+    for (size_t i = 0; i < n; i++)
+        if (p[i] < 255)
+            bits_code(&b, p[i], 8);
+        else
+            bits_code(&b, 510, 9);
+    bits_code(&b, 511, 9);
+    if (b.n)
+        bits_put(&b, 0, 8 - b.n);
+    buf_put(out, "\0\0\0\0", 4); /* Adler-32: not checked by either */
+}
+
+/* Proof that the fast path inflates with libdeflate (one IDAT used in
+ * place, and several joined), and the one documented difference from zlib:
+ * a stream zlib refuses for HLIT > 286 decodes.  Built without libdeflate,
+ * the fast path refuses it as zlib does. */
+static void libdeflate_used(TestCtx *t)
+{
+    static const int idat_max[2] = {0, 23};
+    TestRng rng = {2718};
+    const int w = 13, h = 7, ch = 3;
+    const size_t rb = (size_t)w * ch;
+    uint8_t raw[7 * 39], filtered[7 * 40], ihdr[13] = {0, 0, 0, 13, 0, 0, 0, 7, 8, 2, 0, 0, 0};
+    int filt[7];
+
+    for (size_t i = 0; i < sizeof(raw); i++)
+        raw[i] = (uint8_t)(test_rand(&rng) % 7 == 0 ? 255 : i * 5);
+    for (int y = 0; y < h; y++)
+        filt[y] = y % 5;
+    filter_rows(filtered, raw, filt, h, rb, ch);
+    for (int k = 0; k < 2; k++) {
+        Buf z = {0}, png = {0};
+        MpeFrame fr[NDEC];
+        MpeError errs[NDEC];
+        int res[NDEC];
+        const char *name = k ? "hlit287_split.png" : "hlit287.png";
+        char want[128];
+
+        zlib_hlit287(&z, filtered, sizeof(filtered));
+        buf_put(&png, "\x89PNG\r\n\x1a\n", 8);
+        chunk(&png, "IHDR", ihdr, 13);
+        for (size_t off = 0; off < z.n;) {
+            size_t len = idat_max[k] ? MPE_MIN((size_t)idat_max[k], z.n - off) : z.n;
+            chunk(&png, "IDAT", z.p + off, len);
+            off += len;
+        }
+        chunk(&png, "IEND", NULL, 0);
+        if (z.oom || png.oom || decode_all(t, fr, res, errs, png.p, png.n, name) < 0) {
+            CHECK(t, 0, "%s: cannot write or read the header", name);
+            free(z.p);
+            free(png.p);
+            continue;
+        }
+        snprintf(want, sizeof(want), "%s: corrupt PNG (IDAT: too many length or distance symbols)",
+                 name);
+        CHECK(t, res[FAST_ZLIB] < 0 && strcmp(errs[FAST_ZLIB].msg, want) == 0,
+              "%s: fast-zlib gave %d '%s'", name, res[FAST_ZLIB],
+              res[FAST_ZLIB] < 0 ? errs[FAST_ZLIB].msg : "");
+        CHECK(t, res[LIBPNG] < 0, "%s: libpng accepted HLIT 287", name);
+        if (mpe_png_have_libdeflate()) {
+            CHECK(t, res[FAST] == 0 && frame_is_raw(&fr[FAST], raw, ch),
+                  "%s: the fast path did not decode it with libdeflate (%d '%s')", name, res[FAST],
+                  res[FAST] < 0 ? errs[FAST].msg : "");
+        } else {
+            CHECK(t, res[FAST] < 0 && strcmp(errs[FAST].msg, want) == 0,
+                  "%s: built without libdeflate, fast gave %d '%s'", name, res[FAST],
+                  res[FAST] < 0 ? errs[FAST].msg : "");
+        }
+        free_all(fr);
+        free(z.p);
+        free(png.p);
+    }
+}
+
 /* ----------------------------------------------------------- real files */
 
 /* Every *.png in dir, fast vs libpng.  Returns how many were compared. */
@@ -714,6 +841,7 @@ int main(void)
     test_run(&t, "dimensions", dimensions);
     test_run(&t, "not_png", not_png);
     test_run(&t, "damaged_compressed", damaged_compressed);
+    test_run(&t, "libdeflate_used", libdeflate_used);
     test_run(&t, "files_tests_data", files_tests_data);
     test_run(&t, "files_shared", files_shared);
     return test_finish(&t);
