@@ -22,15 +22,17 @@
  * instead, about twice zlib's speed, into a buffer the caller's
  * MpePngScratch keeps between frames, and rows are unfiltered from there.
  * libdeflate has no streaming API: it cannot say how far a broken stream
- * got, so it takes only streams that give exactly the image's bytes and end
- * within one run of intact IDAT chunks (every encoder's output); anything
- * else (a short or long stream, a deflate error, a CRC error, a window under
- * 32 KiB, whose distance checks in zlib depend on how output is chunked)
- * goes through the zlib path above from the first IDAT again, so rows and
- * messages stay the same.  One difference remains: libdeflate accepts a few
- * malformed Huffman headers that zlib refuses (HLIT > 286, HDIST > 30, a
- * length repeat past the last code, a precode of one code); such a stream
- * decodes where libpng says "IDAT: ..." (fuzz_png allows exactly that).
+ * got, so it takes only streams that give exactly the image's bytes and end,
+ * Adler-32 included, within one run of intact IDAT chunks (every encoder's
+ * output); anything else (a short or long stream, one cut in its Adler-32,
+ * a deflate error, a CRC error, a window under 32 KiB, whose distance
+ * checks in zlib depend on how output is chunked) goes through the zlib
+ * path above from the first IDAT again, so rows and messages stay the
+ * same.  One difference remains: libdeflate accepts a few
+ * malformed deflate streams that zlib refuses (HLIT > 286, HDIST > 30, a
+ * length repeat past the last code, a precode of one code, distance codes
+ * 30 and 31); such a stream decodes where libpng says "IDAT: ..."
+ * (fuzz_png allows exactly that).
  *
  * libpng reports errors by calling our error callback, which records the
  * message in the PngDec that png_get_error_ptr() returns and longjmps back
@@ -758,7 +760,7 @@ static int whole_decode(PngDec *d, FastRows *r, MpePngScratch *s, unsigned flags
 {
     const size_t rs = r->rowbytes + 1, image_size = rs * (size_t)r->h;
     const uint8_t *zdata = NULL;
-    size_t pos = d->pos - 8, zsize = 0, used_out;
+    size_t pos = d->pos - 8, zsize = 0, used_in, used_out;
     int nidat = 0;
 
     /* the run of IDATs: where it is one, its data is used in place */
@@ -793,9 +795,12 @@ static int whole_decode(PngDec *d, FastRows *r, MpePngScratch *s, unsigned flags
         return 0;
     if (reserve(&s->image, &s->image_cap, image_size) < 0)
         return mpe_error(err, -ENOMEM, "%s: out of memory", d->name);
+    /* The zlib path sees the stream end only where its Adler-32 (not
+     * checked, but read) is there too: a stream whose last bytes are
+     * missing is "Not enough image data" to it, and to libpng. */
     if (libdeflate_deflate_decompress_ex(s->inflater, zdata + 2, zsize - 2, s->image, image_size,
-                                         NULL, &used_out) != LIBDEFLATE_SUCCESS ||
-        used_out != image_size)
+                                         &used_in, &used_out) != LIBDEFLATE_SUCCESS ||
+        used_out != image_size || zsize - 2 - used_in < 4)
         return 0;
     while (r->y < r->h) {
         if (fast_rows(r, s->image + (size_t)r->y * rs, r->y + 1 < r->h) < 0)
