@@ -1077,6 +1077,15 @@ static void code_slice_job(void *ctx, int index, int worker)
     MpePictureCtx pc = *job->pc;
 
     (void)worker;
+    if (!job->row_q[index]) {
+        /* a rate control probe leaves the row out (ratecontrol.h) */
+        s->q = 0;
+        bs_writer_reset(&s->bw);
+        memset(s->sse, 0, sizeof(s->sse));
+        memset(s->dsum, 0, sizeof(s->dsum));
+        memset(s->samples, 0, sizeof(s->samples));
+        return;
+    }
     s->q = job->row_q[index];
     pc.drop_residual = job->e->drop_q && s->q == job->e->drop_q;
     pc.skip_all = job->e->drop_q && s->q == job->e->drop_q + 1;
@@ -1755,18 +1764,21 @@ static void trace_trial(MpeEncoder *e, const MpeRcStep *step, char type, int tri
 {
     uint64_t bits = 0, sse = 0;
     double q = 0, mean_err = 0;
+    int rows = 0;   /* coded: a probe's are fewer (its bits and PSNR are of them) */
     for (int i = 0; i < e->n_slices; i++) {
         const SliceJob *s = &e->slices[e->origin[step->bank][i]][i];
         mean_err = fmax(mean_err, slice_mean_err(s));
         bits += (uint64_t)s->bw.pos * 8;
         sse += s->sse[0];
         q += (double)s->q * (s->row_end - s->row_begin);
+        rows += s->q ? s->row_end - s->row_begin : 0;
     }
     mpe_log(&e->log, MPE_LOG_DEBUG,
             "frame %d %c trial %d: %s mean q %.2f, %llu bits, PSNR-Y %.3f dB%s%.4g%s%.2f",
-            e->frame_index, type, trial, step->action == MPE_RC_CODE ? "code" : "mix",
-            q / e->orig[0].mb_height, (unsigned long long)bits,
-            iqa_psnr_from_mse((double)sse / ((double)e->p.width * e->p.height)),
+            e->frame_index, type, trial,
+            step->action != MPE_RC_CODE ? "mix" : rows < e->orig[0].mb_height ? "probe" : "code",
+            q / MPE_MAX(rows, 1), (unsigned long long)bits,
+            iqa_psnr_from_mse((double)sse / ((double)e->p.width * MPE_MIN(16 * rows, e->p.height))),
             step->need_metric ? ", metric " : "", step->need_metric ? metric : 0.0,
             e->measure_mean ? ", row mean error " : "", e->measure_mean ? mean_err : 0.0);
 }

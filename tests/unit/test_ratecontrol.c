@@ -100,6 +100,9 @@ typedef struct Outcome {
     uint64_t stuffing;     /* zero bytes it asked for after the picture */
     int vbv_delay;         /* what mpe_rc_start_frame returned */
     int bank;              /* the bank kept */
+    double work;           /* codings in whole pictures' worth (a probe codes some rows) */
+    int probes;            /* codings that left rows out */
+    int kept_rows_out;     /* rows the kept bank left out (a probe kept: never) */
 } Outcome;
 
 /* The encoder's side of the loop, with the model standing in for coding
@@ -117,21 +120,28 @@ static Outcome run_picture(MpeRc *rc, Picture *p, char type, const MadModel *m)
         if (st.action == MPE_RC_DONE) {
             o.bank = st.bank;
             for (int r = 0; r < ROWS; r++) {
-                o.bits += row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]);
+                o.kept_rows_out += p->q[st.bank][r] == 0;
+                o.bits += p->q[st.bank][r] ? row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]) : 0;
                 o.sse += row_sse(p, r, p->q[st.bank][r]);
             }
             o.metric = m ? mad_of(m, p->q[st.bank]) : 0;
             break;
         }
         if (st.action == MPE_RC_CODE) {
+            int coded = 0;
             o.codes++;
             memcpy(p->q[st.bank], st.row_q, ROWS);
+            for (int r = 0; r < ROWS; r++)
+                coded += st.row_q[r] != 0;
+            o.work += (double)coded / ROWS;
+            o.probes += coded < ROWS;
         } else {
             for (int r = 0; r < ROWS; r++)
                 p->q[st.bank][r] = p->q[st.src[r]][r];
         }
         for (int r = 0; r < ROWS; r++) {
-            rb[r] = row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]);
+            /* a row left out (quantiser 0) is not coded: no bits, no SSE */
+            rb[r] = p->q[st.bank][r] ? row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]) : 0;
             rs[r] = row_sse(p, r, p->q[st.bank][r]);
             re[r] = mean_err_row(m, r, p->q[st.bank][r]);
         }
@@ -658,29 +668,43 @@ static void t_bitrate_no_swing(TestCtx *t)
 }
 
 /* One B picture between anchors (I B P B P ... P P, as encoder.c lays a
- * GOP of 12 out), B pictures a third of a P picture's cost: the plan codes
- * them --pb-ratio coarser than the P pictures around them, the rate holds
- * and the VBV neither underflows nor swings the I quantiser across GOPs.
- * (A controller that plans a B picture as a P gives it the P quantiser.) */
-static void t_bitrate_b_pictures(TestCtx *t)
+ * GOP of 12 out), at 1.2 Mbit/s; b_gop_picture makes the n-th picture, I
+ * pictures four times a P picture's cost and B pictures a third. */
+static MpeRcConfig b_gop_config(void)
 {
-    TestRng rng = { 61 };
     MpeRcConfig c = base_config(MPE_RC_BITRATE);
-    MpeRc *rc;
-    MpeError err;
-    Picture p;
     c.bitrate = 1.2e6;
     c.vbv_bits = 1835008;
     c.bframes = 1;
     c.pb_ratio = 1.3;
+    return c;
+}
+
+static char b_gop_picture(Picture *p, TestRng *rng, int n)
+{
+    const int k = n % 12;
+    const char type = k == 0 ? 'I' : k == 11 || k % 2 == 0 ? 'P' : 'B';
+    make_picture(p, rng);
+    for (int r = 0; r < ROWS; r++)
+        p->a[r] *= type == 'I' ? 4 : type == 'B' ? 1.0 / 3 : 1;
+    return type;
+}
+
+/* The GOP of b_gop_config: the plan codes its B pictures --pb-ratio
+ * coarser than the P pictures around them, the rate holds and the VBV
+ * neither underflows nor swings the I quantiser across GOPs.  (A
+ * controller that plans a B picture as a P gives it the P quantiser.) */
+static void t_bitrate_b_pictures(TestCtx *t)
+{
+    TestRng rng = { 61 };
+    const MpeRcConfig c = b_gop_config();
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
     CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
     double qi_min = 1e9, qi_max = 0, total = 0, qp = 0, worst_pb = 1.3;
     for (int n = 0; n < 96; n++) {
-        const int k = n % 12;
-        const char type = k == 0 ? 'I' : k == 11 || k % 2 == 0 ? 'P' : 'B';
-        make_picture(&p, &rng);
-        for (int r = 0; r < ROWS; r++)
-            p.a[r] *= type == 'I' ? 4 : type == 'B' ? 1.0 / 3 : 1;
+        const char type = b_gop_picture(&p, &rng, n);
         Outcome o = run_picture(rc, &p, type, NULL);
         const double q = mean_q(&p, o.bank);
         CHECK(t, !o.underflow, "picture %d underflowed", n);
@@ -758,6 +782,45 @@ static void t_bitrate_flat_curves(TestCtx *t)
     mpe_rc_free(rc);
 }
 
+/* The first picture of each type is planned from codings that only teach
+ * the model (its bits at two or more quantisers): those are probes, a
+ * share of the rows each, and the picture kept is always coded whole.
+ * Over the first GOP of b_gop_config (probes of half the rows at this
+ * height), the first I, P and B pictures together take at most 8 whole
+ * codings' worth (7.5; whole codings only, as before, 9), every picture
+ * kept has all its rows, none underflows, and the rate over the next GOPs
+ * holds. */
+static void t_bitrate_probes(TestCtx *t)
+{
+    TestRng rng = { 71 };
+    const MpeRcConfig c = b_gop_config();
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    double first_work = 0, total = 0;
+    int seen[3] = { 0, 0, 0 }, probes = 0;
+    for (int n = 0; n < 48; n++) {
+        const char type = b_gop_picture(&p, &rng, n);
+        const int pt = type == 'I' ? 0 : type == 'P' ? 1 : 2;
+        Outcome o = run_picture(rc, &p, type, NULL);
+        CHECK(t, !o.underflow, "picture %d underflowed", n);
+        CHECK(t, o.kept_rows_out == 0, "picture %d kept a coding with %d rows left out", n,
+              o.kept_rows_out);
+        probes += o.probes;
+        if (!seen[pt]++)
+            first_work += o.work;
+        if (n >= 12)
+            total += stream_bits(&o);
+    }
+    printf("INFO test_ratecontrol/bitrate_first_pictures_probe: %.2f whole codings' worth, %d probes\n",
+           first_work, probes);
+    CHECK(t, probes > 0 && first_work <= 8.0, "first I, P and B pictures: %.2f whole codings' worth",
+          first_work);
+    check_rate(t, total, 36, c.bitrate);
+    mpe_rc_free(rc);
+}
+
 static void t_deterministic(TestCtx *t)
 {
     uint64_t bits[2] = { 0, 0 };
@@ -798,6 +861,7 @@ int main(void)
     test_run(&t, "bitrate_no_swing_from_gop_to_gop", t_bitrate_no_swing);
     test_run(&t, "bitrate_b_pictures_pb_ratio_coarser", t_bitrate_b_pictures);
     test_run(&t, "bitrate_flat_curves_no_chase", t_bitrate_flat_curves);
+    test_run(&t, "bitrate_first_pictures_probe", t_bitrate_probes);
     test_run(&t, "deterministic", t_deterministic);
     return test_finish(&t);
 }
