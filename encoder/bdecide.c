@@ -46,12 +46,14 @@ double mpe_bdecide_b_ratio(const GpuMotion *fwd, const GpuMotion *bwd, const uin
 {
     uint64_t sum_intra = 0, cost = 0;
     for (int i = 0; i < n_mb; i++) {
-        uint32_t c = intra[i];
-        c = fwd[i].sad < c ? fwd[i].sad : c;
-        c = bwd[i].sad < c ? bwd[i].sad : c;
         sum_intra += intra[i];
-        cost += c;
+        cost += mpe_bdecide_b_cost(fwd[i].sad, bwd[i].sad, intra[i]);
     }
+    return mpe_bdecide_b_ratio_of(sum_intra, cost, pb);
+}
+
+double mpe_bdecide_b_ratio_of(uint64_t sum_intra, uint64_t cost, double pb)
+{
     if (!sum_intra)   /* flat picture: nothing to lose either way */
         return pb;
     /* saved * 100 >= sum_intra * FULL: the whole ratio, in integers */

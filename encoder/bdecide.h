@@ -73,6 +73,17 @@ int mpe_bdecide_stop(const uint64_t *c, int m, int tolerance);
 double mpe_bdecide_b_ratio(const GpuMotion *fwd, const GpuMotion *bwd, const uint32_t *intra,
                            int n_mb, double pb);
 
+/* The same from the sums over the macroblocks, of intra[i] and of
+ * mpe_bdecide_b_cost (for a caller that reads the vectors anyway). */
+double mpe_bdecide_b_ratio_of(uint64_t sum_intra, uint64_t cost, double pb);
+
+/* One macroblock's term of mpe_bdecide_b_ratio's cost: min(fwd, bwd, intra). */
+static inline uint32_t mpe_bdecide_b_cost(uint32_t fwd_sad, uint32_t bwd_sad, uint32_t intra)
+{
+    const uint32_t c = fwd_sad < intra ? fwd_sad : intra;
+    return bwd_sad < c ? bwd_sad : c;
+}
+
 /* --ip-ratio auto's largest ratio, for a still */
 #define MPE_IP_RATIO_AUTO 2.0
 

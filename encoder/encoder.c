@@ -62,6 +62,9 @@
  * beyond the lock-step schedule's slots (each slot is a frame's planes on
  * the host and the device) */
 #define PIPE_LEAD 6
+/* A pool this large or larger gets the pipeline's stage_task; on fewer
+ * cores the thread would only take turns with the others. */
+#define STAGE_TASK_THREADS 4
 /* reconstructions: the reference, and one per rate-control bank; with B
  * pictures also the previous reference (the B pictures' forward one) and
  * the last B picture (see MAX_SLOTS: no longer needed by the quality
@@ -235,6 +238,18 @@ struct MpeEncoder {
                                      the cpu front end and the C metrics all run on it */
     MpePool *own_pool;
     MpeTask *fe_task;             /* non-NULL: the front end runs on its own thread */
+    /* The pipeline's front end copies frame n into its slot and counts its
+     * scene-cut levels on stage_task while this thread finishes frame
+     * n - 1's front-end work (frontend_frame_pipe), then commits it;
+     * staged_n is then n, and its type waits in staged_type for the next
+     * call (or the flush). */
+    MpeTask *stage_task;          /* NULL: below STAGE_TASK_THREADS, on this thread first */
+    GpuStaged staged;
+    int staged_n;
+    char staged_type;
+    const MpeFrame *stage_frame;  /* stage_task's frame, its number and score */
+    int stage_n;
+    double stage_cut;
     FrontendJob fe_job;
     SliceJob *slices[MPE_RC_BANKS];   /* one set per bank */
     int n_slices;
@@ -468,12 +483,45 @@ static int f_code_for_range(int range)
     return f_code;
 }
 
-static int f_code_for_vectors(const GpuMotion *mv, int n)
+static int vector_reach(const GpuMotion *m)
 {
-    int range = 0;
-    for (int i = 0; i < n; i++)
-        range = MPE_MAX(range, MPE_MAX(abs(mv[i].dx), abs(mv[i].dy)));
-    return f_code_for_range(range);
+    return MPE_MAX(abs(m->dx), abs(m->dy));
+}
+
+/* What a picture's coding needs from its vectors before the slices start:
+ * the largest component forward and (B) backward, and for a B picture
+ * with intra costs the sums of mpe_bdecide_b_ratio.  One pass over the
+ * vectors, on the coding thread alone while the pool waits: three passes
+ * over 16384 macroblocks took 0.1 ms of a 1.6 ms B picture at 2048^2 on
+ * 16 threads (the H100 machine). */
+typedef struct VectorScan {
+    int reach_fwd, reach_bwd;
+    uint64_t sum_intra, b_cost;
+} VectorScan;
+
+static void scan_vectors(const GpuMotion *fwd, const GpuMotion *bwd, const uint32_t *intra,
+                         int n, VectorScan *s)
+{
+    int rf = 0, rb = 0;
+    uint64_t sum_intra = 0, b_cost = 0;
+
+    if (bwd && intra) {
+        for (int i = 0; i < n; i++) {
+            rf = MPE_MAX(rf, vector_reach(&fwd[i]));
+            rb = MPE_MAX(rb, vector_reach(&bwd[i]));
+            sum_intra += intra[i];
+            b_cost += mpe_bdecide_b_cost(fwd[i].sad, bwd[i].sad, intra[i]);
+        }
+    } else if (bwd) {
+        for (int i = 0; i < n; i++) {
+            rf = MPE_MAX(rf, vector_reach(&fwd[i]));
+            rb = MPE_MAX(rb, vector_reach(&bwd[i]));
+        }
+    } else {
+        for (int i = 0; i < n; i++)
+            rf = MPE_MAX(rf, vector_reach(&fwd[i]));
+    }
+    *s = (VectorScan){ rf, rb, sum_intra, b_cost };
 }
 
 /* MPEG-2 Main profile, every level we signal: vertical f_code <= 5, vectors
@@ -487,6 +535,7 @@ void mpe_encoder_close(MpeEncoder *e)
         return;
     /* the tasks first: they may still be running the front end or coding */
     mpe_task_close(e->fe_task);
+    mpe_task_close(e->stage_task);
     if (e->have_pipe_sync) {
         pthread_mutex_lock(&e->pipe_lock);
         e->coder_quit = 1;
@@ -866,10 +915,11 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     e->n_pics = e->p.bframes ? MPE_RC_BANKS + 3 : MPE_RC_BANKS + 1;
     e->last_anchor = -1;
     e->last_i = -1;
+    e->staged_n = -1;
     mpe_scenecut_init(&e->scenecut);
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = e->slots, .threads = p->threads,
                       .pool = e->pool, .device = p->device, .pyramid = p->me == MPE_ME_HIER,
-                      .length = p->length,
+                      .length = p->length, .intra_costs = e->b_adapt,
                       .cpu_flags = mpe_param_cpu_flags(p), .log = &e->log };
     /* auto falls back to the next backend if one fails to open (kernel
      * build, device memory), before its first frame; a GPU opens while the
@@ -936,7 +986,9 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
      * backend's host side (copies into and out of pinned memory) costs
      * milliseconds too, so with threads to spare the front end gets a thread
      * of its own (backends take calls from any one thread at a time). */
-    if (e->pipe ? (ret = mpe_task_open(&e->code_task, err)) < 0
+    if (e->pipe ? (ret = mpe_task_open(&e->code_task, err)) < 0 ||
+                      (mpe_pool_threads(e->pool) >= STAGE_TASK_THREADS &&
+                       (ret = mpe_task_open(&e->stage_task, err)) < 0)
                 : e->threads > 1 && (ret = mpe_task_open(&e->fe_task, err)) < 0)
         goto fail;
     for (int i = 0; i < e->n_lanes; i++)
@@ -977,7 +1029,8 @@ int mpe_encoder_bframes(const MpeEncoder *e)
 
 int mpe_encoder_start_chunk(MpeEncoder *e, int first_frame, int end_code, MpeError *err)
 {
-    if (e->cq_len || e->held || e->submitted > e->last_anchor + 1 || (e->coded && !e->flushed) ||
+    if (e->cq_len || e->held || e->staged_n >= 0 || e->submitted > e->last_anchor + 1 ||
+        (e->coded && !e->flushed) ||
         e->pushed > e->delivered)
         return mpe_error(err, -EINVAL, "a chunk starts on a new or flushed encoder");
     if (first_frame < 0 || first_frame % (e->chunk_len ? e->chunk_len : e->p.gop))
@@ -1285,9 +1338,14 @@ static int quality_stage(MpeEncoder *e, MpeFrameStats *fs, const MpePicture *src
  * ends, are closed off with a P (close_pending_b).  Front end only (it
  * may run on the front end's thread: no logging here; --log shows the
  * types). */
-static char gop_type(MpeEncoder *e, int n, const MpeFrame *frame)
+static double scenecut_score(MpeEncoder *e, int n, const MpeFrame *frame)
 {
-    const double cut = e->p.scenecut > 0 ? mpe_scenecut_score_pool(&e->scenecut, n, frame, e->pool) : -1;
+    return e->p.scenecut > 0 ? mpe_scenecut_score_pool(&e->scenecut, n, frame, e->pool) : -1;
+}
+
+/* Frame n's type, from its scene-cut score (scenecut_score) */
+static char gop_type(MpeEncoder *e, int n, double cut)
+{
     const int k = e->last_i < 0 ? 0 : n - e->last_i;
     if (e->last_i < 0 || k >= e->p.gop || (e->chunk_len && n % e->chunk_len == 0) ||
         cut > e->p.scenecut) {
@@ -1418,7 +1476,8 @@ static int search(MpeEncoder *e, int cur, int ref, MpeError *err)
 /* Hand frame number n to the front end: upload, convert, and for a P
  * picture search it against the previous anchor's ORIGINAL picture.  On a
  * GPU this runs while the CPU codes the frame before it.  A B frame is
- * searched once the anchor after it is in (search_pending_b). */
+ * searched once the anchor after it is in (search_pending_b).  frame NULL:
+ * it was staged and committed already (frontend_frame_pipe). */
 static int submit(MpeEncoder *e, int n, const MpeFrame *frame, char type, MpeError *err)
 {
     const int slot = slot_of(e, n);
@@ -1428,7 +1487,7 @@ static int submit(MpeEncoder *e, int n, const MpeFrame *frame, char type, MpeErr
      * must stay on the front end that has the B frame */
     if (n > 0 && e->slot_type[slot_of(e, n - 1)] == 'B')
         gpu_frontend_defer_move(e->fe);
-    if ((ret = gpu_frontend_submit(e->fe, slot, frame, err)) < 0)
+    if (frame && (ret = gpu_frontend_submit(e->fe, slot, frame, err)) < 0)
         return ret;
     e->slot_type[slot] = type;
     e->slot_fetched[slot] = 0;
@@ -1567,14 +1626,18 @@ static int run_cost_of(MpeEncoder *e, int n, int anchor, uint64_t *cost, MpeErro
     if (first)
         e->slot_download_ms[slot] = 0;
     e->fwd_ref[slot] = anchor;
-    /* planes the backend keeps on the host (YUV input) are there before
-     * the search: their intra costs are counted while the device searches */
-    const MpePicture *host = first ? gpu_frontend_host_planes(e->fe, slot) : NULL;
+    /* a GPU counted the intra costs beside its conversion (0.4-0.6 ms of
+     * this thread's time on the H100 machine's busy pool otherwise); else
+     * planes the backend keeps on the host (YUV input) are there before the
+     * search: their intra costs are counted while the device searches */
+    const int on_device = first && gpu_frontend_has_intra_costs(e->fe, slot);
+    const MpePicture *host = first && !on_device ? gpu_frontend_host_planes(e->fe, slot) : NULL;
     if (host)
         intra_costs(e, slot, host);
-    if ((ret = search(e, n, anchor, err)) < 0 || (ret = fetch_into(e, n, e->mv[slot], err)) < 0)
+    if ((ret = search(e, n, anchor, err)) < 0 || (ret = fetch_into(e, n, e->mv[slot], err)) < 0 ||
+        (on_device && (ret = gpu_frontend_intra_costs(e->fe, slot, e->intra_cost[slot], err)) < 0))
         return ret;
-    if (first && !host)
+    if (first && !on_device && !host)
         intra_costs(e, slot, e->src[slot]);
     *cost = mpe_bdecide_cost(e->mv[slot], e->intra_cost[slot], n_mb);
     return 0;
@@ -1610,12 +1673,13 @@ static int adapt_run(MpeEncoder *e, int n, int anchor, MpeError *err)
     return 0;
 }
 
-/* The front end's whole work for frame n: submit (and search, for a P),
- * and when n is a P, the B frames before it; an I closes them off first
- * (they are coded before it, see enqueue_ready). */
-static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, int fetch_now, MpeError *err)
+/* The front end's whole work for frame n of the given type (gop_type):
+ * submit (and search, for a P), and when n is a P, the B frames before it;
+ * an I closes them off first (they are coded before it, see
+ * enqueue_ready).  frame NULL: it was staged and committed already. */
+static int frontend_frame(MpeEncoder *e, int n, const MpeFrame *frame, char type, int fetch_now,
+                          MpeError *err)
 {
-    const char type = gop_type(e, n, frame);
     int ret;
     if (type == 'I' && (ret = close_pending_b(e, n - 1, fetch_now, err)) < 0)
         return ret;
@@ -1666,7 +1730,9 @@ static void frontend_job(void *arg)
 {
     FrontendJob *job = arg;
     double t0 = mpe_time_ms();
-    job->ret = frontend_frame(job->e, job->n, job->frame, 1, &job->err);
+    job->ret = frontend_frame(job->e, job->n, job->frame,
+                              gop_type(job->e, job->n, scenecut_score(job->e, job->n, job->frame)),
+                              1, &job->err);
     job->ms = mpe_time_ms() - t0;
 }
 
@@ -1833,10 +1899,17 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
 
     if (intra && (ret = start_chunk_state(e, err)) < 0)
         return ret;
-    if (!intra)
-        e->f_code = f_code_for_vectors(e->mv[slot], orig->mb_width * orig->mb_height);
+    /* --b-adapt 1 has the B picture's intra costs: --pb-ratio in full only
+     * where the references predict it (bdecide.h) */
+    const int b_ratio = is_b && e->b_row_q && e->intra_cost[slot];
+    VectorScan vs = { 0, 0, 0, 0 };
+    if (!intra) {
+        scan_vectors(e->mv[slot], is_b ? e->mv_bwd[slot] : NULL,
+                     b_ratio ? e->intra_cost[slot] : NULL, orig->mb_width * orig->mb_height, &vs);
+        e->f_code = f_code_for_range(vs.reach_fwd);
+    }
     if (is_b)
-        e->f_code_bwd = f_code_for_vectors(e->mv_bwd[slot], orig->mb_width * orig->mb_height);
+        e->f_code_bwd = f_code_for_range(vs.reach_bwd);
     if (intra && e->ip_auto) {
         /* --ip-ratio auto: as far as the pictures up to the next anchor,
          * searched against this one (--b-adapt 1) and held for it, keep
@@ -1909,12 +1982,9 @@ static int code_picture(MpeEncoder *e, MpeFrameStats *fs, const MpePicture **rec
     };
     if (e->aq_plan && (ret = mpe_aq_plan(e->aq_plan, orig, e->aq, err)) < 0)
         return ret;
-    /* --b-adapt 1 has the B picture's intra costs: --pb-ratio in full only
-     * where the references predict it (bdecide.h) */
-    if (is_b && e->b_row_q && e->intra_cost[slot])
-        memset(e->b_row_q, (int)ladder_nearest(e, e->p.qscale * mpe_bdecide_b_ratio(
-                   e->mv[slot], e->mv_bwd[slot], e->intra_cost[slot],
-                   orig->mb_width * orig->mb_height, e->p.pb_ratio)), (size_t)e->n_slices);
+    if (b_ratio)
+        memset(e->b_row_q, (int)ladder_nearest(e, e->p.qscale * mpe_bdecide_b_ratio_of(
+                   vs.sum_intra, vs.b_cost, e->p.pb_ratio)), (size_t)e->n_slices);
     for (;;) {
         MpeRcStep step;
         MpeRcResult res = { .row_bits = e->row_bits, .row_sse = e->row_sse,
@@ -2180,6 +2250,79 @@ static void pipe_push(MpeEncoder *e)
     }
 }
 
+static void stage_job(void *arg)
+{
+    MpeEncoder *e = arg;
+    gpu_frontend_stage_copy(&e->staged);
+    e->stage_cut = scenecut_score(e, e->stage_n, e->stage_frame);
+}
+
+/* The front-end work left of the staged frame (encode_frame_pipe), its
+ * time added to the slot's; it then joins the coding queue. */
+static int finish_staged(MpeEncoder *e, MpeError *err)
+{
+    const int n = e->staged_n;
+    const double t0 = mpe_time_ms();
+    int ret;
+
+    if (n < 0)
+        return 0;
+    e->staged_n = -1;
+    if ((ret = frontend_frame(e, n, NULL, e->staged_type, 1, err)) < 0)
+        return ret;
+    e->slot_fe_ms[slot_of(e, n)] += mpe_time_ms() - t0;
+    enqueue_ready(e, n);
+    return 0;
+}
+
+/* Frame n (its slot free) into the front end.  Its copy into the slot and
+ * its scene-cut levels (about 1.4 ms on the H100 machine's busy pool) run
+ * on stage_task while this thread finishes frame n - 1's front-end work
+ * (its searches, waits and decisions: n - 1 is staged); frame n is then
+ * committed (its upload and conversion run while the next frame comes),
+ * and the rest of its front end waits for the next call.  Every call into the front end keeps its
+ * order, so the pictures are the lock-step schedule's.  Where a frame
+ * cannot be staged (the cpu front end takes the first frames while a GPU
+ * opens), it goes through whole, after n - 1. */
+static int frontend_frame_pipe(MpeEncoder *e, int n, const MpeFrame *frame, MpeError *err)
+{
+    const int slot = slot_of(e, n);
+    const double t0 = mpe_time_ms();
+    int ret = gpu_frontend_stage(e->fe, slot, frame, &e->staged, err);
+
+    if (ret == -EAGAIN) {
+        if ((ret = finish_staged(e, err)) < 0)
+            return ret;
+        const double t1 = mpe_time_ms();
+        if ((ret = frontend_frame(e, n, frame, gop_type(e, n, scenecut_score(e, n, frame)), 1,
+                                  err)) < 0)
+            return ret;
+        e->slot_fe_ms[slot] = mpe_time_ms() - t1;
+        enqueue_ready(e, n);
+        return 0;
+    }
+    if (ret < 0)
+        return ret;
+    e->stage_frame = frame;
+    e->stage_n = n;
+    if (e->stage_task)
+        mpe_task_start(e->stage_task, stage_job, e);
+    else
+        stage_job(e);
+    const double t1 = mpe_time_ms();
+    ret = finish_staged(e, err);
+    const double t2 = mpe_time_ms();
+    if (e->stage_task)
+        mpe_task_wait(e->stage_task);
+    /* its upload and conversion start now, while the next frame is read */
+    if (ret < 0 || (ret = gpu_frontend_commit(e->fe, slot, &e->staged, err)) < 0)
+        return ret;
+    e->staged_n = n;
+    e->staged_type = gop_type(e, n, e->stage_cut);
+    e->slot_fe_ms[slot] = mpe_time_ms() - t2 + t1 - t0;
+    return 0;
+}
+
 static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeError *err)
 {
     int ret;
@@ -2190,8 +2333,9 @@ static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *ou
         const int n = e->submitted, slot = slot_of(e, n);
         double t0 = mpe_time_ms();
         /* the slot's last picture must be coded back first: it is queued
-         * (its anchor came at most --bframes + 1 frames after it), so it is
-         * out on code_task or goes now */
+         * (its anchor came at most --bframes + 1 frames after it, and one
+         * more frame may be staged since), so it is out on code_task or
+         * goes now */
         while (e->slot_busy[slot]) {
             pipe_push(e);
             if (e->pushed == e->collected)
@@ -2199,19 +2343,16 @@ static int encode_frame_pipe(MpeEncoder *e, const MpeFrame *frame, MpeOutput *ou
             if ((ret = pipe_collect(e, 1, err)) < 0)
                 return ret;
         }
-        const double t1 = mpe_time_ms();
+        /* on this thread: before the front end's time, the wait for the
+         * coder to free the slot (mpe_encoder_pipelined) */
+        e->slot_wait_ms[slot] = mpe_time_ms() - t0;
         e->slot_busy[slot] = 1;
-        if ((ret = frontend_frame(e, n, frame, 1, err)) < 0)
+        if ((ret = frontend_frame_pipe(e, n, frame, err)) < 0)
             return ret;
-        /* on this thread: the front end's time, and before it the wait for
-         * the coder to free the slot (mpe_encoder_pipelined) */
-        e->slot_fe_ms[slot] = mpe_time_ms() - t1;
-        e->slot_wait_ms[slot] = t1 - t0;
         e->submitted++;
-        enqueue_ready(e, n);
     } else {
         gpu_frontend_finish(e->fe);
-        if ((ret = end_pending_b(e, err)) < 0)
+        if ((ret = finish_staged(e, err)) < 0 || (ret = end_pending_b(e, err)) < 0)
             return ret;
         e->flushing = 1;
     }
@@ -2307,7 +2448,8 @@ int mpe_encode_frame(MpeEncoder *e, const MpeFrame *frame, MpeOutput *out, MpeEr
             async = 1;
         } else {
             double t0 = mpe_time_ms();
-            if ((ret = frontend_frame(e, n, frame, 0, err)) < 0)
+            if ((ret = frontend_frame(e, n, frame, gop_type(e, n, scenecut_score(e, n, frame)), 0,
+                                      err)) < 0)
                 return ret;
             /* the calls block this thread: whatever they take is not hidden
              * (a GPU's own time, fe_gpu_ms, is) */

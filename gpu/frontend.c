@@ -251,6 +251,7 @@ typedef struct GpuAsync {
 struct GpuFrontend {
     const GpuBackend *be;
     int pyramid;
+    int intra;               /* cfg->intra_costs */
     GpuContext *ctx;
     GpuGeometry geo;
     int slots;
@@ -383,6 +384,7 @@ static int frontend_open_one(GpuFrontend **out, const GpuBackend *be, const GpuC
     fe->be = be;
     fe->slots = cfg->slots;
     fe->pyramid = cfg->pyramid;
+    fe->intra = cfg->intra_costs;
     fe->pool = cfg->pool;
     geometry_init(&fe->geo, cfg->width, cfg->height);
     fail_init(&fe->fail, be->name);
@@ -444,6 +446,27 @@ static GpuFrontend *async_holder(const GpuFrontend *fe, int slot)
     return (a->on_boot[slot] || !a->gpu) && a->boot ? a->boot : a->gpu;
 }
 
+/* Once moved to the GPU: slot's next frame goes there; the cpu front end's
+ * memory goes once no slot holds a frame of it (the caller reuses a slot
+ * only when done with its frame, so nobody reads its planes any more). */
+static GpuFrontend *async_take_slot(GpuFrontend *fe, int slot)
+{
+    GpuAsync *a = fe->async;
+    int held = 0;
+
+    a->defer = 0;
+    a->on_boot[slot] = 0;
+    a->uploaded[slot] = 0;
+    a->last_slot = slot;
+    for (int i = 0; i < fe->slots; i++)
+        held |= a->on_boot[i];
+    if (!held && a->boot) {
+        gpu_frontend_close(a->boot);
+        a->boot = NULL;
+    }
+    return a->gpu;
+}
+
 static int async_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeError *err)
 {
     GpuAsync *a = fe->async;
@@ -465,23 +488,12 @@ static int async_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeErr
             mpe_log(&a->log, MPE_LOG_INFO, "front end: '%s' open; the first %d frames went "
                     "through the cpu front end meanwhile", gpu_frontend_name(a->gpu), a->boot_frames);
     }
+    if (a->switched)
+        return gpu_frontend_submit(async_take_slot(fe, slot), slot, frame, err);
     a->defer = 0;
-    a->on_boot[slot] = (unsigned char)!a->switched;
+    a->on_boot[slot] = 1;
     a->uploaded[slot] = 0;
     a->last_slot = slot;
-    if (a->switched) {
-        /* once no slot holds a frame of the cpu front end, nobody reads its
-         * planes any more (the caller reuses a slot only when done with
-         * its frame): its memory goes */
-        int held = 0;
-        for (int i = 0; i < fe->slots; i++)
-            held |= a->on_boot[i];
-        if (!held && a->boot) {
-            gpu_frontend_close(a->boot);
-            a->boot = NULL;
-        }
-        return gpu_frontend_submit(a->gpu, slot, frame, err);
-    }
     a->boot_frames++;
     return gpu_frontend_submit(a->boot, slot, frame, err);
 }
@@ -601,70 +613,111 @@ const char *gpu_frontend_name(const GpuFrontend *fe)
 }
 
 /* A frame's copy into the slot's host memory, one band of rows each. */
-typedef struct CopyJob {
-    const MpeFrame *frame;
-    const GpuGeometry *g;
-    uint8_t *staging;      /* RGB input: packed rows */
-    MpePicture *pic;       /* YUV input: the padded planes (the backend's, or view) */
-    MpePicture view;
-    int bands;
-} CopyJob;
-
 static void copy_band(void *arg, int band, int worker)
 {
-    const CopyJob *j = arg;
+    const GpuStaged *j = arg;
     (void)worker;
     if (j->frame->format != MPE_FRAME_RGB24) {
-        mpe_picture_from_yuv_band(j->pic, j->frame, band, j->bands);
+        MpePicture view = j->view;   /* the planes of the band's rows only are written */
+        mpe_picture_from_yuv_band(j->pic ? j->pic : &view, j->frame, band, j->bands);
         return;
     }
-    const size_t row = (size_t)j->g->width * 3;
-    const int y0 = (int)((int64_t)j->g->height * band / j->bands);
-    const int y1 = (int)((int64_t)j->g->height * (band + 1) / j->bands);
+    const size_t row = (size_t)j->width * 3;
+    const int y0 = (int)((int64_t)j->height * band / j->bands);
+    const int y1 = (int)((int64_t)j->height * (band + 1) / j->bands);
     for (int y = y0; y < y1; y++)
         memcpy(j->staging + y * row, j->frame->data[0] + (size_t)y * j->frame->stride[0], row);
 }
 
-int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeError *err)
+/* deferred: the copy and the commit may come later (gpu_frontend_stage) */
+static int stage_slot(GpuFrontend *fe, int slot, const MpeFrame *frame, GpuStaged *st, int deferred,
+                      MpeError *err)
 {
     const GpuGeometry *g = &fe->geo;
     GpuInput in = { frame->format == MPE_FRAME_RGB24, NULL, NULL };
     int ret;
 
-    if (fe->async)
-        return async_submit(fe, slot, frame, err);
+    memset(st, 0, sizeof(*st));
     if ((ret = check_slot(fe, slot, err)) < 0 || (ret = check_frame(fe, frame, err)) < 0 ||
-        (ret = fail_frame(&fe->fail, GPU_FAIL_SUBMIT, slot, err)) < 0 ||
         (ret = fe->be->input(fe->ctx, slot, &in, err)) < 0)
+        return ret;
+    /* an RGB frame that the backend converts from where it is (no staging)
+     * would be read in commit, when the caller may have reused it */
+    if (deferred && frame->format == MPE_FRAME_RGB24 && !in.staging)
+        return -EAGAIN;
+    if ((ret = fail_frame(&fe->fail, GPU_FAIL_SUBMIT, slot, err)) < 0)
         return ret;
     fe->slot[slot].submitted = 0;
     fe->slot[slot].has_mv = 0;
-    CopyJob job = { .frame = frame, .g = g, .staging = in.staging, .pic = in.pic };
+    *st = (GpuStaged){ .holder = fe, .frame = frame, .staging = in.staging, .pic = in.pic,
+                       .width = g->width, .height = g->height, .pool = fe->pool };
     if (frame->format != MPE_FRAME_RGB24 && !in.pic) {
         /* already YUV: padded on the host, uploaded as is */
-        job.view = (MpePicture){ .width = g->width, .height = g->height, .mb_width = g->mb_w,
+        st->view = (MpePicture){ .width = g->width, .height = g->height, .mb_width = g->mb_w,
                                  .mb_height = g->mb_h };
         for (int c = 0; c < 3; c++) {
-            job.view.plane[c] = in.staging + g->plane_off[c];
-            job.view.stride[c] = job.view.plane_w[c] = g->plane_w[c];
-            job.view.plane_h[c] = g->plane_h[c];
+            st->view.plane[c] = in.staging + g->plane_off[c];
+            st->view.stride[c] = st->view.plane_w[c] = g->plane_w[c];
+            st->view.plane_h[c] = g->plane_h[c];
         }
-        job.pic = &job.view;
     }
-    if (frame->format != MPE_FRAME_RGB24 || in.staging) {
-        /* a frame is 6-25 MB: on one thread 1-2 ms of the front end's
-         * time, which the coder waits for between short pictures */
-        job.bands = fe->pool ? MPE_MAX(1, MPE_MIN(4 * mpe_pool_threads(fe->pool), g->height / 32)) : 1;
-        if (job.bands > 1)
-            mpe_pool_run(fe->pool, job.bands, copy_band, &job);
-        else
-            copy_band(&job, 0, 0);
-    }
-    if ((ret = fe->be->submit(fe->ctx, slot, frame->format == MPE_FRAME_RGB24 ? frame : NULL,
+    /* a frame is 6-25 MB: on one thread 1-2 ms of the front end's
+     * time, which the coder waits for between short pictures */
+    if (frame->format != MPE_FRAME_RGB24 || in.staging)
+        st->bands = fe->pool ? MPE_MAX(1, MPE_MIN(4 * mpe_pool_threads(fe->pool), g->height / 32)) : 1;
+    return 0;
+}
+
+int gpu_frontend_stage(GpuFrontend *fe, int slot, const MpeFrame *frame, GpuStaged *st,
+                       MpeError *err)
+{
+    int ret;
+
+    memset(st, 0, sizeof(*st));
+    if (!fe->async)
+        return stage_slot(fe, slot, frame, st, 1, err);
+    if ((ret = check_slot(fe, slot, err)) < 0)
+        return ret;
+    if (!fe->async->switched)
+        return -EAGAIN;
+    return stage_slot(async_take_slot(fe, slot), slot, frame, st, 1, err);
+}
+
+void gpu_frontend_stage_copy(GpuStaged *st)
+{
+    if (st->bands > 1)
+        mpe_pool_run(st->pool, st->bands, copy_band, st);
+    else if (st->bands == 1)
+        copy_band(st, 0, 0);
+}
+
+int gpu_frontend_commit(GpuFrontend *fe, int slot, GpuStaged *st, MpeError *err)
+{
+    int ret;
+
+    if (!st->holder || (fe->async ? fe->async->gpu : fe) != st->holder)
+        return mpe_error(err, -EINVAL, "front end: commit of slot %d without its stage", slot);
+    fe = st->holder;
+    if ((ret = check_slot(fe, slot, err)) < 0 ||
+        (ret = fe->be->submit(fe->ctx, slot, st->frame->format == MPE_FRAME_RGB24 ? st->frame : NULL,
                               err)) < 0)
         return ret;
     fe->slot[slot].submitted = 1;
+    st->holder = NULL;
     return 0;
+}
+
+int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeError *err)
+{
+    GpuStaged st;
+    int ret;
+
+    if (fe->async)
+        return async_submit(fe, slot, frame, err);
+    if ((ret = stage_slot(fe, slot, frame, &st, 0, err)) < 0)
+        return ret;
+    gpu_frontend_stage_copy(&st);
+    return gpu_frontend_commit(fe, slot, &st, err);
 }
 
 static int frontend_search(GpuFrontend *fe, int cur, int ref, int range, int reach, MpeError *err)
@@ -745,6 +798,30 @@ const MpePicture *gpu_frontend_host_planes(GpuFrontend *fe, int slot)
     if (!fe->be->host_planes || slot < 0 || slot >= fe->slots || !fe->slot[slot].submitted)
         return NULL;
     return fe->be->host_planes(fe->ctx, slot);
+}
+
+int gpu_frontend_has_intra_costs(GpuFrontend *fe, int slot)
+{
+    if (slot < 0 || slot >= fe->slots)
+        return 0;
+    if (fe->async)
+        return gpu_frontend_has_intra_costs(async_holder(fe, slot), slot);
+    return fe->intra && fe->be->intra_costs && fe->slot[slot].submitted;
+}
+
+int gpu_frontend_intra_costs(GpuFrontend *fe, int slot, uint32_t *intra, MpeError *err)
+{
+    int ret;
+
+    if ((ret = check_slot(fe, slot, err)) < 0)
+        return ret;
+    if (fe->async)
+        return gpu_frontend_intra_costs(async_holder(fe, slot), slot, intra, err);
+    if (!gpu_frontend_has_intra_costs(fe, slot))
+        return -ENOSYS;
+    if ((ret = fail_frame(&fe->fail, GPU_FAIL_DOWNLOAD, slot, err)) < 0)
+        return ret;
+    return fe->be->intra_costs(fe->ctx, slot, intra, err);
 }
 
 int gpu_frontend_timings(GpuFrontend *fe, int slot, GpuTimings *t)

@@ -60,6 +60,8 @@ typedef struct GpuConfig {
     MpePool *pool;       /* cpu backend: non-NULL: it works on this pool (threads unused) */
     long length;         /* frames the run will submit where known, 0: unknown
                           * (gpu_frontend_open_async with "auto") */
+    int intra_costs;     /* a backend that can counts each macroblock's intra cost
+                          * at submit (gpu_frontend_intra_costs) */
     const MpeLog *log;
 } GpuConfig;
 
@@ -168,6 +170,31 @@ const char *gpu_frontend_name(const GpuFrontend *fe);
  * (converted) or YUV420 (copied and padded) frames of the configured size;
  * the caller may reuse `frame` as soon as it returns. */
 int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeError *err);
+
+/* submit in three steps, so that a frame's copy into host memory (1-2 ms
+ * at 2048^2) runs on another thread while this one drives the front end's
+ * other slots: gpu_frontend_stage readies the slot and says where the
+ * frame goes (on the thread that makes every other call);
+ * gpu_frontend_stage_copy copies it there (host memory only: any thread,
+ * concurrently with calls on OTHER slots; `frame` must stay valid until it
+ * returns); gpu_frontend_commit hands it to the device, as submit's end.
+ * stage returns -EAGAIN while an asynchronous open has not moved to its
+ * GPU yet: where the cpu front end takes frames, submit them whole (the
+ * move is decided in submit's order). */
+typedef struct GpuStaged {
+    /* frontend.c's; the caller only keeps it from stage to commit */
+    GpuFrontend *holder;
+    const MpeFrame *frame;
+    uint8_t *staging;          /* RGB rows packed, or YUV planes back to back */
+    MpePicture *pic;           /* YUV: the padded planes filled */
+    MpePicture view;
+    int width, height, bands;
+    MpePool *pool;
+} GpuStaged;
+int gpu_frontend_stage(GpuFrontend *fe, int slot, const MpeFrame *frame, GpuStaged *st,
+                       MpeError *err);
+void gpu_frontend_stage_copy(GpuStaged *st);
+int gpu_frontend_commit(GpuFrontend *fe, int slot, GpuStaged *st, MpeError *err);
 /* Search slot cur against slot ref (both submitted), range
  * 0..GPU_MAX_SEARCH_RANGE. */
 int gpu_frontend_search(GpuFrontend *fe, int cur, int ref, int range, MpeError *err);
@@ -189,6 +216,13 @@ int gpu_frontend_download(GpuFrontend *fe, int slot, MpePicture *pic, GpuMotion 
  * slot's next submit.  NULL where they must be downloaded (a GPU) or the
  * slot holds no frame.  With them, download's pic may be NULL (vectors only). */
 const MpePicture *gpu_frontend_host_planes(GpuFrontend *fe, int slot);
+/* The slot's macroblocks' intra costs (mpe_bdecide_intra_costs on its
+ * luma: the SAD against the block's rounded mean), raster order, where
+ * the backend counted them at submit (cfg->intra_costs); waits for them.
+ * -ENOSYS where it did not: the caller counts them on the host. */
+int gpu_frontend_intra_costs(GpuFrontend *fe, int slot, uint32_t *intra, MpeError *err);
+/* Whether gpu_frontend_intra_costs would give the slot's (submitted) frame's. */
+int gpu_frontend_has_intra_costs(GpuFrontend *fe, int slot);
 /* The slot's device times, valid after wait(slot); -ENOSYS if the backend
  * has no timers. */
 int gpu_frontend_timings(GpuFrontend *fe, int slot, GpuTimings *t);

@@ -111,6 +111,36 @@ __global__ void __launch_bounds__(CONV_T *CONV_T)
     }
 }
 
+/* ---- intra costs ------------------------------------------------------ */
+
+/* mpe_bdecide_intra_costs on the device: a warp per macroblock, each lane
+ * 8 of its 256 luma samples; the sum, the rounded mean, and the SAD
+ * against that flat block, all in integers (identical to the host's). */
+#define INTRA_WARPS 4
+
+__global__ void __launch_bounds__(32 * INTRA_WARPS)
+    intra_cost_kernel(const uint8_t *__restrict__ luma, int plane_w, int mb_w, int n_mb,
+                      uint32_t *__restrict__ out)
+{
+    const int mb = blockIdx.x * INTRA_WARPS + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (mb >= n_mb)
+        return;
+    /* lane: row lane / 2, columns 8 (lane % 2) .. + 7 */
+    const uint8_t *p = luma + (size_t)(16 * (mb / mb_w) + lane / 2) * plane_w + 16 * (mb % mb_w) +
+                       8 * (lane % 2);
+    const uint2 v = *(const uint2 *)p;   /* planes are 16-aligned */
+    unsigned sum = __vsadu4(v.x, 0) + __vsadu4(v.y, 0);
+    for (int o = 16; o; o >>= 1)
+        sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    const unsigned mean = (sum + 128) >> 8;
+    const unsigned flat = mean * 0x01010101u;
+    unsigned sad = __vsadu4(v.x, flat) + __vsadu4(v.y, flat);
+    for (int o = 16; o; o >>= 1)
+        sad += __shfl_xor_sync(0xffffffffu, sad, o);
+    if (lane == 0)
+        out[mb] = sad;
+}
+
 /* ---- motion search ---------------------------------------------------- */
 
 /* The search is bound by integer instruction issue: 4.6 G absolute
@@ -334,6 +364,9 @@ typedef struct CudaSlot {
     /* pinned staging: an RGB frame's (h_in, with d_rgb, and its planes
      * back in h_out) on its first RGB frame, the vectors' (h_mv) at open */
     uint8_t *h_in, *h_out, *h_mv;
+    /* cfg->intra_costs: the macroblocks' intra costs, counted after the
+     * conversion and brought back with the planes (ev_planes_out) */
+    uint32_t *d_intra, *h_intra;
     /* a YUV frame's padded planes, in pinned (cached) memory laid out as
      * mpe_picture_alloc does: uploaded from there, and the encoder reads
      * them in place (host_planes), so they never come back down */
@@ -344,7 +377,7 @@ typedef struct CudaSlot {
      * read this slot as reference is done */
     cudaEvent_t ev_start, ev_uploaded, ev_converted, ev_planes_out;
     cudaEvent_t ev_search0, ev_search1, ev_mv_out, ref_free;
-    int used, converted_on_device, ref_pending;
+    int used, converted_on_device, ref_pending, intra_counted;
 } CudaSlot;
 
 struct GpuContext {
@@ -352,7 +385,7 @@ struct GpuContext {
     const GpuGeometry *geo;
     int slots;
     size_t smem_optin;
-    int pyramid;
+    int pyramid, intra_costs;
     CudaSlot *slot;
 };
 
@@ -392,6 +425,8 @@ static void cuda_close(GpuContext *g)
         cudaFree(s->d_half);
         cudaFree(s->d_quarter);
         cudaFree(s->d_coarse);
+        cudaFree(s->d_intra);
+        cudaFreeHost(s->h_intra);
         cudaFreeHost(s->h_in);
         cudaFreeHost(s->h_out);
         cudaFreeHost(s->h_mv);
@@ -429,6 +464,12 @@ static int cuda_alloc_slot(GpuContext *g, int slot, MpeError *err)
     }
     CU_TRY(cudaHostAlloc((void **)&s->h_mv, geo->mv_size, cudaHostAllocDefault),
            "cudaHostAlloc(vectors)");
+    if (g->intra_costs) {
+        const size_t bytes = (size_t)geo->mb_w * geo->mb_h * sizeof(uint32_t);
+        CU_TRY(cudaMalloc((void **)&s->d_intra, bytes), "cudaMalloc(intra costs)");
+        CU_TRY(cudaHostAlloc((void **)&s->h_intra, bytes, cudaHostAllocDefault),
+               "cudaHostAlloc(intra costs)");
+    }
     const size_t yuv_size = mpe_picture_layout(&s->host_pic, geo->width, geo->height, NULL);
     CU_TRY(cudaHostAlloc((void **)&s->h_yuv, yuv_size, cudaHostAllocDefault), "cudaHostAlloc(yuv)");
     mpe_picture_layout(&s->host_pic, geo->width, geo->height, s->h_yuv);
@@ -452,6 +493,7 @@ static int cuda_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *
     g->geo = geo;
     g->slots = cfg->slots;
     g->pyramid = cfg->pyramid;
+    g->intra_costs = cfg->intra_costs;
     if ((ret = mpe_cuda_pick(cfg->device, 0, &g->dev, why, sizeof(why))) < 0)
         return mpe_error(err, ret, "CUDA: %s", why);
     mpe_log(cfg->log, MPE_LOG_INFO, "CUDA front end on %s", why);
@@ -557,6 +599,17 @@ static int cuda_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *e
         CU_TRY(cudaMemcpyAsync(s->h_out, s->d_planes, geo->plane_off[3], cudaMemcpyDeviceToHost,
                                s->out_stream),
                "cudaMemcpyAsync(planes out)");
+    if (g->intra_costs) {
+        /* beside the search, on the planes' stream: 4 MB of luma read once */
+        const int n_mb = geo->mb_w * geo->mb_h;
+        intra_cost_kernel<<<(n_mb + INTRA_WARPS - 1) / INTRA_WARPS, 32 * INTRA_WARPS, 0, s->out_stream>>>(
+            s->d_planes, geo->plane_w[0], geo->mb_w, n_mb, s->d_intra);
+        CU_TRY(cudaGetLastError(), "intra cost kernel launch");
+        CU_TRY(cudaMemcpyAsync(s->h_intra, s->d_intra, (size_t)n_mb * sizeof(uint32_t),
+                               cudaMemcpyDeviceToHost, s->out_stream),
+               "cudaMemcpyAsync(intra costs)");
+    }
+    s->intra_counted = g->intra_costs;
     CU_TRY(cudaEventRecord(s->ev_planes_out, s->out_stream), "cudaEventRecord");
     s->used = 1;
     return 0;
@@ -626,6 +679,17 @@ static int cuda_download(GpuContext *g, int slot, MpePicture *pic, GpuMotion *mv
     return 0;
 }
 
+static int cuda_intra_costs(GpuContext *g, int slot, uint32_t *intra, MpeError *err)
+{
+    const CudaSlot *s = &g->slot[slot];
+    if (!s->intra_counted)
+        return -ENOSYS;
+    CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
+    CU_TRY(cudaEventSynchronize(s->ev_planes_out), "front-end work (intra costs)");
+    memcpy(intra, s->h_intra, (size_t)g->geo->mb_w * g->geo->mb_h * sizeof(uint32_t));
+    return 0;
+}
+
 static const MpePicture *cuda_host_planes(GpuContext *g, int slot)
 {
     const CudaSlot *s = &g->slot[slot];
@@ -668,4 +732,5 @@ extern "C" const GpuBackend gpu_backend_cuda = {
     cuda_timings,
     1,   /* the hierarchical search: the pyramid built at submit (cfg->pyramid) */
     cuda_host_planes,   /* a YUV frame's: RGB frames' planes are downloaded */
+    cuda_intra_costs,
 };

@@ -78,6 +78,10 @@ struct GpuBackend {
     int hier;
     /* Optional: the slot's planes, where they already are on the host. */
     const MpePicture *(*host_planes)(GpuContext *ctx, int slot);
+    /* Optional (NULL: the caller counts them): the macroblocks' intra costs
+     * counted at submit when cfg->intra_costs was set, waited for; -ENOSYS
+     * where they were not counted. */
+    int (*intra_costs)(GpuContext *ctx, int slot, uint32_t *intra, MpeError *err);
 };
 
 extern const GpuBackend gpu_backend_cpu;

@@ -106,7 +106,9 @@ done
 # cpu front end, MAD, BLIINDS-II and PNG decoding share 2 threads, the main
 # one included; beside them only the front-end task, the two quality lanes
 # (encoder.c QA_LANES_CPU: pictures scored while later ones are coded;
-# their C metrics run on the pool) and the PNG reader thread.  Threads alive are sampled from /proc while it runs
+# their C metrics run on the pool) and the PNG reader thread (the
+# pipeline's stage_task, which copies a frame beside the front end's other
+# work, opens only from 4 threads: STAGE_TASK_THREADS).  Threads alive are sampled from /proc while it runs
 # (a sample can miss a peak, never invent one); components that each sized
 # a pool to --threads had 9 alive here.
 if [ -d /proc/self/task ]; then

@@ -63,6 +63,21 @@ static void test_b_ratio(TestCtx *t)
         fwd[i].sad = 500;
     r = mpe_bdecide_b_ratio(fwd, bwd, intra, N, 1.6);
     CHECK(t, r == 1.6, "half saved: factor %.4f, expected 1.6", r);
+    /* from the sums (the encoder's one pass over the vectors): each of the
+     * three the smallest somewhere, the same factor */
+    const uint32_t intra2[N] = { 300, 1000, 900, 50 };
+    const uint32_t fs[N] = { 400, 900, 800, 70 }, bs[N] = { 500, 950, 850, 40 };
+    uint64_t sum_intra = 0, cost = 0;
+    for (int i = 0; i < N; i++) {
+        fwd[i].sad = fs[i];
+        bwd[i].sad = bs[i];
+        sum_intra += intra2[i];
+        cost += mpe_bdecide_b_cost(fs[i], bs[i], intra2[i]);
+    }
+    CHECK(t, cost == 300 + 900 + 800 + 40, "b cost %llu, expected 2040", (unsigned long long)cost);
+    r = mpe_bdecide_b_ratio(fwd, bwd, intra2, N, 1.3);
+    const double r_sums = mpe_bdecide_b_ratio_of(sum_intra, cost, 1.3);
+    CHECK(t, r == r_sums && r > 1.0 && r < 1.3, "from the sums %.6f, from the vectors %.6f", r_sums, r);
 }
 
 static void test_ip_ratio(TestCtx *t)

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dsp/sad.h"
+#include "encoder/bdecide.h"
 #include "input/input.h"
 #include "gpu/frontend.h"
 #include "tests/test.h"
@@ -294,6 +296,151 @@ static void test_pans(TestCtx *t)
  * frame n-1.  Slots are reused while the previous frame still serves as a
  * search reference, which is where an asynchronous backend's ordering
  * (upload into a slot whose planes another search reads) would show. */
+/* gpu_frontend_stage + stage_copy + commit against gpu_frontend_submit on
+ * the same backend: the same planes and vectors, though the frame handed
+ * to stage is overwritten right after its copy (the encoder's pipeline
+ * reuses it before the commit), for YUV and RGB frames, and the full and
+ * hierarchical searches.  A backend that would read an RGB frame at commit
+ * (cpu: no staging) must refuse to stage it (-EAGAIN). */
+static void test_staged(TestCtx *t)
+{
+    const int w = 208, h = 144, nframes = 5;
+    TestRng rng = { 0x57A6ED };
+    for (int mode = 0; mode < 4; mode++) {
+        const MpeFrameFormat fmt = mode & 1 ? MPE_FRAME_RGB24 : MPE_FRAME_YUV420;
+        const int hier = mode >> 1, slots = 3;
+        GpuConfig cfg = { .width = w, .height = h, .slots = slots, .device = -1, .pyramid = hier };
+        GpuFrontend *ctx[2] = { NULL, NULL };
+        MpeError err = { "" };
+        MpeFrame f[2], scratch;
+        Run out[2];
+        int ok = 1, refused = 0;
+        if (mpe_frame_alloc(&f[0], fmt, w, h) < 0 || mpe_frame_alloc(&f[1], fmt, w, h) < 0 ||
+            mpe_frame_alloc(&scratch, fmt, w, h) < 0 || run_alloc(&out[0], w, h, 0x11) < 0 ||
+            run_alloc(&out[1], w, h, 0x22) < 0) {
+            CHECK(t, 0, "out of memory");
+            return;
+        }
+        random_pair(&f[0], &f[1], &rng, 256);
+        for (int k = 0; k < 2 && ok; k++) {
+            int rc = gpu_frontend_open(&ctx[k], backend_under_test, &cfg, NULL, &err);
+            if (rc == -ENOSYS && hier)
+                ok = 0;   /* no hierarchical search on this backend */
+            else
+                CHECK(t, rc == 0 || (ok = 0), "%s open: %s", backend_under_test, err.msg);
+        }
+        const size_t bytes = fmt == MPE_FRAME_RGB24 ? (size_t)w * h * 3
+                                                    : (size_t)w * h + 2 * (size_t)((w + 1) / 2) * ((h + 1) / 2);
+        for (int n = 0; ok && n < nframes; n++) {
+            const int slot = n % slots, ref = (n + slots - 1) % slots;
+            GpuStaged st;
+            int rc = gpu_frontend_submit(ctx[0], slot, &f[n & 1], &err);
+            if (rc == 0) {
+                memcpy(scratch.alloc, f[n & 1].alloc, bytes);
+                rc = gpu_frontend_stage(ctx[1], slot, &scratch, &st, &err);
+                if (rc == -EAGAIN) {
+                    refused = 1;
+                    break;
+                }
+                if (rc == 0) {
+                    gpu_frontend_stage_copy(&st);
+                    memset(scratch.alloc, 0x77, bytes);   /* the caller reuses its frame */
+                    rc = gpu_frontend_commit(ctx[1], slot, &st, &err);
+                }
+            }
+            for (int k = 0; k < 2 && rc == 0 && n > 0; k++)
+                rc = hier ? gpu_frontend_search_hier(ctx[k], slot, ref, 4, 32, &err)
+                          : gpu_frontend_search(ctx[k], slot, ref, 16, &err);
+            for (int k = 0; k < 2 && rc == 0; k++)
+                rc = gpu_frontend_download(ctx[k], slot, &out[k].pic[0], n > 0 ? out[k].mv : NULL, &err);
+            CHECK(t, rc == 0 || (ok = 0), "%s frame %d: %s", backend_under_test, n, err.msg);
+            for (int c = 0; c < 3 && ok; c++)
+                for (int y = 0; y < out[0].pic[0].plane_h[c] && ok; y++)
+                    CHECK(t, !memcmp(out[0].pic[0].plane[c] + y * out[0].pic[0].stride[c],
+                                     out[1].pic[0].plane[c] + y * out[1].pic[0].stride[c],
+                                     (size_t)out[0].pic[0].plane_w[c]) || (ok = 0),
+                          "%s %s hier %d frame %d: plane %d row %d: staged differs from submit",
+                          backend_under_test, fmt == MPE_FRAME_RGB24 ? "RGB" : "YUV", hier, n, c, y);
+            const size_t nmb = (size_t)out[0].pic[0].mb_width * out[0].pic[0].mb_height;
+            CHECK(t, !ok || n == 0 || !memcmp(out[0].mv, out[1].mv, nmb * sizeof(*out[0].mv)) || (ok = 0),
+                  "%s %s hier %d frame %d: staged vectors differ from submit's", backend_under_test,
+                  fmt == MPE_FRAME_RGB24 ? "RGB" : "YUV", hier, n);
+        }
+        /* only an RGB frame on a backend without staging may be refused */
+        CHECK(t, !refused || (fmt == MPE_FRAME_RGB24 && !strcmp(backend_under_test, "cpu")),
+              "%s refused to stage a %s frame", backend_under_test, fmt == MPE_FRAME_RGB24 ? "RGB" : "YUV");
+        CHECK(t, refused || !(fmt == MPE_FRAME_RGB24 && !strcmp(backend_under_test, "cpu")) || !ok,
+              "cpu staged an RGB frame that its commit would read after the caller reused it");
+        for (int k = 0; k < 2; k++)
+            gpu_frontend_close(ctx[k]);
+        run_free(&out[0]);
+        run_free(&out[1]);
+        mpe_frame_free(&f[0]);
+        mpe_frame_free(&f[1]);
+        mpe_frame_free(&scratch);
+    }
+}
+
+/* gpu_frontend_intra_costs where the backend counts them (cfg.intra_costs)
+ * against mpe_bdecide_intra_costs on the planes it gives back: identical
+ * for every macroblock, on random, nearly flat and checkerboard frames at
+ * odd sizes, YUV and RGB.  Where the backend does not count them, or was
+ * not asked to, it says -ENOSYS (and has_intra_costs 0). */
+static void test_intra_costs(TestCtx *t)
+{
+    static const int sizes[][3] = { { 17, 23, 256 }, { 208, 144, 256 }, { 1000, 520, 3 }, { 80, 48, 0 } };
+    TestRng rng = { 0x1A7C0 };
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        for (int rgb = 0; rgb < 2; rgb++)
+            for (int asked = 0; asked < 2; asked++) {
+                const int w = sizes[i][0], h = sizes[i][1];
+                GpuConfig cfg = { .width = w, .height = h, .slots = 2, .device = -1, .intra_costs = asked };
+                GpuFrontend *fe = NULL;
+                MpeError err = { "" };
+                MpeFrame f[2];
+                MpePicture pic;
+                if (mpe_frame_alloc(&f[0], rgb ? MPE_FRAME_RGB24 : MPE_FRAME_YUV420, w, h) < 0 ||
+                    mpe_frame_alloc(&f[1], rgb ? MPE_FRAME_RGB24 : MPE_FRAME_YUV420, w, h) < 0 ||
+                    mpe_picture_alloc(&pic, w, h) < 0) {
+                    CHECK(t, 0, "out of memory");
+                    return;
+                }
+                random_pair(&f[0], &f[1], &rng, sizes[i][2]);
+                const size_t n = (size_t)pic.mb_width * pic.mb_height;
+                uint32_t *want = malloc(n * sizeof(*want)), *got = malloc(n * sizeof(*got));
+                int rc = want && got ? gpu_frontend_open(&fe, backend_under_test, &cfg, NULL, &err) : -ENOMEM;
+                CHECK(t, rc == 0, "%s open: %s", backend_under_test, err.msg);
+                for (int k = 0; k < 2 && rc == 0; k++) {
+                    memset(got, 0xA5, n * sizeof(*got));
+                    if ((rc = gpu_frontend_submit(fe, k, &f[k], &err)) < 0 ||
+                        (rc = gpu_frontend_download(fe, k, &pic, NULL, &err)) < 0) {
+                        CHECK(t, 0, "%s: %s", backend_under_test, err.msg);
+                        break;
+                    }
+                    const int has = gpu_frontend_has_intra_costs(fe, k);
+                    rc = gpu_frontend_intra_costs(fe, k, got, &err);
+                    if (rc == -ENOSYS) {
+                        CHECK(t, !has, "%s: has_intra_costs 1 but intra_costs -ENOSYS", backend_under_test);
+                        rc = 0;
+                        continue;
+                    }
+                    CHECK(t, rc == 0 && has && asked, "%s %dx%d: intra costs (asked %d, has %d): %d %s",
+                          backend_under_test, w, h, asked, has, rc, err.msg);
+                    mpe_bdecide_intra_costs(want, &pic, mpe_sad16_c);
+                    for (size_t m = 0; m < n && rc == 0; m++)
+                        CHECK(t, got[m] == want[m] || (rc = -1),
+                              "%s %dx%d %s frame %d mb %zu: intra cost %u, the host's %u", backend_under_test,
+                              w, h, rgb ? "RGB" : "YUV", k, m, got[m], want[m]);
+                }
+                gpu_frontend_close(fe);
+                free(want);
+                free(got);
+                mpe_picture_free(&pic);
+                mpe_frame_free(&f[0]);
+                mpe_frame_free(&f[1]);
+            }
+}
+
 static void test_ring(TestCtx *t)
 {
     static const int ranges[] = { 16, 5, 32, 64, 12, 1, 16, 48 };
@@ -720,6 +867,8 @@ int main(void)
         static const struct { const char *name; void (*fn)(TestCtx *); } cases[] = {
             { "random-frames-vs-cpu", test_random_frames },
             { "ring-of-slots-vs-cpu", test_ring },
+            { "staged-vs-submit", test_staged },
+            { "intra-costs-vs-host", test_intra_costs },
             { "hier-pans-vs-cpu", test_pans },
             { "solar-vs-cpu", test_solar_frames },
             { "bad-device-index", test_bad_device },
@@ -739,6 +888,8 @@ int main(void)
         }
     }
     test_run(&t, "auto-short-run-on-cpu", test_auto_length);
+    backend_under_test = "cpu";
+    test_run(&t, "cpu/staged-vs-submit", test_staged);
     if (!tested) {
         t.case_name = "all";
         test_skip(&t, "no GPU backend compiled in (OpenCL headers/loader missing at build time)");
