@@ -107,7 +107,7 @@ struct MpeRc {
      * that ended below the top step (see bl_after_probe) */
     int have_fine[3];
     double fine_x[3], fine_y[3];
-    double avg_bits;       /* a MAD target: mean bits of the pictures so far (decaying) */
+    double avg_bits;       /* a MAD or BLIINDS-II target: mean bits of the pictures so far (decaying) */
     int n_avg;
 
     /* the current picture */
@@ -763,8 +763,8 @@ static int bracket_closed(const MpeRc *rc)
  *   cheapest coding there is, and the cheapest to make); ok, it ends the
  *   picture: nothing coarser may be used;
  * - a failed probe is no end of the bracket (the scores between say
- *   nothing of it, and row mixes with it missed: +12 to +20 % bytes at a
- *   better mean score than asked): the search goes on below the top step,
+ *   nothing of it, and row mixes with it missed: +12 % bytes at a mean
+ *   score 1.2 better than asked): the search goes on below the top step,
  *   starting at the quantiser the last P or B picture that ended below it
  *   predicts (its q and score, and the slope of its type);
  * - an ok coding in the target's own 0.5 step (score > target - 0.5)
@@ -773,8 +773,10 @@ static int bracket_closed(const MpeRc *rc)
  *   picture's bits of the probe ends the picture: no coarser coding could
  *   save more.
  * Otherwise the bracket search and its row mix, as before.  On the solar
- * clip at 2048x2048 (24 frames, targets 30-44): 3.14 -> 1.92 trials a
- * picture, 10.6 % fewer bytes at the same mean score (docs/PERF.md). */
+ * clip at 2048x2048 (24 frames, targets 30-44, cpu BLIINDS-II): 3.14 ->
+ * 1.92 trials a picture, 10.6 % fewer bytes at the same mean score; 400
+ * frames on the H100: 3.53 -> 1.87 trials at --target-bliinds 30, 3.26 ->
+ * 2.14 at 41, 11 and 19 % fewer bytes (docs/PERF.md). */
 #define BL_FLOOR 0.05
 
 static int bl_probe(const MpeRc *rc)
