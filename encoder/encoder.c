@@ -2269,7 +2269,7 @@ static void stage_job(void *arg)
     e->stage_cut = scenecut_score(e, e->stage_n, e->stage_frame);
 }
 
-/* The front-end work left of the staged frame (encode_frame_pipe), its
+/* The front-end work left of the staged frame (frontend_frame_pipe), its
  * time added to the slot's; it then joins the coding queue. */
 static int finish_staged(MpeEncoder *e, MpeError *err)
 {
@@ -2292,10 +2292,11 @@ static int finish_staged(MpeEncoder *e, MpeError *err)
  * on stage_task while this thread finishes frame n - 1's front-end work
  * (its searches, waits and decisions: n - 1 is staged); frame n is then
  * committed (its upload and conversion run while the next frame comes),
- * and the rest of its front end waits for the next call.  Every call into the front end keeps its
- * order, so the pictures are the lock-step schedule's.  Where a frame
- * cannot be staged (the cpu front end takes the first frames while a GPU
- * opens), it goes through whole, after n - 1. */
+ * and the rest of its front end waits for the next call.  Every call into
+ * the front end keeps its order, so the pictures are the lock-step
+ * schedule's.  Where a frame cannot be staged (gpu_frontend_stage: the cpu
+ * front end takes the first frames while a GPU opens, or converts RGB from
+ * the caller's frame), it goes through whole, after n - 1. */
 static int frontend_frame_pipe(MpeEncoder *e, int n, const MpeFrame *frame, MpeError *err)
 {
     const int slot = slot_of(e, n);
