@@ -1131,7 +1131,7 @@ static void code_slice_job(void *ctx, int index, int worker)
 
     (void)worker;
     if (!job->row_q[index]) {
-        /* a rate control probe leaves the row out (ratecontrol.h) */
+        /* a rate control partial coding leaves the row out (ratecontrol.h) */
         s->q = 0;
         bs_writer_reset(&s->bw);
         memset(s->sse, 0, sizeof(s->sse));
@@ -1830,7 +1830,7 @@ static void trace_trial(MpeEncoder *e, const MpeRcStep *step, char type, int tri
 {
     uint64_t bits = 0, sse = 0;
     double q = 0, mean_err = 0;
-    int rows = 0;   /* coded: a probe's are fewer (its bits and PSNR are of them) */
+    int rows = 0;   /* coded: a partial coding's are fewer (its bits and PSNR are of them) */
     for (int i = 0; i < e->n_slices; i++) {
         const SliceJob *s = &e->slices[e->origin[step->bank][i]][i];
         mean_err = fmax(mean_err, slice_mean_err(s));
@@ -1842,7 +1842,7 @@ static void trace_trial(MpeEncoder *e, const MpeRcStep *step, char type, int tri
     mpe_log(&e->log, MPE_LOG_DEBUG,
             "frame %d %c trial %d: %s mean q %.2f, %llu bits, PSNR-Y %.3f dB%s%.4g%s%.2f",
             e->frame_index, type, trial,
-            step->action != MPE_RC_CODE ? "mix" : rows < e->orig[0].mb_height ? "probe" : "code",
+            step->action != MPE_RC_CODE ? "mix" : rows < e->orig[0].mb_height ? "partial" : "code",
             q / MPE_MAX(rows, 1), (unsigned long long)bits,
             iqa_psnr_from_mse((double)sse / ((double)e->p.width * MPE_MIN(16 * rows, e->p.height))),
             step->need_metric ? ", metric " : "", step->need_metric ? metric : 0.0,

@@ -45,8 +45,8 @@ typedef struct Trial {
     double mean_err;       /* largest row mean-level error (see the guard above) */
     int ok;
     int guarded;           /* met the metric target but turned down by the guard */
-    int probe;             /* --bitrate: rows left out, bits and q_mean estimated (see probe_estimate) */
-    double probe_q;        /* a probe's: the mean quantiser of the whole coding it stands for */
+    int partial;           /* --bitrate: some rows left out, bits and q_mean estimated (partial_estimate) */
+    double partial_q;      /* a partial coding's: the mean quantiser of the whole coding it stands for */
     uint8_t *row_q;
     uint64_t *row_bits, *row_sse;
     double *row_mean_err;
@@ -92,10 +92,10 @@ struct MpeRc {
     double plan, plan0;    /* the current picture's planned quantiser, and its first plan */
     int planning;          /* its first codings, while it may be planned again */
     int spare_bank;        /* a coding that fits, kept while a finer one is tried */
-    int probe_k;           /* a probe codes every probe_k-th row (1: no probes, under 32 rows) */
-    int ref_bank;          /* the picture's first coding, which probes are measured against */
-    int probed_full;       /* 1: the last coding was the whole one at a probe's plan; 2: after it */
-    double probe_total;    /* that probe's estimate of the picture's bits */
+    int partial_k;         /* a partial coding codes every partial_k-th row (1: none, under 32 rows) */
+    int ref_bank;          /* the picture's first coding, which partial codings are measured against */
+    int partial_then_whole;/* 1: the last coding was the whole one at a partial coding's plan; 2: after it */
+    double partial_total;  /* that partial coding's estimate of the picture's bits */
     unsigned plan_banks;   /* banks holding a coding of the picture made while planning */
     int gop_pos;           /* pictures since the GOP's I */
     double aq[2], ab[2];   /* ln q and ln bits of the picture's last two codings */
@@ -300,7 +300,7 @@ int mpe_rc_new(MpeRc **out, const MpeRcConfig *cfg, uint64_t luma_samples, MpeEr
         return mpe_error(err, -EINVAL, "rate control: no quantisers to choose from");
     }
     rc->samples = (double)luma_samples;
-    rc->probe_k = rc->n >= 32 ? 2 : 1;
+    rc->partial_k = rc->n >= 32 ? 2 : 1;
     for (int b = 0; b < MPE_RC_BANKS; b++) {
         rc->bank[b].row_q = calloc(n, 1);
         rc->bank[b].row_bits = calloc(n, sizeof(uint64_t));
@@ -401,17 +401,17 @@ double mpe_rc_vbv_fullness(const MpeRc *rc)
  * The first picture of a type is coded whole once, at its plan; the
  * codings that follow only teach the model (the coarser one that learns
  * a, and each new plan until one lands within ABR_NEAR of a coding made),
- * so where the picture has 32 rows or more they are probes: every other
- * row coded as the whole coding would code it, the rest left out, and the
- * picture's bits at that plan estimated from the first coding's, scaled
- * by the ratio the same rows show (probe_estimate).  The plan that lands
- * on a probe is then coded whole; if its bits are within ABR_NEAR of the
- * estimate it is kept, else planned once more.  On the 2048^2 solar clip
- * at 8 Mbit/s the first I, P and B pictures took 4, 4 and 3 whole
- * codings; now 2 whole and 3 probes, 1 and 2, 2 and 2 (8.5 codings'
- * worth instead of 11).  Probes of every fourth row (5.5) cost 1 %
- * BD-rate on the solar clip: their estimates move the first pictures'
- * quantisers by more. */
+ * so where the picture has 32 rows or more they are partial codings:
+ * every other row coded as the whole coding would code it, the rest left
+ * out, and the picture's bits at that plan estimated from the first
+ * coding's, scaled by the ratio the same rows show (partial_estimate).
+ * The plan that lands on a partial coding is then coded whole; if its
+ * bits are within ABR_NEAR of the estimate it is kept, else planned once
+ * more.  On the 2048^2 solar clip at 8 Mbit/s the first I, P and B
+ * pictures took 4, 4 and 3 whole codings; now 2 whole and 3 partial, 1
+ * and 2, 2 and 2 (8.5 codings' worth instead of 11).  Every fourth row
+ * (5.5) cost 1 % BD-rate on the solar clip: its estimates move the first
+ * pictures' quantisers by more. */
 #define ABR_BLUR 0.2          /* least weight of the newest picture in its type's complexity */
 #define ABR_REPAY 1.0         /* seconds over which an over- or underspend is repaid */
 #define ABR_A_MIN 0.5         /* least exponent a learnt (see mpe_rc_next) */
@@ -586,7 +586,7 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
         rc->planning = 1;
         rc->spare_bank = -1;
         rc->ref_bank = -1;
-        rc->probed_full = 0;
+        rc->partial_then_whole = 0;
         rc->plan_banks = 0;
     }
     rc->vbv_max = INFINITY;
@@ -644,22 +644,22 @@ static void fill_uniform(MpeRc *rc, int b, int k)
 {
     memset(rc->bank[b].row_q, rc->ladder[k], (size_t)rc->n);
     rc->bank[b].q = k;
-    rc->bank[b].probe = 0;
+    rc->bank[b].partial = 0;
 }
 
-/* The rows a probe codes: every probe_k-th, from the middle of the first k. */
-static int probe_row(const MpeRc *rc, int r)
+/* The rows a partial coding codes: every partial_k-th, from the middle of the first k. */
+static int partial_row(const MpeRc *rc, int r)
 {
-    return r % rc->probe_k == rc->probe_k / 2;
+    return r % rc->partial_k == rc->partial_k / 2;
 }
 
 /* Rows at quantiser q, which may lie between two steps of the ladder: the
  * two steps around it, spread over the rows in the proportion that makes
  * their mean q (rounding error diffused down the picture).  The trial's q
  * is the finer step: a search for a coarser coding starts above it.  A
- * probe codes its rows as the whole coding would, and leaves the others
- * out (0). */
-static void fill_planned(MpeRc *rc, int b, double q, int probe)
+ * partial coding codes its rows as the whole coding would, and leaves the
+ * others out (0). */
+static void fill_planned(MpeRc *rc, int b, double q, int partial)
 {
     const int top = MPE_MAX(rc->nl - 1 - rc->cfg.n_drop, 0);
     int k = 0;
@@ -673,30 +673,30 @@ static void fill_planned(MpeRc *rc, int b, double q, int probe)
         const int up = want - acc >= 0.5;
         acc += up;
         qsum += rc->ladder[k + up];
-        rc->bank[b].row_q[r] = probe && !probe_row(rc, r) ? 0 : rc->ladder[k + up];
+        rc->bank[b].row_q[r] = partial && !partial_row(rc, r) ? 0 : rc->ladder[k + up];
     }
     rc->bank[b].q = k;
-    rc->bank[b].probe = probe;
-    rc->bank[b].probe_q = qsum / rc->n;
+    rc->bank[b].partial = partial;
+    rc->bank[b].partial_q = qsum / rc->n;
 }
 
-/* A probe's bits for the whole coding it stands for: the picture's first
- * coding (ref_bank) scaled by the ratio the probe's rows show against the
- * same rows there (a ratio estimator: the rows' content is the same in
- * both, and each side's rows are at the quantisers its whole coding gives
- * them). */
-static void probe_estimate(const MpeRc *rc, Trial *tr)
+/* A partial coding's bits for the whole coding it stands for: the
+ * picture's first coding (ref_bank) scaled by the ratio its rows show
+ * against the same rows there (a ratio estimator: the rows' content is the
+ * same in both, and each side's rows are at the quantisers its whole
+ * coding gives them). */
+static void partial_estimate(const MpeRc *rc, Trial *tr)
 {
     const Trial *ref = &rc->bank[rc->ref_bank];
     double pb = 0, rb = 0;
     for (int r = 0; r < rc->n; r++) {
-        if (!probe_row(rc, r))
+        if (!partial_row(rc, r))
             continue;
         pb += (double)tr->row_bits[r];
         rb += (double)ref->row_bits[r];
     }
-    tr->bits = (uint64_t)llround(rb > 0 ? (double)ref->bits * pb / rb : pb * rc->probe_k);
-    tr->q_mean = tr->probe_q;
+    tr->bits = (uint64_t)llround(rb > 0 ? (double)ref->bits * pb / rb : pb * rc->partial_k);
+    tr->q_mean = tr->partial_q;
 }
 
 /* A bank not holding the ok or failing trial (nor a live mix). */
@@ -1126,7 +1126,7 @@ static void set_mix_result(MpeRc *rc, int b)
 {
     Trial *m = &rc->bank[b];
     m->q = -1;
-    m->probe = 0;
+    m->partial = 0;
     for (int r = 0; r < rc->n; r++) {
         const Trial *s = &rc->bank[rc->mix_src[r]];
         m->row_q[r] = s->row_q[r];
@@ -1250,14 +1250,15 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
              * rd: +16.8 % against --q without it, +8.3 % with) */
             const double qmax = rc->ladder[MPE_MAX(rc->nl - 1 - rc->cfg.n_drop, 0)];
             q = tr->q_mean * ABR_LEARN <= qmax ? tr->q_mean * ABR_LEARN : tr->q_mean / ABR_LEARN;
-        } else if (!m->have[t] && rc->probed_full == 1 &&
-                   fabs(log(total / rc->probe_total)) <= ABR_NEAR) {
-            /* the whole coding at a probe's plan came out as the probe
-             * said: it stands for the probe, which the plan accepted */
-        } else if (!m->have[t] && (rc->trials < 4 || rc->probed_full == 1)) {
+        } else if (!m->have[t] && rc->partial_then_whole == 1 &&
+                   fabs(log(total / rc->partial_total)) <= ABR_NEAR) {
+            /* the whole coding at a partial coding's plan came out as
+             * estimated: it stands for the partial one, which the plan
+             * accepted */
+        } else if (!m->have[t] && (rc->trials < 4 || rc->partial_then_whole == 1)) {
             /* the first picture of its type: its own cost, now known, plans it
-             * again (a whole coding after probes that mispredicted it once
-             * more, whatever the count).  The very first picture knows nothing of P pictures but
+             * again (a whole coding after partial ones that mispredicted it
+             * once more, whatever the count).  The very first picture knows nothing of P pictures but
              * abr_complexity's P/I ratio: it stays within ABR_FIRST_RANGE of
              * its first guess (Test Model 5's start, the same q at every
              * rate: 4 finer and 2 coarser kept a first I at 3 where --q 1
@@ -1268,10 +1269,10 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
             q = plan_q(rc, t, &own, rc->shares);
             if (!m->have[0] && !m->have[1] && !m->have[2])
                 q = fmin(fmax(q, rc->plan0 / (4 * ABR_FIRST_RANGE)), ABR_FIRST_RANGE * rc->plan0);
-        } else if (tr->ok && !tr->probe && rc->cbr && total < rc->stuff_min &&
+        } else if (tr->ok && !tr->partial && rc->cbr && total < rc->stuff_min &&
                    rc->trials < rc->cfg.max_trials) {
             /* the buffer would overflow: what the picture leaves would be
-             * stuffing (a coding kept aside must be whole: never a probe) */
+             * stuffing (a coding kept aside must be whole, never partial) */
             const double a = fmax(m->have[t] ? m->a[t] : 1.0, 0.7);
             q = fmax(tr->q_mean * fmax(pow(total / rc->stuff_min, 1 / a), 0.67), rc->ladder[0]);
             rc->spare_bank = rc->cur;
@@ -1286,18 +1287,18 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
                     tr = &rc->bank[b];
                 }
         const int far = fabs(log(q / tr->q_mean)) > ABR_NEAR;
-        if (far || tr->probe) {
+        if (far || tr->partial) {
             /* the first picture of its type: its codings until one is at
-             * the plan only teach the model, so they are probes (a
-             * probe_k-th of the rows each) where a whole coding can still
-             * follow; a probe at the plan is then coded whole */
-            const int probe = far && rc->ref_bank >= 0 && rc->probe_k > 1 && !rc->probed_full;
+             * the plan only teach the model, so they are partial (a
+             * partial_k-th of the rows each) where a whole coding can still
+             * follow; a partial coding at the plan is then coded whole */
+            const int partial = far && rc->ref_bank >= 0 && rc->partial_k > 1 && !rc->partial_then_whole;
             int b = (rc->cur + 1) % MPE_RC_BANKS;
-            if (probe && b == rc->ref_bank)
+            if (partial && b == rc->ref_bank)
                 b = (b + 1) % MPE_RC_BANKS;
-            rc->probed_full = tr->probe && !probe ? 1 : rc->probed_full ? 2 : 0;
-            rc->probe_total = (double)(tr->bits + rc->header_bits);
-            fill_planned(rc, b, q, probe);
+            rc->partial_then_whole = tr->partial && !partial ? 1 : rc->partial_then_whole ? 2 : 0;
+            rc->partial_total = (double)(tr->bits + rc->header_bits);
+            fill_planned(rc, b, q, partial);
             rc->ok_bank = rc->fail_bank = -1;
             rc->cur = b;
             rc->trials++;
@@ -1452,8 +1453,8 @@ void mpe_rc_report(MpeRc *rc, const MpeRcResult *res)
     else
         memset(tr->row_mean_err, 0, (size_t)rc->n * sizeof(*tr->row_mean_err));
     sum_rows(rc, tr);
-    if (tr->probe)
-        probe_estimate(rc, tr);
+    if (tr->partial)
+        partial_estimate(rc, tr);
     if (rc->cfg.mode == MPE_RC_QUALITY)
         tr->metric = rc->cfg.target_metric == MPE_IQA_PSNR ? psnr_of(rc, tr->sse) : res->metric;
     if (rc->cfg.mode == MPE_RC_CQ || rc->emergency)

@@ -108,9 +108,9 @@ typedef struct Outcome {
     uint64_t stuffing;     /* zero bytes it asked for after the picture */
     int vbv_delay;         /* what mpe_rc_start_frame returned */
     int bank;              /* the bank kept */
-    double work;           /* codings in whole pictures' worth (a probe codes some rows) */
-    int probes;            /* codings that left rows out */
-    int kept_rows_out;     /* rows the kept bank left out (a probe kept: never) */
+    double work;           /* codings in whole pictures' worth (a partial one codes some rows) */
+    int partials;          /* codings that left rows out */
+    int kept_rows_out;     /* rows the kept bank left out (a partial coding kept: never) */
 } Outcome;
 
 /* The encoder's side of the loop, with the model standing in for coding
@@ -142,7 +142,7 @@ static Outcome run_picture(MpeRc *rc, Picture *p, char type, const MadModel *m)
             for (int r = 0; r < ROWS; r++)
                 coded += st.row_q[r] != 0;
             o.work += (double)coded / ROWS;
-            o.probes += coded < ROWS;
+            o.partials += coded < ROWS;
         } else {
             for (int r = 0; r < ROWS; r++)
                 p->q[st.bank][r] = p->q[st.src[r]][r];
@@ -842,14 +842,13 @@ static void t_bitrate_flat_curves(TestCtx *t)
 }
 
 /* The first picture of each type is planned from codings that only teach
- * the model (its bits at two or more quantisers): those are probes, a
+ * the model (its bits at two or more quantisers): those are partial, a
  * share of the rows each, and the picture kept is always coded whole.
- * Over the first GOP of b_gop_config (probes of half the rows at this
- * height), the first I, P and B pictures together take at most 8 whole
- * codings' worth (7.5; whole codings only, as before, 9), every picture
- * kept has all its rows, none underflows, and the rate over the next GOPs
- * holds. */
-static void t_bitrate_probes(TestCtx *t)
+ * Over the first GOP of b_gop_config (half the rows at this height), the
+ * first I, P and B pictures together take at most 8 whole codings' worth
+ * (7.5; whole codings only, as before, 9), every picture kept has all its
+ * rows, none underflows, and the rate over the next GOPs holds. */
+static void t_bitrate_partial(TestCtx *t)
 {
     TestRng rng = { 71 };
     const MpeRcConfig c = b_gop_config();
@@ -858,7 +857,7 @@ static void t_bitrate_probes(TestCtx *t)
     Picture p;
     CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
     double first_work = 0, total = 0;
-    int seen[3] = { 0, 0, 0 }, probes = 0;
+    int seen[3] = { 0, 0, 0 }, partials = 0;
     for (int n = 0; n < 48; n++) {
         const char type = b_gop_picture(&p, &rng, n);
         const int pt = type == 'I' ? 0 : type == 'P' ? 1 : 2;
@@ -866,15 +865,15 @@ static void t_bitrate_probes(TestCtx *t)
         CHECK(t, !o.underflow, "picture %d underflowed", n);
         CHECK(t, o.kept_rows_out == 0, "picture %d kept a coding with %d rows left out", n,
               o.kept_rows_out);
-        probes += o.probes;
+        partials += o.partials;
         if (!seen[pt]++)
             first_work += o.work;
         if (n >= 12)
             total += stream_bits(&o);
     }
-    printf("INFO test_ratecontrol/bitrate_first_pictures_probe: %.2f whole codings' worth, %d probes\n",
-           first_work, probes);
-    CHECK(t, probes > 0 && first_work <= 8.0, "first I, P and B pictures: %.2f whole codings' worth",
+    printf("INFO test_ratecontrol/bitrate_first_pictures_partial: %.2f whole codings' worth, %d partial\n",
+           first_work, partials);
+    CHECK(t, partials > 0 && first_work <= 8.0, "first I, P and B pictures: %.2f whole codings' worth",
           first_work);
     check_rate(t, total, 36, c.bitrate);
     mpe_rc_free(rc);
@@ -921,7 +920,7 @@ int main(void)
     test_run(&t, "bitrate_no_swing_from_gop_to_gop", t_bitrate_no_swing);
     test_run(&t, "bitrate_b_pictures_pb_ratio_coarser", t_bitrate_b_pictures);
     test_run(&t, "bitrate_flat_curves_no_chase", t_bitrate_flat_curves);
-    test_run(&t, "bitrate_first_pictures_probe", t_bitrate_probes);
+    test_run(&t, "bitrate_first_pictures_partial", t_bitrate_partial);
     test_run(&t, "deterministic", t_deterministic);
     return test_finish(&t);
 }
