@@ -1130,6 +1130,15 @@ static void code_slice_job(void *ctx, int index, int worker)
     MpePictureCtx pc = *job->pc;
 
     (void)worker;
+    if (!job->row_q[index]) {
+        /* a rate control partial coding leaves the row out (ratecontrol.h) */
+        s->q = 0;
+        bs_writer_reset(&s->bw);
+        memset(s->sse, 0, sizeof(s->sse));
+        memset(s->dsum, 0, sizeof(s->dsum));
+        memset(s->samples, 0, sizeof(s->samples));
+        return;
+    }
     s->q = job->row_q[index];
     pc.drop_residual = job->e->drop_q && s->q == job->e->drop_q;
     pc.skip_all = job->e->drop_q && s->q == job->e->drop_q + 1;
@@ -1821,18 +1830,21 @@ static void trace_trial(MpeEncoder *e, const MpeRcStep *step, char type, int tri
 {
     uint64_t bits = 0, sse = 0;
     double q = 0, mean_err = 0;
+    int rows = 0;   /* coded: a partial coding's are fewer (its bits and PSNR are of them) */
     for (int i = 0; i < e->n_slices; i++) {
         const SliceJob *s = &e->slices[e->origin[step->bank][i]][i];
         mean_err = fmax(mean_err, slice_mean_err(s));
         bits += (uint64_t)s->bw.pos * 8;
         sse += s->sse[0];
         q += (double)s->q * (s->row_end - s->row_begin);
+        rows += s->q ? s->row_end - s->row_begin : 0;
     }
     mpe_log(&e->log, MPE_LOG_DEBUG,
             "frame %d %c trial %d: %s mean q %.2f, %llu bits, PSNR-Y %.3f dB%s%.4g%s%.2f",
-            e->frame_index, type, trial, step->action == MPE_RC_CODE ? "code" : "mix",
-            q / e->orig[0].mb_height, (unsigned long long)bits,
-            iqa_psnr_from_mse((double)sse / ((double)e->p.width * e->p.height)),
+            e->frame_index, type, trial,
+            step->action != MPE_RC_CODE ? "mix" : rows < e->orig[0].mb_height ? "partial" : "code",
+            q / MPE_MAX(rows, 1), (unsigned long long)bits,
+            iqa_psnr_from_mse((double)sse / ((double)e->p.width * MPE_MIN(16 * rows, e->p.height))),
             step->need_metric ? ", metric " : "", step->need_metric ? metric : 0.0,
             e->measure_mean ? ", row mean error " : "", e->measure_mean ? mean_err : 0.0);
 }
@@ -2257,7 +2269,7 @@ static void stage_job(void *arg)
     e->stage_cut = scenecut_score(e, e->stage_n, e->stage_frame);
 }
 
-/* The front-end work left of the staged frame (encode_frame_pipe), its
+/* The front-end work left of the staged frame (frontend_frame_pipe), its
  * time added to the slot's; it then joins the coding queue. */
 static int finish_staged(MpeEncoder *e, MpeError *err)
 {
@@ -2280,10 +2292,11 @@ static int finish_staged(MpeEncoder *e, MpeError *err)
  * on stage_task while this thread finishes frame n - 1's front-end work
  * (its searches, waits and decisions: n - 1 is staged); frame n is then
  * committed (its upload and conversion run while the next frame comes),
- * and the rest of its front end waits for the next call.  Every call into the front end keeps its
- * order, so the pictures are the lock-step schedule's.  Where a frame
- * cannot be staged (the cpu front end takes the first frames while a GPU
- * opens), it goes through whole, after n - 1. */
+ * and the rest of its front end waits for the next call.  Every call into
+ * the front end keeps its order, so the pictures are the lock-step
+ * schedule's.  Where a frame cannot be staged (gpu_frontend_stage: the cpu
+ * front end takes the first frames while a GPU opens, or converts RGB from
+ * the caller's frame), it goes through whole, after n - 1. */
 static int frontend_frame_pipe(MpeEncoder *e, int n, const MpeFrame *frame, MpeError *err)
 {
     const int slot = slot_of(e, n);

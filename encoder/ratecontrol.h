@@ -88,7 +88,9 @@ typedef enum MpeRcAction {
 typedef struct MpeRcStep {
     MpeRcAction action;
     int bank;                 /* 0..MPE_RC_BANKS-1 */
-    const uint8_t *row_q;     /* CODE: quantiser_scale_code per row */
+    const uint8_t *row_q;     /* CODE: quantiser_scale_code per row; 0: the row is left
+                                 out (a partial coding: its bits and SSE come back 0, and
+                                 the bank is never the one kept) */
     const uint8_t *src;       /* MIX: the bank each row comes from */
     int need_metric;          /* report the target metric of this bank (MAD, BLIINDS-II) */
 } MpeRcStep;

@@ -12,8 +12,8 @@
 #     --long N                 the long-clip mode: the clip's PNG frames
 #                              ping-ponged (0..9, 9..0, 0..9 ...) into N
 #                              frames; q 5 only, no bitrate run, and for
-#                              mpegenc also q 5 with --iqa all and
-#                              --target-mad 9; ffmpeg and ffmpeg -bf 2;
+#                              mpegenc also q 5 with --iqa all,
+#                              --target-mad 9 and --target-bliinds 30; ffmpeg and ffmpeg -bf 2;
 #                              best-of-runs ratios to ffmpeg first
 #                              (options given explicitly still win)
 #     --runs N                 timed runs per configuration, median reported
@@ -246,7 +246,7 @@ for b in $cpu_only_gpu; do
     notes+=("mpegenc --backend $b runs on the CPU here (not a GPU): timed at q $QMID from the Y4M only (--backends \"$b\" for all settings)")
 done
 # the long-clip mode's in-loop metric runs (mpegenc only)
-[ "$LONG" = 0 ] || settings="$settings iqa tmad"
+[ "$LONG" = 0 ] || settings="$settings iqa tmad tbl"
 if [ "$BITRATE" != none ]; then
     settings="$settings br$BITRATE"
     [ $have_bitrate = 1 ] || notes+=("bitrate run skipped: this mpegenc has no --bitrate")
@@ -279,11 +279,12 @@ build_cmd() {
         br*) [ $have_bitrate = 1 ] || return 1; CMD+=(--bitrate "${set#br}") ;;
         iqa) CMD+=(--q "$QMID" --iqa all) ;;
         tmad) CMD+=(--target-mad 9) ;;
+        tbl) CMD+=(--target-bliinds 30) ;;
         esac ;;
     ffmpeg|ffmpeg-rd)
         CMD=(ffmpeg -nostdin -v error -y)
         [ "$in" = png ] && CMD+=(-framerate 25)
-        case $set in iqa|tmad) return 1 ;; esac
+        case $set in iqa|tmad|tbl) return 1 ;; esac
         CMD+=(-i "$src" ${THREADS:+-threads "$THREADS"} -c:v mpeg2video -pix_fmt yuv420p)
         [ "$cfg" = ffmpeg-rd ] && CMD+=(-bf 2 -mbd rd -trellis 1)
         case $set in
@@ -294,7 +295,7 @@ build_cmd() {
     mpeg2enc)
         # it reads Y4M on stdin only; feeding it PNGs would time ffmpeg too
         [ "$in" = y4m ] || return 1
-        case $set in iqa|tmad) return 1 ;; esac
+        case $set in iqa|tmad|tbl) return 1 ;; esac
         CMD_IN=$T/src.y4m
         # -f 3 generic MPEG-2 needs a bitrate: with -q it is only a ceiling,
         # set far above any q's rate; 2048x2048 is beyond its level checks
@@ -475,6 +476,7 @@ summary_header="config,label,input,mode,setting,runs,frames,wall_s,fps,cpu_s,rss
         br*) mode=bitrate; setting=${set#br} ;;
         iqa) mode=q-iqa-all; setting=$QMID ;;
         tmad) mode=target-mad; setting=9 ;;
+        tbl) mode=target-bliinds; setting=30 ;;
         esac
         qual=$(awk -F, -v c="$cfg" -v i="$in" -v s="$set" '$1 == c && $2 == i && $3 == s { print $4 "," $5 "," $6 }' "$T/quality.csv")
         [ -n "$qual" ] || qual=",,"
@@ -510,7 +512,7 @@ cp "$T/runs.csv" "$T/summary.csv" "$T/stages.csv" "$T/threads.csv" "$OUTDIR/"
     # setting (the in-loop metric rows: at q QMID)
     awk -F, -v qmid="$QMID" 'NR == FNR { if (FNR > 1 && $1 == "ffmpeg") ff[$3, $4, $5] = $9; next }
         FNR > 1 {
-        set = ($4 == "q" ? "q " $5 : $4 == "bitrate" ? $5 " target" : $4 == "q-iqa-all" ? "q " $5 " --iqa all" : "--target-mad " $5)
+        set = ($4 == "q" ? "q " $5 : $4 == "bitrate" ? $5 " target" : $4 == "q-iqa-all" ? "q " $5 " --iqa all" : $4 == "target-bliinds" ? "--target-bliinds " $5 : "--target-mad " $5)
         ref = ($4 == "q" || $4 == "bitrate") ? ff[$3, $4, $5] : ff[$3, "q", qmid]
         printf "| %s | %s | %s | %s | %.3f | %.2f | %.3f | %s | %s%s | %s | %s | %s | %s |\n",
             $2, $3, set, (ref > 0 ? sprintf("%.2fx", $9 / ref) : "n/a"), $8, $9, $10, ($11 == "" ? "n/a" : $11), $12,

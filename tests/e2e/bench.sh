@@ -131,13 +131,13 @@ done
 check svg-rd-curves "expected $ncurves curves" test "$(grep -c '<polyline' "$RES/rd.svg")" -eq "$ncurves"
 
 # --long: the 2 frames ping-ponged (0 1 1 0 0 1 ...) into 10; q 5 only, and
-# mpegenc's in-loop metric rows; the ratio to ffmpeg in the speed table
+# mpegenc's in-loop metric and quality-target rows; the ratio to ffmpeg in the speed table
 RL="$TMP/long"
 if bash "$ROOT/tools/bench.sh" --clip "$TMP/clip" --long 10 --runs 1 --warmup 0 --backends cpu \
         --encoders "mpegenc ffmpeg" --out "$RL" >"$TMP/outl" 2>"$TMP/errl"; then
     got=$(awk -F, 'NR > 1 { print $1 "," $3 "," $4 "," $5 "," $7 }' "$RL/summary.csv" | sort | tr '\n' ' ')
     want=$(for in in png y4m; do for r in "mpegenc-cpu,$in,q,5" "mpegenc-cpu,$in,q-iqa-all,5" \
-               "mpegenc-cpu,$in,target-mad,9" "ffmpeg,$in,q,5"; do echo "$r,10"; done; done | sort | tr '\n' ' ')
+               "mpegenc-cpu,$in,target-mad,9" "mpegenc-cpu,$in,target-bliinds,30" "ffmpeg,$in,q,5"; do echo "$r,10"; done; done | sort | tr '\n' ' ')
     check long-rows "got $got, want $want" test "$got" = "$want"
     # ffmpeg against itself 1.00x; mpegenc's q 5 ratio = its fps / ffmpeg's
     bad=$(awk -F'|' '/^### Speed/ { on = 1; next } /^###/ { on = 0 } on && /^\| / && !/^\| encoder/ { gsub(/ /, "", $5); gsub(/ /, "", $7)

@@ -88,3 +88,22 @@ if "$MPEGENC" --quiet --gop 12 --bitrate "${kbps}k" --log "$TMP/pan_r.csv" -i "$
 else
     fail pan_q20_bitrate "--bitrate ${kbps}k failed: $(cat "$TMP/err")"
 fi
+
+# The first I, P and B pictures of a picture 32 macroblock rows or taller
+# are planned from partial codings (rate control codings of every other
+# row):
+# 512x512 testsrc2, 12 frames at 3 Mbit/s.
+# -vv shows them, the stream is the same with 1 and 2 threads,
+# passes vbv_check.py and decodes cleanly.
+ffmpeg -v error -y -f lavfi -i "testsrc2=size=512x512:rate=25" -frames:v 12 -pix_fmt yuv420p \
+    -f yuv4mpegpipe "$TMP/tall.y4m"
+for th in 1 2; do
+    "$MPEGENC" -vv --threads $th --bitrate 3M -i "$TMP/tall.y4m" -o "$TMP/tall_$th.m2v" 2>"$TMP/tall_$th.log" ||
+        fail "tall_bitrate_t$th" "--bitrate 3M failed: $(tail -1 "$TMP/tall_$th.log")"
+done
+np=$(grep -c ' partial mean q ' "$TMP/tall_1.log")
+check tall_partial_codings "$np partial codings in -vv" [ "$np" -ge 3 ]
+check tall_threads_same "streams of 1 and 2 threads" cmp -s "$TMP/tall_1.m2v" "$TMP/tall_2.m2v"
+v=$(python3 "$ROOT/tests/e2e/vbv_check.py" "$TMP/tall_1.m2v" 2>&1)
+check tall_vbv "$v" [ "${v%%:*}" = ok ]
+if d=$(ffmpeg_clean_decode "$TMP/tall_1.m2v" </dev/null); then pass tall_ffmpeg_clean; else fail tall_ffmpeg_clean "$d"; fi

@@ -711,6 +711,84 @@ static void test_async_open(TestCtx *t)
  * stopped or not, the frames' planes and vectors are the cpu front end's,
  * ready() is no error, the name is the backend's, and close frees all.
  * Of up to 5 such opens, one at least must have stopped ("not opened"). */
+/* The encoder's pipeline on an asynchronous open: YUV frames staged
+ * (gpu_frontend_stage, copied, the caller's frame overwritten, committed)
+ * go to the cpu front end while the backend opens; once it is open stage
+ * says -EAGAIN and the frame is submitted whole, where the move is decided
+ * (test_async_open's rules), after which frames are staged on the backend.
+ * Every frame's planes and vectors must be the cpu front end's. */
+static void test_async_staged(TestCtx *t)
+{
+    const int w = 208, h = 144, slots = 3, nframes = 7;
+    const size_t bytes = (size_t)w * h + 2 * (size_t)(w / 2) * (h / 2);
+    TestRng rng = { 0xA57A6E };
+    for (int hier = 0; hier < 2; hier++) {
+        GpuConfig cfg = { .width = w, .height = h, .slots = slots, .device = -1, .pyramid = hier };
+        GpuFrontend *ctx[2] = { NULL, NULL };
+        MpeError err = { "" };
+        MpeFrame f[2], scratch;
+        Run out[2];
+        int ok = 1, whole = 0, staged_after = 0, rc;
+        if (mpe_frame_alloc(&f[0], MPE_FRAME_YUV420, w, h) < 0 ||
+            mpe_frame_alloc(&f[1], MPE_FRAME_YUV420, w, h) < 0 ||
+            mpe_frame_alloc(&scratch, MPE_FRAME_YUV420, w, h) < 0 || run_alloc(&out[0], w, h, 0x11) < 0 ||
+            run_alloc(&out[1], w, h, 0x22) < 0) {
+            CHECK(t, 0, "out of memory");
+            return;
+        }
+        random_pair(&f[0], &f[1], &rng, 256);
+        CHECK(t, gpu_frontend_open(&ctx[0], "cpu", &cfg, NULL, &err) == 0 || (ok = 0), "cpu open: %s", err.msg);
+        CHECK(t, gpu_frontend_open_async(&ctx[1], backend_under_test, &cfg, NULL, &err) == 0 || (ok = 0),
+              "async open (hier %d): %s", hier, err.msg);
+        for (int n = 0; ok && n < nframes; n++) {
+            const int intra = n == 0 || (hier && n == 3), slot = n % slots, ref = (n + slots - 1) % slots;
+            GpuStaged st;
+            rc = gpu_frontend_submit(ctx[0], slot, &f[n & 1], &err);
+            if (rc == 0) {
+                memcpy(scratch.alloc, f[n & 1].alloc, bytes);
+                rc = gpu_frontend_stage(ctx[1], slot, &scratch, &st, &err);
+                if (rc == -EAGAIN) {
+                    whole++;
+                    rc = gpu_frontend_submit(ctx[1], slot, &f[n & 1], &err);
+                } else if (rc == 0) {
+                    gpu_frontend_stage_copy(&st);
+                    memset(scratch.alloc, 0x77, bytes);
+                    rc = gpu_frontend_commit(ctx[1], slot, &st, &err);
+                    staged_after = whole > 0;
+                }
+            }
+            for (int k = 0; k < 2 && rc == 0 && !intra; k++)
+                rc = hier ? gpu_frontend_search_hier(ctx[k], slot, ref, 4, 127, &err)
+                          : gpu_frontend_search(ctx[k], slot, ref, 16, &err);
+            for (int k = 0; k < 2 && rc == 0; k++)
+                rc = gpu_frontend_download(ctx[k], slot, &out[k].pic[0], intra ? NULL : out[k].mv, &err);
+            CHECK(t, rc == 0 || (ok = 0), "hier %d frame %d: %s", hier, n, err.msg);
+            for (int c = 0; c < 3 && ok; c++)
+                for (int y = 0; y < out[0].pic[0].plane_h[c] && ok; y++)
+                    CHECK(t, !memcmp(out[0].pic[0].plane[c] + y * out[0].pic[0].stride[c],
+                                     out[1].pic[0].plane[c] + y * out[1].pic[0].stride[c],
+                                     (size_t)out[0].pic[0].plane_w[c]) || (ok = 0),
+                          "hier %d frame %d plane %d row %d differs from the cpu front end's", hier, n, c, y);
+            const size_t nmb = (size_t)out[0].pic[0].mb_width * out[0].pic[0].mb_height;
+            CHECK(t, !ok || intra || !memcmp(out[0].mv, out[1].mv, nmb * sizeof(*out[0].mv)) || (ok = 0),
+                  "hier %d frame %d: vectors differ from the cpu front end's", hier, n);
+            if (n == 1)
+                CHECK(t, gpu_frontend_ready(ctx[1], &err) == 0 || (ok = 0), "ready: %s", err.msg);
+        }
+        /* once open, a frame went through whole (the move) and later ones
+         * were staged again: on the backend */
+        CHECK(t, !ok || (whole >= 1 && staged_after), "hier %d: %d frames whole, staged after them %d",
+              hier, whole, staged_after);
+        gpu_frontend_close(ctx[0]);
+        gpu_frontend_close(ctx[1]);
+        run_free(&out[0]);
+        run_free(&out[1]);
+        mpe_frame_free(&f[0]);
+        mpe_frame_free(&f[1]);
+        mpe_frame_free(&scratch);
+    }
+}
+
 static void test_finish_early(TestCtx *t)
 {
     const int w = 208, h = 144;
@@ -873,6 +951,7 @@ int main(void)
             { "solar-vs-cpu", test_solar_frames },
             { "bad-device-index", test_bad_device },
             { "async-open-vs-cpu", test_async_open },
+            { "async-open-staged", test_async_staged },
             { "finish-before-open", test_finish_early },
             { "program-cache", test_program_cache },
         };

@@ -16,7 +16,10 @@
  * where MAD sees nothing at any quantiser) scores 0 everywhere while the
  * rows' mean levels drift from the source's as the quantiser coarsens and
  * jump without residual: the mean-level guard must keep every row of the
- * picture kept within its tolerance, and still find the coarsest that is. */
+ * picture kept within its tolerance, and still find the coarsest that is.
+ * The same model in steps of 0.5, with a score of its own without residual,
+ * stands in for BLIINDS-II: a P or B picture that meets the target
+ * without residual must end there, in one coding. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +65,8 @@ typedef struct MadModel {
     const double *drift;   /* per row: mean-level error per unit of q (NULL: none) */
     double stale;          /* mean-level error of every row without residual (q 32, 33) */
     double scale, power;   /* scale > 0: a smooth curve instead, scale q^power up to q 31 */
+    double top;            /* > 0: the score without residual (q 32), as BLIINDS-II gives it */
+    double quantum;        /* > 0: scores come in steps of it (BLIINDS-II: 0.5) */
 } MadModel;
 
 static double mad_row(const MadModel *m, int q)
@@ -70,6 +75,8 @@ static double mad_row(const MadModel *m, int q)
         return 0;
     if (q >= 33)
         return m->copy > 0 ? m->copy : 100;
+    if (q == 32 && m->top > 0)
+        return m->top;
     if (m->scale > 0)
         return m->scale * pow(q > 31 ? 31 * 1.05 : q, m->power);
     if (q == 32)
@@ -89,7 +96,8 @@ static double mad_of(const MadModel *m, const uint8_t *row_q)
     double s = 0;
     for (int r = 0; r < ROWS; r++)
         s += pow(mad_row(m, row_q[r]), 4);
-    return pow(s / ROWS, 0.25);
+    s = pow(s / ROWS, 0.25);
+    return m->quantum > 0 ? m->quantum * round(s / m->quantum) : s;
 }
 
 typedef struct Outcome {
@@ -100,6 +108,9 @@ typedef struct Outcome {
     uint64_t stuffing;     /* zero bytes it asked for after the picture */
     int vbv_delay;         /* what mpe_rc_start_frame returned */
     int bank;              /* the bank kept */
+    double work;           /* codings in whole pictures' worth (a partial one codes some rows) */
+    int partials;          /* codings that left rows out */
+    int kept_rows_out;     /* rows the kept bank left out (a partial coding kept: never) */
 } Outcome;
 
 /* The encoder's side of the loop, with the model standing in for coding
@@ -117,21 +128,28 @@ static Outcome run_picture(MpeRc *rc, Picture *p, char type, const MadModel *m)
         if (st.action == MPE_RC_DONE) {
             o.bank = st.bank;
             for (int r = 0; r < ROWS; r++) {
-                o.bits += row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]);
+                o.kept_rows_out += p->q[st.bank][r] == 0;
+                o.bits += p->q[st.bank][r] ? row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]) : 0;
                 o.sse += row_sse(p, r, p->q[st.bank][r]);
             }
             o.metric = m ? mad_of(m, p->q[st.bank]) : 0;
             break;
         }
         if (st.action == MPE_RC_CODE) {
+            int coded = 0;
             o.codes++;
             memcpy(p->q[st.bank], st.row_q, ROWS);
+            for (int r = 0; r < ROWS; r++)
+                coded += st.row_q[r] != 0;
+            o.work += (double)coded / ROWS;
+            o.partials += coded < ROWS;
         } else {
             for (int r = 0; r < ROWS; r++)
                 p->q[st.bank][r] = p->q[st.src[r]][r];
         }
         for (int r = 0; r < ROWS; r++) {
-            rb[r] = row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]);
+            /* a row left out (quantiser 0) is not coded: no bits, no SSE */
+            rb[r] = p->q[st.bank][r] ? row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]) : 0;
             rs[r] = row_sse(p, r, p->q[st.bank][r]);
             re[r] = mean_err_row(m, r, p->q[st.bank][r]);
         }
@@ -531,6 +549,57 @@ static void t_bliinds_never_copies(TestCtx *t)
     mpe_rc_free(rc);
 }
 
+/* A BLIINDS-II-like clip under --target-bliinds 33: P and B pictures
+ * whose score rises smoothly with q (drifting by up to 5 % a picture) in
+ * steps of 0.5, and without residual (the top step) scores either well
+ * within the target (two pictures in three) or past it (the third).  The
+ * probe of the top step ends the first kind in one coding; the second
+ * goes on below it from the last picture that did, and ends in the
+ * target's 0.5 step or on a mix.  Every picture meets the target, and
+ * those that can without residual end there, in at most 2.6 codings and
+ * mix scores a picture on average (2.42; the search from the last
+ * picture's quantiser took 3.67, and kept none of the 28 pictures that
+ * meet the target without residual there). */
+static void t_bliinds_target_probe(TestCtx *t)
+{
+    TestRng rng = { 41 };
+    MpeRcConfig c = metric_config(MPE_IQA_BLIINDS, 33);
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    const int n_pic = 48;
+    int trials = 0, missed = 0, top_n = 0, top_kept = 0, top_trials = 0;
+    double drift = 1;
+    c.bframes = 2;
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    for (int n = 0; n < n_pic; n++) {
+        const char type = n % 12 == 0 ? 'I' : n % 3 == 0 ? 'P' : 'B';
+        const int top_ok = n % 3 != 2;
+        drift *= 1 + ((int)(test_rand(&rng) % 101) - 50) / 1000.0;
+        MadModel m = { .scale = 20 * drift, .power = 0.25, .quantum = 0.5,
+                       .top = type == 'I' ? 0 : top_ok ? 31 : 36 };
+        make_picture(&p, &rng);
+        Outcome o = run_picture(rc, &p, type, &m);
+        trials += o.trials;
+        missed += o.metric > c.target;
+        if (type != 'I' && top_ok) {
+            int at_top = 1;
+            for (int r = 0; r < ROWS; r++)
+                at_top &= p.q[o.bank][r] == 32;
+            top_n++;
+            top_kept += at_top;
+            top_trials += o.trials;
+        }
+    }
+    printf("INFO test_ratecontrol/bliinds_target_probe: %.2f trials a picture, %.2f where the top step meets the target\n",
+           (double)trials / n_pic, (double)top_trials / top_n);
+    CHECK(t, missed == 0, "%d pictures above the target", missed);
+    CHECK(t, top_kept == top_n, "%d of %d pictures that meet the target without residual kept it",
+          top_kept, top_n);
+    CHECK(t, trials <= 2.6 * n_pic, "%.2f trials a picture", (double)trials / n_pic);
+    mpe_rc_free(rc);
+}
+
 /* A fade to black under a MAD target: the metric is 0 at every step, so
  * without the guard "copy the reference" wins and the picture freezes.
  * With it, every kept row is within the tolerance, the guard says it
@@ -658,29 +727,43 @@ static void t_bitrate_no_swing(TestCtx *t)
 }
 
 /* One B picture between anchors (I B P B P ... P P, as encoder.c lays a
- * GOP of 12 out), B pictures a third of a P picture's cost: the plan codes
- * them --pb-ratio coarser than the P pictures around them, the rate holds
- * and the VBV neither underflows nor swings the I quantiser across GOPs.
- * (A controller that plans a B picture as a P gives it the P quantiser.) */
-static void t_bitrate_b_pictures(TestCtx *t)
+ * GOP of 12 out), at 1.2 Mbit/s; b_gop_picture makes the n-th picture, I
+ * pictures four times a P picture's cost and B pictures a third. */
+static MpeRcConfig b_gop_config(void)
 {
-    TestRng rng = { 61 };
     MpeRcConfig c = base_config(MPE_RC_BITRATE);
-    MpeRc *rc;
-    MpeError err;
-    Picture p;
     c.bitrate = 1.2e6;
     c.vbv_bits = 1835008;
     c.bframes = 1;
     c.pb_ratio = 1.3;
+    return c;
+}
+
+static char b_gop_picture(Picture *p, TestRng *rng, int n)
+{
+    const int k = n % 12;
+    const char type = k == 0 ? 'I' : k == 11 || k % 2 == 0 ? 'P' : 'B';
+    make_picture(p, rng);
+    for (int r = 0; r < ROWS; r++)
+        p->a[r] *= type == 'I' ? 4 : type == 'B' ? 1.0 / 3 : 1;
+    return type;
+}
+
+/* The GOP of b_gop_config: the plan codes its B pictures --pb-ratio
+ * coarser than the P pictures around them, the rate holds and the VBV
+ * neither underflows nor swings the I quantiser across GOPs.  (A
+ * controller that plans a B picture as a P gives it the P quantiser.) */
+static void t_bitrate_b_pictures(TestCtx *t)
+{
+    TestRng rng = { 61 };
+    const MpeRcConfig c = b_gop_config();
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
     CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
     double qi_min = 1e9, qi_max = 0, total = 0, qp = 0, worst_pb = 1.3;
     for (int n = 0; n < 96; n++) {
-        const int k = n % 12;
-        const char type = k == 0 ? 'I' : k == 11 || k % 2 == 0 ? 'P' : 'B';
-        make_picture(&p, &rng);
-        for (int r = 0; r < ROWS; r++)
-            p.a[r] *= type == 'I' ? 4 : type == 'B' ? 1.0 / 3 : 1;
+        const char type = b_gop_picture(&p, &rng, n);
         Outcome o = run_picture(rc, &p, type, NULL);
         const double q = mean_q(&p, o.bank);
         CHECK(t, !o.underflow, "picture %d underflowed", n);
@@ -758,6 +841,44 @@ static void t_bitrate_flat_curves(TestCtx *t)
     mpe_rc_free(rc);
 }
 
+/* The first picture of each type is planned from codings that only teach
+ * the model (its bits at two or more quantisers): those are partial, a
+ * share of the rows each, and the picture kept is always coded whole.
+ * Over the first GOP of b_gop_config (half the rows at this height), the
+ * first I, P and B pictures together take at most 8 whole codings' worth
+ * (7.5; whole codings only, as before, 9), every picture kept has all its
+ * rows, none underflows, and the rate over the next GOPs holds. */
+static void t_bitrate_partial(TestCtx *t)
+{
+    TestRng rng = { 71 };
+    const MpeRcConfig c = b_gop_config();
+    MpeRc *rc;
+    MpeError err;
+    Picture p;
+    CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
+    double first_work = 0, total = 0;
+    int seen[3] = { 0, 0, 0 }, partials = 0;
+    for (int n = 0; n < 48; n++) {
+        const char type = b_gop_picture(&p, &rng, n);
+        const int pt = type == 'I' ? 0 : type == 'P' ? 1 : 2;
+        Outcome o = run_picture(rc, &p, type, NULL);
+        CHECK(t, !o.underflow, "picture %d underflowed", n);
+        CHECK(t, o.kept_rows_out == 0, "picture %d kept a coding with %d rows left out", n,
+              o.kept_rows_out);
+        partials += o.partials;
+        if (!seen[pt]++)
+            first_work += o.work;
+        if (n >= 12)
+            total += stream_bits(&o);
+    }
+    printf("INFO test_ratecontrol/bitrate_first_pictures_partial: %.2f whole codings' worth, %d partial\n",
+           first_work, partials);
+    CHECK(t, partials > 0 && first_work <= 8.0, "first I, P and B pictures: %.2f whole codings' worth",
+          first_work);
+    check_rate(t, total, 36, c.bitrate);
+    mpe_rc_free(rc);
+}
+
 static void t_deterministic(TestCtx *t)
 {
     uint64_t bits[2] = { 0, 0 };
@@ -794,10 +915,12 @@ int main(void)
     test_run(&t, "mad_target_saturated_b", t_mad_target_saturated_b);
     test_run(&t, "mad_target_b_pictures", t_mad_target_b_pictures);
     test_run(&t, "bliinds_target_never_copies", t_bliinds_never_copies);
+    test_run(&t, "bliinds_target_probe", t_bliinds_target_probe);
     test_run(&t, "mad_guard_keeps_mean_level_in_a_fade", t_mad_guard_fade);
     test_run(&t, "bitrate_no_swing_from_gop_to_gop", t_bitrate_no_swing);
     test_run(&t, "bitrate_b_pictures_pb_ratio_coarser", t_bitrate_b_pictures);
     test_run(&t, "bitrate_flat_curves_no_chase", t_bitrate_flat_curves);
+    test_run(&t, "bitrate_first_pictures_partial", t_bitrate_partial);
     test_run(&t, "deterministic", t_deterministic);
     return test_finish(&t);
 }
