@@ -32,13 +32,16 @@ PNG_LIBS   := $(shell pkg-config --libs libpng zlib 2>/dev/null || echo -lpng -l
 FFTW_LIBS  := $(shell pkg-config --libs fftw3 2>/dev/null || echo -lfftw3)
 # libdeflate inflates the PNG fast path's image data (about twice zlib's
 # speed): used when pkg-config or the compiler finds it (make LIBDEFLATE=0
-# leaves it out); without it zlib inflates, and the build config
-# (build/config.txt) lacks -DMPE_HAVE_LIBDEFLATE.
+# leaves it out); without it zlib inflates, make prints a note when it was
+# not found, and the build config (build/config.txt) lacks
+# -DMPE_HAVE_LIBDEFLATE.
 LIBDEFLATE ?= $(shell { pkg-config --exists libdeflate || printf '\043include <libdeflate.h>\nint main(void){libdeflate_free_decompressor(libdeflate_alloc_decompressor());return 0;}\n' | \
                 $(CC) -x c - -o /dev/null -ldeflate; } >/dev/null 2>&1 && echo 1 || echo 0)
 ifeq ($(LIBDEFLATE),1)
 DEFLATE_LIBS := $(shell pkg-config --libs libdeflate 2>/dev/null || echo -ldeflate)
 CPPFLAGS_ALL += -DMPE_HAVE_LIBDEFLATE $(shell pkg-config --cflags libdeflate 2>/dev/null)
+else ifeq ($(origin LIBDEFLATE),file)
+$(info note: libdeflate not found (Debian: libdeflate-dev); PNG image data is inflated with zlib, about 1.75x slower)
 endif
 LDLIBS_ALL := $(PNG_LIBS) $(DEFLATE_LIBS) $(FFTW_LIBS) -lm -lpthread $(LDLIBS)
 
