@@ -40,15 +40,6 @@ int mpe_cuda_pick(int index, int min_compute, int *dev, char *why, size_t why_si
     }
     snprintf(why, why_size, "device %d: %.100s (compute %d.%d, %d SMs)", *dev, prop.name,
              prop.major, prop.minor, prop.multiProcessorCount);
-    /* A host thread waiting for this device yields its core between polls
-     * (the runtime's default, with fewer contexts than cores, spins on
-     * it): the encoder keeps every core busy with slices beside the front
-     * end's waits (H100 machines, 400 frames, alternating rounds: 327.5 ->
-     * 337.1 fps and 382.9 -> 387.8; --iqa all 154.4 / 168.9 -> 173.1 /
-     * 170.9).  Once a context exists the flags stay as they
-     * are (cudaErrorSetOnActiveProcess, cleared). */
-    if (cudaSetDevice(*dev) != cudaSuccess || cudaSetDeviceFlags(cudaDeviceScheduleYield) != cudaSuccess)
-        cudaGetLastError();
     return 0;
 }
 
