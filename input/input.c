@@ -1294,7 +1294,10 @@ static int ahead_read(MpeInput *in, MpeFrame *frame, MpeError *err)
 
 int mpe_input_auto_threads(const MpeInput *in, int pool_threads)
 {
-    /* the frames read ahead are this many RGB or YUV frames of the input's size */
+    /* a reader thread holds 2 frames read ahead (RGB or YUV of the input's
+     * size) and, while it decodes, about 2 more: the file read whole and
+     * its PNG decoder's buffers (the inflated rows, the joined image data;
+     * 21 MB at 2048^2 RGB) */
     const size_t budget = (size_t)1 << 30;
     const size_t frame = (size_t)in->info.width * in->info.height *
                          (in->info.format == MPE_FRAME_RGB24 ? 3 : 2);
@@ -1302,7 +1305,7 @@ int mpe_input_auto_threads(const MpeInput *in, int pool_threads)
 
     if (in->kind == SRC_Y4M)
         return 1;
-    cap = frame ? budget / (2 * frame) : 64;
+    cap = frame ? budget / (4 * frame) : 64;
     return (int)MPE_MAX(1, MPE_MIN(MPE_MIN((size_t)MPE_MAX(pool_threads, 1), cap), (size_t)64));
 }
 
