@@ -373,6 +373,60 @@ static void roundtrip_large(TestCtx *t)
     roundtrip(t, &c, &rng);
 }
 
+/* One scratch kept from image to image, as each reader thread keeps its own:
+ * rows wider than the inflate buffer first (its buffers grow, the inflate
+ * buffer filled with their data), then smaller images of other layouts and
+ * IDAT splits, each inflated with zlib and with libdeflate.  Every decode
+ * must give the source pixels, as with a fresh scratch: nothing of the
+ * image before may show through (the zero row above the first row lies
+ * where the wide image's inflated data was). */
+static void scratch_kept(TestCtx *t)
+{
+    static const PngSpec specs[] = {
+        {20000, 3, 4, 0, 0, 0, 0, 0, 65535},
+        {19, 13, 2, 0, 0, 0, 0, 0, 65535},
+        {300, 7, 6, 50, 1, 0, 0, 1, 100},
+        {17, 33, 0, 0, 0, 0, 0, 0, 65535},
+        {64, 16, 4, 200, 0, 0, 0, 0, 1000},
+        {5, 3, 2, 7, 1, 0, 0, 0, 65535},
+    };
+    static const unsigned inflaters[2] = {MPE_PNG_ZLIB_STREAM, 0};
+    TestRng rng = {4242};
+    MpePngScratch *scratch;
+
+    if (mpe_png_scratch_open(&scratch) < 0) {
+        CHECK(t, 0, "scratch: out of memory");
+        return;
+    }
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        const PngSpec *s = &specs[i];
+        Buf png;
+        uint8_t *raw = NULL;
+        MpeFrame fr;
+
+        memset(&fr, 0, sizeof(fr));
+        if (make_png(&png, &raw, s, &rng) < 0 ||
+            mpe_frame_alloc(&fr, MPE_FRAME_RGB24, s->w, s->h) < 0) {
+            CHECK(t, 0, "image %zu: out of memory", i);
+        } else {
+            for (int k = 0; k < 2; k++) {
+                MpeError err;
+                int ret;
+                memset(fr.data[0], 0xA5, (size_t)fr.stride[0] * s->h);
+                ret = mpe_png_decode_with(scratch, &fr, NULL, NULL, png.p, png.n, "kept.png",
+                                          MPE_PNG_FAST_ONLY | inflaters[k], mpe_cpu_flags(), &err);
+                CHECK(t, ret == 0 && frame_is_raw(&fr, raw, channels_of(s->color_type)),
+                      "image %zu (%dx%d, color type %d), %s: %d '%s' or pixels differ", i, s->w,
+                      s->h, s->color_type, k ? "libdeflate" : "zlib", ret, ret < 0 ? err.msg : "");
+            }
+        }
+        mpe_frame_free(&fr);
+        free(raw);
+        free(png.p);
+    }
+    mpe_png_scratch_close(scratch);
+}
+
 /* Too much image data (rows after the last) is ignored by both. */
 static void too_much_data(TestCtx *t)
 {
@@ -863,6 +917,7 @@ int main(void)
     test_run(&t, "not_png", not_png);
     test_run(&t, "damaged_compressed", damaged_compressed);
     test_run(&t, "libdeflate_used", libdeflate_used);
+    test_run(&t, "scratch_kept", scratch_kept);
     test_run(&t, "files_tests_data", files_tests_data);
     test_run(&t, "files_shared", files_shared);
     return test_finish(&t);
