@@ -676,23 +676,13 @@ int gpu_frontend_stage(GpuFrontend *fe, int slot, const MpeFrame *frame, GpuStag
     memset(st, 0, sizeof(*st));
     if (!fe->async)
         return stage_slot(fe, slot, frame, st, 1, err);
-    GpuAsync *a = fe->async;
     if ((ret = check_slot(fe, slot, err)) < 0)
         return ret;
-    if (a->switched)
-        return stage_slot(async_take_slot(fe, slot), slot, frame, st, 1, err);
-    /* the GPU is open: whether the frame moves there is decided in
-     * submit's order (async_submit), so it goes through whole */
-    if ((ret = async_join(a, 0, err)) != 0)
-        return ret < 0 ? ret : -EAGAIN;
-    /* still opening: to the cpu front end, as async_submit's would */
-    if ((ret = stage_slot(a->boot, slot, frame, st, 1, err)) < 0)
-        return ret;
-    a->on_boot[slot] = 1;
-    a->uploaded[slot] = 0;
-    a->last_slot = slot;
-    a->boot_frames++;
-    return 0;
+    /* before the move, which is decided in submit's order (async_submit),
+     * frames go through whole */
+    if (!fe->async->switched)
+        return -EAGAIN;
+    return stage_slot(async_take_slot(fe, slot), slot, frame, st, 1, err);
 }
 
 void gpu_frontend_stage_copy(GpuStaged *st)

@@ -179,10 +179,9 @@ int gpu_frontend_submit(GpuFrontend *fe, int slot, const MpeFrame *frame, MpeErr
  * concurrently with calls on OTHER slots; `frame` must stay valid until it
  * returns); gpu_frontend_commit hands it to the device, as submit's end.
  * stage returns -EAGAIN where the frame must go through submit whole: an
- * asynchronous open's GPU is open but not moved to yet (the move is decided
- * in submit's order), or the backend would read an RGB frame at commit
- * (cpu: it converts from the caller's frame).  Until the GPU is open the
- * cpu front end takes staged frames too. */
+ * asynchronous open has not moved to its GPU yet (the move is decided in
+ * submit's order), or the backend would read an RGB frame at commit (cpu:
+ * it converts from the caller's frame). */
 typedef struct GpuStaged {
     /* frontend.c's; the caller only keeps it from stage to commit */
     GpuFrontend *holder;

@@ -711,12 +711,12 @@ static void test_async_open(TestCtx *t)
  * stopped or not, the frames' planes and vectors are the cpu front end's,
  * ready() is no error, the name is the backend's, and close frees all.
  * Of up to 5 such opens, one at least must have stopped ("not opened"). */
-/* The encoder's pipeline on an asynchronous open: YUV frames staged
- * (gpu_frontend_stage, copied, the caller's frame overwritten, committed)
- * go to the cpu front end while the backend opens; once it is open stage
- * says -EAGAIN and the frame is submitted whole, where the move is decided
- * (test_async_open's rules), after which frames are staged on the backend.
- * Every frame's planes and vectors must be the cpu front end's. */
+/* The encoder's pipeline on an asynchronous open: until the move, stage
+ * says -EAGAIN and the frame is submitted whole (to the cpu front end,
+ * then where the move is decided: test_async_open's rules); after it,
+ * YUV frames are staged (copied, the caller's frame overwritten,
+ * committed) on the backend.  Every frame's planes and vectors must be the
+ * cpu front end's. */
 static void test_async_staged(TestCtx *t)
 {
     const int w = 208, h = 144, slots = 3, nframes = 7;
@@ -775,8 +775,8 @@ static void test_async_staged(TestCtx *t)
             if (n == 1)
                 CHECK(t, gpu_frontend_ready(ctx[1], &err) == 0 || (ok = 0), "ready: %s", err.msg);
         }
-        /* once open, a frame went through whole (the move) and later ones
-         * were staged again: on the backend */
+        /* frames went through whole up to the move, and later ones were
+         * staged: on the backend */
         CHECK(t, !ok || (whole >= 1 && staged_after), "hier %d: %d frames whole, staged after them %d",
               hier, whole, staged_after);
         gpu_frontend_close(ctx[0]);
