@@ -377,7 +377,7 @@ typedef struct CudaSlot {
      * read this slot as reference is done */
     cudaEvent_t ev_start, ev_uploaded, ev_converted, ev_planes_out;
     cudaEvent_t ev_search0, ev_search1, ev_mv_out, ref_free;
-    int used, converted_on_device, ref_pending, intra_counted;
+    int used, converted_on_device, ref_pending;
 } CudaSlot;
 
 struct GpuContext {
@@ -617,7 +617,6 @@ static int cuda_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *e
                                cudaMemcpyDeviceToHost, s->out_stream),
                "cudaMemcpyAsync(intra costs)");
     }
-    s->intra_counted = g->intra_costs;
     CU_TRY(cudaEventRecord(s->ev_planes_out, s->out_stream), "cudaEventRecord");
     s->used = 1;
     return 0;
@@ -690,7 +689,7 @@ static int cuda_download(GpuContext *g, int slot, MpePicture *pic, GpuMotion *mv
 static int cuda_intra_costs(GpuContext *g, int slot, uint32_t *intra, MpeError *err)
 {
     const CudaSlot *s = &g->slot[slot];
-    if (!s->intra_counted)
+    if (!g->intra_costs || !s->used)   /* counted at every submit when asked for */
         return -ENOSYS;
     CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
     CU_TRY(cudaEventSynchronize(s->ev_planes_out), "front-end work (intra costs)");
