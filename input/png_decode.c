@@ -761,10 +761,11 @@ static int whole_decode(PngDec *d, FastRows *r, MpePngScratch *s, unsigned flags
     const size_t rs = r->rowbytes + 1, image_size = rs * (size_t)r->h;
     const uint8_t *zdata = NULL;
     size_t pos = d->pos - 8, zsize = 0, used_in, used_out;
-    int nidat = 0;
 
-    /* the run of IDATs: where it is one, its data is used in place */
-    for (;; nidat++) {
+    /* The run of IDATs: one is used in place; several are joined as their
+     * CRCs are checked (each still in cache), into room for the rest of the
+     * file, which bounds their data. */
+    for (int nidat = 0;; nidat++) {
         const uint8_t *t;
         const char *why;
         uint32_t len;
@@ -773,22 +774,19 @@ static int whole_decode(PngDec *d, FastRows *r, MpePngScratch *s, unsigned flags
             return 0;
         if (memcmp(t, "IDAT", 4) != 0)
             break;
-        if (nidat == 0)
+        if (nidat == 0) {
             zdata = t + 4;
+        } else {
+            if (nidat == 1) {
+                if (reserve(&s->idat, &s->idat_cap, d->size - d->pos) < 0)
+                    return mpe_error(err, -ENOMEM, "%s: out of memory", d->name);
+                memcpy(s->idat, zdata, zsize);
+                zdata = s->idat;
+            }
+            memcpy(s->idat + zsize, t + 4, len);
+        }
         zsize += len;
         pos += 12 + (size_t)len;
-    }
-    if (nidat > 1) {
-        size_t off = 0;
-        if (reserve(&s->idat, &s->idat_cap, zsize) < 0)
-            return mpe_error(err, -ENOMEM, "%s: out of memory", d->name);
-        for (size_t p = d->pos - 8; off < zsize;) {
-            uint32_t len = be32(d->data + p);
-            memcpy(s->idat + off, d->data + p + 8, len);
-            off += len;
-            p += 12 + (size_t)len;
-        }
-        zdata = s->idat;
     }
     /* zlib header: deflate with a 32 KiB window, no preset dictionary */
     if (zsize < 2 || zdata[0] != 0x78 || (zdata[0] << 8 | zdata[1]) % 31 != 0 || (zdata[1] & 0x20))
