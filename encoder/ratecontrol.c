@@ -110,8 +110,8 @@ struct MpeRc {
      * flatter than P pictures'), the other targets do not */
     int have_last[3];
     double last_x[3], last_y[3], slope[3];
-    /* a BLIINDS-II target: (ln q, score) of the last picture of the type
-     * that ended below the top step (see bl_after_probe) */
+    /* a BLIINDS-II target: last_x and last_y of the last picture of the
+     * type that ended below the top step (see bl_after_probe) */
     int have_fine[3];
     double fine_x[3], fine_y[3];
     double avg_bits;       /* a MAD or BLIINDS-II target: mean bits of the pictures so far (decaying) */
@@ -718,17 +718,27 @@ static int top_step(const MpeRc *rc)
                                                                                       : rc->nl - 1;
 }
 
+/* The quantiser that a picture of the model (x, y: ln q and model_y),
+ * the last of this type or else of the other, predicts for the goal by
+ * its type's slope; -1 where neither has one. */
+static int predict_q(const MpeRc *rc, const int *have, const double *x, const double *y)
+{
+    const int t = rc->t;
+    const int src = have[t] ? t : have[!t] ? !t : -1;
+    if (src < 0)
+        return -1;
+    const double slope = rc->slope[src] != 0 ? rc->slope[src] : default_slope(rc);
+    return clamp_q(rc, exp(x[src] + (model_y(rc, goal_value(rc)) - y[src]) / slope));
+}
+
 /* First guess for the picture (PSNR and BLIINDS-II targets; see metric_first_q). */
 static int first_q(MpeRc *rc)
 {
-    const int t = rc->t;
     if (rc->cfg.mode == MPE_RC_CQ)
         return clamp_q(rc, rc->cfg.qscale);
-    int src = rc->have_last[t] ? t : rc->have_last[!t] ? !t : -1;
-    if (src < 0)
+    int k = predict_q(rc, rc->have_last, rc->last_x, rc->last_y);
+    if (k < 0)
         return clamp_q(rc, rc->cfg.qscale);
-    double slope = rc->slope[src] != 0 ? rc->slope[src] : default_slope(rc);
-    int k = clamp_q(rc, exp(rc->last_x[src] + (model_y(rc, goal_value(rc)) - rc->last_y[src]) / slope));
     /* a metric target starts short of "copy the reference" (see next_q) */
     if (rc->cfg.target_metric != MPE_IQA_PSNR && k > rc->nl - 2)
         k = rc->nl - 2;
@@ -846,14 +856,9 @@ static int bl_probe(const MpeRc *rc)
 /* the quantiser after a failed probe, and the search set up below the top step */
 static int bl_after_probe(MpeRc *rc)
 {
-    const int m = rc->have_fine[rc->t] ? rc->t : rc->have_fine[0] ? 0 : -1;
-    int q;
-    if (m >= 0) {
-        const double slope = rc->slope[m] != 0 ? rc->slope[m] : default_slope(rc);
-        q = clamp_q(rc, exp(rc->fine_x[m] + (rc->cfg.target - rc->fine_y[m]) / slope));
-    } else {
+    int q = predict_q(rc, rc->have_fine, rc->fine_x, rc->fine_y);
+    if (q < 0)
         q = first_q(rc);
-    }
     rc->top_failed = 1;
     rc->probe_bits = (double)rc->bank[rc->cur].bits;
     rc->fail_bank = -1;
@@ -1571,13 +1576,13 @@ int mpe_rc_end_frame(MpeRc *rc, uint64_t bits, int *trials, uint64_t *stuffing)
         if (s * default_slope(rc) > 0 && isfinite(s))
             rc->slope[mt] = s;
         rc->have_last[mt] = 1;
-        if (bliinds_search(rc) && tr->q_mean < qval(rc, top_step(rc))) {
-            rc->have_fine[mt] = 1;
-            rc->fine_x[mt] = log(tr->q_mean);
-            rc->fine_y[mt] = tr->metric;
-        }
         rc->last_x[mt] = log(tr->q_mean);
         rc->last_y[mt] = model_y(rc, tr->metric);
+        if (bliinds_search(rc) && tr->q_mean < qval(rc, top_step(rc))) {
+            rc->have_fine[mt] = 1;
+            rc->fine_x[mt] = rc->last_x[mt];
+            rc->fine_y[mt] = rc->last_y[mt];
+        }
     }
     return underflow ? -1 : broke_contract ? -2 : over_cap ? 1 : 0;
 }
