@@ -93,7 +93,6 @@ struct MpeRc {
     int planning;          /* its first codings, while it may be planned again */
     int spare_bank;        /* a coding that fits, kept while a finer one is tried */
     int partial_k;         /* a partial coding codes every partial_k-th row (1: none, under 32 rows) */
-    int ref_bank;          /* the picture's first coding, which partial codings are measured against */
     int partial_then_whole;/* 1: the last coding was the whole one at a partial coding's plan; 2: after it */
     double partial_total;  /* that partial coding's estimate of the picture's bits */
     unsigned plan_banks;   /* banks holding a coding of the picture made while planning */
@@ -585,9 +584,7 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
         rc->plan = rc->plan0 = plan_q(rc, rc->pt, &rc->abr, rc->shares);
         rc->planning = 1;
         rc->spare_bank = -1;
-        rc->ref_bank = -1;
         rc->partial_then_whole = 0;
-        rc->plan_banks = 0;
     }
     rc->vbv_max = INFINITY;
     rc->stuff_min = 0;
@@ -681,13 +678,13 @@ static void fill_planned(MpeRc *rc, int b, double q, int partial)
 }
 
 /* A partial coding's bits for the whole coding it stands for: the
- * picture's first coding (ref_bank) scaled by the ratio its rows show
+ * picture's first coding (bank 0) scaled by the ratio its rows show
  * against the same rows there (a ratio estimator: the rows' content is the
  * same in both, and each side's rows are at the quantisers its whole
  * coding gives them). */
 static void partial_estimate(const MpeRc *rc, Trial *tr)
 {
-    const Trial *ref = &rc->bank[rc->ref_bank];
+    const Trial *ref = &rc->bank[0];
     double pb = 0, rb = 0;
     for (int r = 0; r < rc->n; r++) {
         if (!partial_row(rc, r))
@@ -1215,8 +1212,6 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
         rc->cur = 0;
         rc->trials = 1;
         rc->plan_banks = 1;
-        if (rc->cfg.mode == MPE_RC_BITRATE && !rc->abr.have[rc->pt])
-            rc->ref_bank = 0;
         *step = (MpeRcStep){ .action = MPE_RC_CODE, .bank = 0, .row_q = rc->bank[0].row_q,
                              .need_metric = metric_needed };
         return;
@@ -1297,10 +1292,10 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
              * the plan only teach the model, so they are partial (a
              * partial_k-th of the rows each) where a whole coding can still
              * follow; a partial coding at the plan is then coded whole */
-            const int partial = far && rc->ref_bank >= 0 && rc->partial_k > 1 && !rc->partial_then_whole;
+            const int partial = far && !m->have[t] && rc->partial_k > 1 && !rc->partial_then_whole;
             int b = (rc->cur + 1) % MPE_RC_BANKS;
-            if (partial && b == rc->ref_bank)
-                b = (b + 1) % MPE_RC_BANKS;
+            if (partial && b == 0)   /* the first coding, which partial_estimate measures by */
+                b = 1;
             rc->partial_then_whole = tr->partial && !partial ? 1 : rc->partial_then_whole ? 2 : 0;
             rc->partial_total = (double)(tr->bits + rc->header_bits);
             fill_planned(rc, b, q, partial);
