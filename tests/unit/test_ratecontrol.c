@@ -43,6 +43,13 @@ static uint64_t row_bits(const Picture *p, int r, int q)
 }
 static uint64_t row_sse(const Picture *p, int r, int q) { return (uint64_t)(p->b[r] * q * q); }
 
+/* What a row of a coding costs: the steps beyond q 31 what q 31 costs, a
+ * row left out (q 0, a partial coding) nothing (and row_sse gives it no SSE) */
+static uint64_t coded_row_bits(const Picture *p, int r, int q)
+{
+    return q ? row_bits(p, r, q > 31 ? 31 : q) : 0;
+}
+
 /* at q 31 a picture is about 34 kbit, under a 2 Mbit/s share of 80 */
 static void make_picture(Picture *p, TestRng *rng)
 {
@@ -129,7 +136,7 @@ static Outcome run_picture(MpeRc *rc, Picture *p, char type, const MadModel *m)
             o.bank = st.bank;
             for (int r = 0; r < ROWS; r++) {
                 o.kept_rows_out += p->q[st.bank][r] == 0;
-                o.bits += p->q[st.bank][r] ? row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]) : 0;
+                o.bits += coded_row_bits(p, r, p->q[st.bank][r]);
                 o.sse += row_sse(p, r, p->q[st.bank][r]);
             }
             o.metric = m ? mad_of(m, p->q[st.bank]) : 0;
@@ -148,8 +155,7 @@ static Outcome run_picture(MpeRc *rc, Picture *p, char type, const MadModel *m)
                 p->q[st.bank][r] = p->q[st.src[r]][r];
         }
         for (int r = 0; r < ROWS; r++) {
-            /* a row left out (quantiser 0) is not coded: no bits, no SSE */
-            rb[r] = p->q[st.bank][r] ? row_bits(p, r, p->q[st.bank][r] > 31 ? 31 : p->q[st.bank][r]) : 0;
+            rb[r] = coded_row_bits(p, r, p->q[st.bank][r]);
             rs[r] = row_sse(p, r, p->q[st.bank][r]);
             re[r] = mean_err_row(m, r, p->q[st.bank][r]);
         }
@@ -638,7 +644,7 @@ static void t_mad_guard_fade(TestCtx *t)
             for (int r = 0; r < ROWS; r++) {
                 const int q = p.q[o.bank][r];
                 bits_allowed += row_bits(&p, r, q_allowed);
-                bits_kept += row_bits(&p, r, q > 31 ? 31 : q);
+                bits_kept += coded_row_bits(&p, r, q);
                 stale_rows += mean_err_row(&m, r, q) > MPE_RC_MEAN_TOL;
             }
             over_budget += o.trials < c.max_trials && bits_kept > bits_allowed;
