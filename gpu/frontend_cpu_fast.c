@@ -906,6 +906,7 @@ coarse_window_rows(__m256i best[4], __m256i bdy[4], const __mmask16 valid[4], co
             continue;
         const uint8_t *r = r0 + dy * w;
         const __m256i dyv = _mm256_set1_epi16((short)dy);
+#pragma GCC unroll 4
         for (int v = 0; v < nv; v++) {
             const __m256i sad = sad4x4_16(c, r + 32 * (v >> 1) + 4 * (v & 1), w);
             const __mmask16 lt = _mm256_mask_cmplt_epu16_mask(valid[v], sad, best[v]);
