@@ -358,14 +358,13 @@ void gpu_block_sums_rows(const MpeSadDsp *sad, GpuBlockSums *s, const MpePicture
                          int row1);
 
 /* The current picture's sums as the searches read them (GpuCpuKernels): at
- * the rows y that are multiples of 8 only, each in a table of those rows
- * alone, row y / 8 at grid + (y / 8) * stride[0] (plane_h[0] / 8 rows of
- * stride[0] entries, and 64 of slack).  _rows makes those of macroblock rows
- * [row0, row1) with sad's block sums; gpu_block_sums_grid is the table as
- * GpuBlockSums (its stride[0] / 8: strides are multiples of 32), whose
- * sum[y * stride + x] is the sum at (x, y) for those rows. */
-void gpu_block_sums_grid_rows(const MpeSadDsp *sad, uint16_t *grid, const MpePicture *pic, int row0,
-                              int row1);
+ * the macroblocks' quarters only (x and y multiples of 8), each row y / 8
+ * at grid + (y / 8) * stride[0] (plane_h[0] / 8 rows of stride[0] entries,
+ * and 64 of slack; the entries between are not written).  The kernel
+ * table's grid_rows makes those of macroblock rows [row0, row1);
+ * gpu_block_sums_grid is the table as GpuBlockSums (its stride[0] / 8:
+ * strides are multiples of 32), whose sum[y * stride + x] is the sum at
+ * (x, y) for those x and y. */
 GpuBlockSums gpu_block_sums_grid(uint16_t *grid, const MpePicture *pic);
 
 typedef struct GpuCpuKernels GpuCpuKernels;
@@ -385,6 +384,9 @@ struct GpuCpuKernels {
                                const GpuBlockSums *cur_sums, const MpePicture *ref,
                                const GpuBlockSums *ref_sums, int range, const GpuMotion *hint,
                                int row0, int row1);
+    /* the sums at x and y multiples of 8 of macroblock rows [row0, row1)
+     * into a gpu_block_sums_grid table */
+    void (*grid_rows)(uint16_t *grid, const MpePicture *pic, int row0, int row1);
     /* gpu_pyramid_build_c's result */
     void (*pyramid_build)(GpuPyramid *p, const MpePicture *pic);
     /* gpu_hier_coarse_rows's result */

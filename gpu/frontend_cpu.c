@@ -366,7 +366,7 @@ static void grid_job(void *arg, int row, int worker)
 {
     const RowJob *j = arg;
     (void)worker;
-    gpu_block_sums_grid_rows(&j->k->sad, j->grid, j->pic, row, row + 1);
+    j->k->grid_rows(j->grid, j->pic, row, row + 1);
 }
 
 static void search_job(void *arg, int row, int worker)

