@@ -865,12 +865,15 @@ AVX512 static void half_mb_avx512(GpuMotion *out, const GpuPyramid *cur, const G
     __m256i cl[4], cr[4];
     __m128i best = _mm_set1_epi16(-1), bdy = _mm_setzero_si128();
 
+    /* unrolled (here and in the rows' loop): GCC kept cl[], cr[] in
+     * memory otherwise, a store and reload per use */
+#pragma GCC unroll 4
     for (int j = 0; j < 4; j++) {
-        int32_t a[2], b[2];
-        memcpy(a, blk + 2 * j * w, 8);
-        memcpy(b, blk + (2 * j + 1) * w, 8);
-        cl[j] = _mm256_setr_epi32(a[0], a[0], a[0], a[0], b[0], b[0], b[0], b[0]);
-        cr[j] = _mm256_setr_epi32(a[1], a[1], a[1], a[1], b[1], b[1], b[1], b[1]);
+        const __m256i rows = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadl_epi64((const __m128i *)(blk + 2 * j * w))),
+            _mm_loadl_epi64((const __m128i *)(blk + (2 * j + 1) * w)), 1);
+        cl[j] = _mm256_shuffle_epi32(rows, 0x00);
+        cr[j] = _mm256_shuffle_epi32(rows, 0x55);
     }
     /* rows in the tie-break order: |dy| ascending, -dy before dy */
     int order[5], n = 0;
@@ -888,6 +891,7 @@ AVX512 static void half_mb_avx512(GpuMotion *out, const GpuPyramid *cur, const G
         const int dy = order[i];
         const uint8_t *r = ref->half + (y0 + dy) * w + x0 + dx_lo;
         __m256i s = _mm256_setzero_si256();
+#pragma GCC unroll 4
         for (int j = 0; j < 4; j++) {
             const __m256i rr = load2x128(r + 2 * j * w, r + (2 * j + 1) * w);
             s = _mm256_add_epi16(s, _mm256_add_epi16(_mm256_dbsad_epu8(cl[j], rr, 0x94),
