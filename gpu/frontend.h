@@ -300,6 +300,8 @@ typedef struct GpuPyramid {
 int gpu_pyramid_alloc(GpuPyramid *p, const MpePicture *pic);
 void gpu_pyramid_free(GpuPyramid *p);
 void gpu_pyramid_build_c(GpuPyramid *p, const MpePicture *pic);
+/* Its macroblock rows [row0, row1) alone (GpuCpuKernels.pyramid_rows) */
+void gpu_pyramid_rows_c(GpuPyramid *p, const MpePicture *pic, int row0, int row1);
 
 /* Stages 2-3 for macroblock rows [row0, row1): coarse[i].dx, dy = 2h (full
  * pels), .sad = its 8x8 SAD at 1/2 resolution, .sad0 = 0. */
@@ -387,8 +389,10 @@ struct GpuCpuKernels {
     /* the sums at x and y multiples of 8 of macroblock rows [row0, row1)
      * into a gpu_block_sums_grid table */
     void (*grid_rows)(uint16_t *grid, const MpePicture *pic, int row0, int row1);
-    /* gpu_pyramid_build_c's result */
-    void (*pyramid_build)(GpuPyramid *p, const MpePicture *pic);
+    /* gpu_pyramid_build_c's result for macroblock rows [row0, row1): the
+     * 1/2 plane's rows 8 row0 .. 8 row1 - 1 and the 1/4 plane's 4 row0 ..
+     * 4 row1 - 1 (they read only the band's own luma rows) */
+    void (*pyramid_rows)(GpuPyramid *p, const MpePicture *pic, int row0, int row1);
     /* gpu_hier_coarse_rows's result */
     void (*coarse_rows)(GpuMotion *coarse, const GpuPyramid *cur, const GpuPyramid *ref, int mb_w,
                         int reach, int row0, int row1);

@@ -147,19 +147,24 @@ void gpu_pyramid_free(GpuPyramid *p)
     p->half = p->quarter = NULL;
 }
 
-static void decimate(uint8_t *dst, int dw, int dh, const uint8_t *src, ptrdiff_t sstride)
+static void decimate(uint8_t *dst, int dw, int y0, int y1, const uint8_t *src, ptrdiff_t sstride)
 {
-    for (int y = 0; y < dh; y++) {
+    for (int y = y0; y < y1; y++) {
         const uint8_t *a = src + 2 * y * sstride, *b = a + sstride;
         for (int x = 0; x < dw; x++)
             dst[y * dw + x] = (uint8_t)((a[2 * x] + a[2 * x + 1] + b[2 * x] + b[2 * x + 1] + 2) >> 2);
     }
 }
 
+void gpu_pyramid_rows_c(GpuPyramid *p, const MpePicture *pic, int row0, int row1)
+{
+    decimate(p->half, p->hw, 8 * row0, 8 * row1, pic->plane[0], pic->stride[0]);
+    decimate(p->quarter, p->qw, 4 * row0, 4 * row1, p->half, p->hw);
+}
+
 void gpu_pyramid_build_c(GpuPyramid *p, const MpePicture *pic)
 {
-    decimate(p->half, p->hw, p->hh, pic->plane[0], pic->stride[0]);
-    decimate(p->quarter, p->qw, p->qh, p->half, p->hw);
+    gpu_pyramid_rows_c(p, pic, 0, pic->mb_height);
 }
 
 static uint32_t sad_nxn(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int n)
@@ -362,10 +367,14 @@ static void sums_job(void *arg, int row, int worker)
     gpu_block_sums_rows(&j->k->sad, j->sums, j->pic, row, row + 1);
 }
 
-static void grid_job(void *arg, int row, int worker)
+/* The current picture's grid sums and pyramid of a band: the pyramid's
+ * pass reads the band's 16 luma rows, the grid's then finds them in cache */
+static void planes_job(void *arg, int row, int worker)
 {
     const RowJob *j = arg;
     (void)worker;
+    if (j->build)
+        j->k->pyramid_rows(j->build, j->pic, row, row + 1);
     j->k->grid_rows(j->grid, j->pic, row, row + 1);
 }
 
@@ -375,14 +384,6 @@ static void search_job(void *arg, int row, int worker)
     (void)worker;
     j->k->motion_search_rows(j->k, j->mv, j->pic, j->sums, j->ref, j->ref_sums, j->range, j->hint, row,
                              row + 1);
-}
-
-static void pyramid_job(void *arg, int row, int worker)
-{
-    const RowJob *j = arg;
-    (void)worker;
-    (void)row;
-    j->k->pyramid_build(j->build, j->pic);
 }
 
 static void coarse_job(void *arg, int row, int worker)
@@ -511,12 +512,9 @@ static int cpu_submit(GpuContext *ctx, int slot, const MpeFrame *rgb, MpeError *
      * at 2048x2048, a page fault per 4 KiB the first time) wait until the
      * slot is a reference (cpu_search) */
     job.grid = ctx->grid[slot];
-    mpe_pool_run(ctx->pool, pic->mb_height, grid_job, &job);
+    job.build = ctx->pyr ? &ctx->pyr[slot] : NULL;
+    mpe_pool_run(ctx->pool, pic->mb_height, planes_job, &job);
     ctx->sums_ready[slot] = 0;
-    if (ctx->pyr) {
-        job.build = &ctx->pyr[slot];
-        mpe_pool_run(ctx->pool, 1, pyramid_job, &job);
-    }
     return 0;
 }
 

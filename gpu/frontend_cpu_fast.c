@@ -603,14 +603,14 @@ static void motion_search_rows_avx2(const GpuCpuKernels *k, GpuMotion *mv, const
     search_rows(k, mv, cur, cur_sums, ref, ref_sums, range, hint, row0, row1, scan_window_avx2);
 }
 
-/* gpu_pyramid_build_c's 2:1 decimation, 32 samples per step: pmaddubsw
- * adds each horizontal pair, the two rows' pairs are added, then the
- * rounding (+2) >> 2; packus works within lanes, so a permute puts the
- * halves back in order. */
-AVX2 static void decimate_avx2(uint8_t *dst, int dw, int dh, const uint8_t *src, ptrdiff_t sstride)
+/* gpu_pyramid_build_c's 2:1 decimation of rows [y0, y1) of dst, 32
+ * samples per step: pmaddubsw adds each horizontal pair, the two rows'
+ * pairs are added, then the rounding (+2) >> 2; packus works within lanes,
+ * so a permute puts the halves back in order. */
+AVX2 static void decimate_avx2(uint8_t *dst, int dw, int y0, int y1, const uint8_t *src, ptrdiff_t sstride)
 {
     const __m256i ones = _mm256_set1_epi8(1), two = _mm256_set1_epi16(2);
-    for (int y = 0; y < dh; y++) {
+    for (int y = y0; y < y1; y++) {
         const uint8_t *a = src + 2 * y * sstride, *b = a + sstride;
         uint8_t *d = dst + (ptrdiff_t)y * dw;
         int x = 0;
@@ -629,10 +629,12 @@ AVX2 static void decimate_avx2(uint8_t *dst, int dw, int dh, const uint8_t *src,
     }
 }
 
-AVX2 static void pyramid_build_avx2(GpuPyramid *p, const MpePicture *pic)
+/* A band at a time, so that the pool spreads the pyramid like the other
+ * passes, and the 1/4 rows read the 1/2 rows just written (in L1). */
+AVX2 static void pyramid_rows_avx2(GpuPyramid *p, const MpePicture *pic, int row0, int row1)
 {
-    decimate_avx2(p->half, p->hw, p->hh, pic->plane[0], pic->stride[0]);
-    decimate_avx2(p->quarter, p->qw, p->qh, p->half, p->hw);
+    decimate_avx2(p->half, p->hw, 8 * row0, 8 * row1, pic->plane[0], pic->stride[0]);
+    decimate_avx2(p->quarter, p->qw, 4 * row0, 4 * row1, p->half, p->hw);
 }
 
 /* grid_rows_c with psadbw against zero: each 64-bit lane is a row's 8
@@ -1027,7 +1029,7 @@ void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
     k->motion_search_rows = motion_search_rows_c;
     k->hier_final_rows = hier_final_rows_c;
     k->coarse_rows = gpu_hier_coarse_rows;
-    k->pyramid_build = gpu_pyramid_build_c;
+    k->pyramid_rows = gpu_pyramid_rows_c;
     k->grid_rows = grid_rows_c;
 #ifdef MPE_ARCH_X86
     if (cpu_flags & MPE_CPU_SSE2)
@@ -1038,7 +1040,7 @@ void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
         k->motion_search_rows = motion_search_rows_avx2;
         k->hier_final_rows = hier_final_rows_avx2;
         k->coarse_rows = coarse_rows_avx2;
-        k->pyramid_build = pyramid_build_avx2;
+        k->pyramid_rows = pyramid_rows_avx2;
         k->grid_rows = grid_rows_avx2;
     }
     if (cpu_flags & MPE_CPU_AVX512) {
