@@ -389,6 +389,11 @@ struct GpuCpuKernels {
     /* the sums at x and y multiples of 8 of macroblock rows [row0, row1)
      * into a gpu_block_sums_grid table */
     void (*grid_rows)(uint16_t *grid, const MpePicture *pic, int row0, int row1);
+    /* each macroblock's intra cost (mpe_bdecide_intra_costs: the SAD
+     * against its rounded mean) of rows [row0, row1), raster order, given
+     * those rows' grid_rows sums (the mean's) */
+    void (*intra_cost_rows)(uint32_t *intra, const MpePicture *pic, const uint16_t *grid, int row0,
+                            int row1);
     /* gpu_pyramid_build_c's result for macroblock rows [row0, row1): the
      * 1/2 plane's rows 8 row0 .. 8 row1 - 1 and the 1/4 plane's 4 row0 ..
      * 4 row1 - 1 (they read only the band's own luma rows) */

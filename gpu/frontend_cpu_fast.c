@@ -177,6 +177,36 @@ static void grid_rows_c(uint16_t *grid, const MpePicture *pic, int row0, int row
         }
 }
 
+static inline uint32_t absd(int a, int b)
+{
+    return (uint32_t)(a < b ? b - a : a - b);
+}
+
+/* A macroblock's sum from its quarters' in the grid (rows y0 / 8 and
+ * y0 / 8 + 1 of the table, stride apart). */
+static inline unsigned mb_sum_of_grid(const uint16_t *grid, ptrdiff_t stride, int x0, int y0)
+{
+    const uint16_t *g = grid + (y0 / 8) * stride + x0;
+    return (unsigned)g[0] + g[8] + g[stride] + g[stride + 8];
+}
+
+static void intra_cost_rows_c(uint32_t *intra, const MpePicture *pic, const uint16_t *grid, int row0,
+                              int row1)
+{
+    const ptrdiff_t stride = pic->stride[0];
+    for (int mby = row0; mby < row1; mby++)
+        for (int mbx = 0; mbx < pic->mb_width; mbx++) {
+            const int x0 = 16 * mbx, y0 = 16 * mby;
+            const int mean = (int)((mb_sum_of_grid(grid, stride, x0, y0) + 128) >> 8);
+            const uint8_t *p = pic->plane[0] + y0 * stride + x0;
+            uint32_t cost = 0;
+            for (int j = 0; j < 16; j++)
+                for (int i = 0; i < 16; i++)
+                    cost += absd(p[j * stride + i], mean);
+            intra[mby * pic->mb_width + mbx] = cost;
+        }
+}
+
 GpuBlockSums gpu_block_sums_grid(uint16_t *grid, const MpePicture *pic)
 {
     return (GpuBlockSums){ .sum = grid, .stride = pic->stride[0] / 8 };
@@ -216,11 +246,6 @@ static inline void try_candidate(MbSearch *m, int dx, int dy, uint32_t lb)
 {
     if (gpu_mv_better(lb, dx, dy, m->bsad, m->bdx, m->bdy))
         evaluate(m, dx, dy);
-}
-
-static inline uint32_t absd(int a, int b)
-{
-    return (uint32_t)(a < b ? b - a : a - b);
 }
 
 /* The quarters' bound of candidate (dx, dy). */
@@ -665,6 +690,42 @@ AVX2 static void grid_rows_avx2(uint16_t *grid, const MpePicture *pic, int row0,
     }
 }
 
+/* intra_cost_rows_c with psadbw against the mean: two macroblocks side by
+ * side per vector (each 128-bit lane against its own mean), one where a
+ * row ends on an odd one. */
+AVX2 static void intra_cost_rows_avx2(uint32_t *intra, const MpePicture *pic, const uint16_t *grid,
+                                      int row0, int row1)
+{
+    const ptrdiff_t stride = pic->stride[0];
+    for (int mby = row0; mby < row1; mby++) {
+        const int y0 = 16 * mby;
+        const uint8_t *row = pic->plane[0] + y0 * stride;
+        uint32_t *out = intra + mby * pic->mb_width;
+        int mbx = 0;
+        for (; mbx + 2 <= pic->mb_width; mbx += 2) {
+            const int x0 = 16 * mbx;
+            const int m0 = (int)((mb_sum_of_grid(grid, stride, x0, y0) + 128) >> 8);
+            const int m1 = (int)((mb_sum_of_grid(grid, stride, x0 + 16, y0) + 128) >> 8);
+            const __m256i flat = _mm256_inserti128_si256(_mm256_set1_epi8((char)m0), _mm_set1_epi8((char)m1), 1);
+            __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 16
+            for (int j = 0; j < 16; j++)
+                acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_loadu_si256((const __m256i *)(row + j * stride + x0)), flat));
+            const __m256i s = _mm256_add_epi64(acc, _mm256_srli_si256(acc, 8));
+            out[mbx] = (uint32_t)_mm256_extract_epi32(s, 0);
+            out[mbx + 1] = (uint32_t)_mm256_extract_epi32(s, 4);
+        }
+        if (mbx < pic->mb_width) {
+            const int x0 = 16 * mbx;
+            const __m128i flat = _mm_set1_epi8((char)((mb_sum_of_grid(grid, stride, x0, y0) + 128) >> 8));
+            __m128i acc = _mm_setzero_si128();
+            for (int j = 0; j < 16; j++)
+                acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(row + j * stride + x0)), flat));
+            out[mbx] = (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_extract_epi16(acc, 4));
+        }
+    }
+}
+
 /* gpu_hier_half_mb with psadbw: an 8x8 SAD is 4 of them (two rows each). */
 AVX2 static void half_mb_avx2(GpuMotion *out, const GpuPyramid *cur, const GpuPyramid *ref, int reach,
                               int mbx, int mby, int ux, int uy)
@@ -1031,6 +1092,7 @@ void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
     k->coarse_rows = gpu_hier_coarse_rows;
     k->pyramid_rows = gpu_pyramid_rows_c;
     k->grid_rows = grid_rows_c;
+    k->intra_cost_rows = intra_cost_rows_c;
 #ifdef MPE_ARCH_X86
     if (cpu_flags & MPE_CPU_SSE2)
         k->name = "sse2";
@@ -1042,6 +1104,7 @@ void gpu_cpu_kernels_init(GpuCpuKernels *k, unsigned cpu_flags)
         k->coarse_rows = coarse_rows_avx2;
         k->pyramid_rows = pyramid_rows_avx2;
         k->grid_rows = grid_rows_avx2;
+        k->intra_cost_rows = intra_cost_rows_avx2;
     }
     if (cpu_flags & MPE_CPU_AVX512) {
         k->name = "avx512";

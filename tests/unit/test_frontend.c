@@ -9,6 +9,7 @@
 
 #include "common/cpu.h"
 #include "dsp/sad.h"
+#include "encoder/bdecide.h"
 #include "gpu/frontend.h"
 #include "gpu/frontend_internal.h"
 #include "tests/test.h"
@@ -564,6 +565,57 @@ static void test_kernels_block_sums(TestCtx *t)
                 mpe_picture_free(&p);
             }
         }
+    }
+}
+
+/* Each macroblock's intra cost (the SAD against its rounded mean, the mean
+ * from the grid sums) against mpe_bdecide_intra_costs, every kernel set,
+ * bands in a shuffled order: random, all 255 (the largest sums), random
+ * 0 / 255 (means rounding at .5), and flat 8x8 patches with one pixel off
+ * (means just below and above a rounding step); odd macroblock columns
+ * (the AVX2 kernel's single one at the end of a row). */
+static void test_kernels_intra_costs(TestCtx *t)
+{
+    static const int sizes[][2] = { { 16, 16 }, { 33, 17 }, { 48, 40 }, { 208, 144 }, { 1000, 66 }, { 4095, 18 } };
+    TestRng rng = { 0x1C05 };
+    GpuCpuKernels ks[8];
+    for (int ki = 0, nk = kernel_sets(ks); ki < nk; ki++) {
+        const GpuCpuKernels *k = &ks[ki];
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+            for (int mode = 0; mode < 4; mode++) {
+                MpePicture p;
+                CHECK(t, mpe_picture_alloc(&p, sizes[s][0], sizes[s][1]) == 0, "alloc");
+                for (int y = 0; y < p.plane_h[0]; y++)
+                    for (int x = 0; x < p.plane_w[0]; x++) {
+                        const unsigned r = test_rand(&rng);
+                        const unsigned patch = (unsigned)(x / 8 * 7919 + y / 8 * 104729) % 256;
+                        p.plane[0][y * p.stride[0] + x] =
+                            (uint8_t)(mode == 0 ? r : mode == 1 ? 255 : mode == 2 ? (r & 1 ? 255 : 0)
+                                                                 : (r % 97 ? patch : patch ^ 1));
+                    }
+                const size_t n = (size_t)p.mb_width * p.mb_height;
+                uint16_t *grid = malloc(((size_t)(p.plane_h[0] / 8) * (size_t)p.stride[0] + 64) * sizeof(*grid));
+                uint32_t *got = malloc(n * sizeof(*got)), *want = malloc(n * sizeof(*want));
+                CHECK(t, grid && got && want, "alloc");
+                int order[256];
+                shuffle_rows(order, p.mb_height, &rng);
+                for (int i = 0; i < p.mb_height; i++) {
+                    k->grid_rows(grid, &p, order[i], order[i] + 1);
+                    k->intra_cost_rows(got, &p, grid, order[i], order[i] + 1);
+                }
+                mpe_bdecide_intra_costs(want, &p, mpe_sad16_c);
+                size_t bad = SIZE_MAX;
+                for (size_t i = 0; i < n && bad == SIZE_MAX; i++)
+                    if (got[i] != want[i])
+                        bad = i;
+                CHECK(t, bad == SIZE_MAX, "%s %dx%d content %d: macroblock %zu's intra cost %u, want %u", k->name,
+                      sizes[s][0], sizes[s][1], mode, bad, bad == SIZE_MAX ? 0 : got[bad],
+                      bad == SIZE_MAX ? 0 : want[bad]);
+                free(grid);
+                free(got);
+                free(want);
+                mpe_picture_free(&p);
+            }
     }
 }
 
@@ -1202,6 +1254,7 @@ int main(void)
     test_run(&t, "kernels-search-ties-and-extremes", test_kernels_search_adversarial);
     test_run(&t, "backend-cpu-threads-and-hints", test_backend_cpu_threads);
     test_run(&t, "kernels-pyramid-vs-reference", test_kernels_pyramid);
+    test_run(&t, "kernels-intra-costs-vs-bdecide", test_kernels_intra_costs);
     test_run(&t, "kernels-hier-vs-reference", test_kernels_hier);
     test_run(&t, "hier-finds-large-shift", test_hier_finds_large_shift);
     return test_finish(&t);
