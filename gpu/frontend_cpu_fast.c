@@ -784,6 +784,28 @@ static inline uint32_t sad4x4_zero(const uint8_t *blk, const uint8_t *r, int w)
     return s;
 }
 
+/* Stage 3 where stage 2 found u = 0: if the 8x8 block's SAD at the zero
+ * vector of the 1/2 plane is 0 too, nothing in the window beats it (no
+ * smaller SAD, no vector nearer zero): that is stage 3's answer, written
+ * to out (returns 1) without the window's 25 SADs.  The still areas of the
+ * solar clip, half its macroblocks. */
+AVX2 static inline int half_zero_sad(GpuMotion *out, const GpuPyramid *cur, const GpuPyramid *ref, int mbx,
+                                     int mby)
+{
+    const int w = cur->hw;
+    const uint8_t *a = cur->half + 8 * mby * w + 8 * mbx, *b = ref->half + 8 * mby * w + 8 * mbx;
+    __m128i acc = _mm_setzero_si128();
+    for (int j = 0; j < 8; j += 2)
+        acc = _mm_or_si128(acc, _mm_sad_epu8(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(a + j * w)),
+                                                                _mm_loadl_epi64((const __m128i *)(a + (j + 1) * w))),
+                                             _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(b + j * w)),
+                                                                _mm_loadl_epi64((const __m128i *)(b + (j + 1) * w)))));
+    if (!_mm_testz_si128(acc, acc))
+        return 0;
+    *out = (GpuMotion){ .dx = 0, .dy = 0, .sad = 0, .sad0 = 0 };
+    return 1;
+}
+
 /* Each row of the 4x4 block as a dword in every dword of c[row]. */
 AVX2 static inline void block_rows_dwords(__m256i c[4], const uint8_t *blk, int w)
 {
@@ -819,7 +841,8 @@ AVX2 static void coarse_rows_avx2(GpuMotion *coarse, const GpuPyramid *cur, cons
             uint32_t bs = sad4x4_zero(blk, ref->quarter + y0 * w + x0, w);
             int bx = 0, by = 0;
             if (!bs) {
-                half_mb_avx2(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, 0, 0);
+                if (!half_zero_sad(&coarse[mby * mb_w + mbx], cur, ref, mbx, mby))
+                    half_mb_avx2(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, 0, 0);
                 continue;
             }
             const __m256i lane = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -1046,7 +1069,8 @@ AVX512 static void coarse_rows_avx512(GpuMotion *coarse, const GpuPyramid *cur, 
             uint32_t bs = sad4x4_zero(blk, ref->quarter + y0 * w + x0, w);
             int bx = 0, by = 0;
             if (!bs) {
-                half_mb_avx512(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, 0, 0);
+                if (!half_zero_sad(&coarse[mby * mb_w + mbx], cur, ref, mbx, mby))
+                    half_mb_avx512(&coarse[mby * mb_w + mbx], cur, ref, reach, mbx, mby, 0, 0);
                 continue;
             }
             __m256i c[4];

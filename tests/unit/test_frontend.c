@@ -1098,6 +1098,18 @@ static void check_kernel_hier(TestCtx *t, const GpuCpuKernels *k, const MpePictu
     shuffle_rows(order, cur->mb_height, rng);
     for (int i = 0; i < cur->mb_height; i++)
         k->coarse_rows(coarse, &pc, &pr, cur->mb_width, reach, order[i], order[i] + 1);
+    /* stages 2-3 themselves (the final window can hide a wrong coarse vector) */
+    GpuMotion *want_coarse = malloc((size_t)n * sizeof(*want_coarse));
+    CHECK(t, want_coarse != NULL, "alloc");
+    gpu_hier_coarse_rows(want_coarse, &pc, &pr, cur->mb_width, reach, 0, cur->mb_height);
+    for (int i = 0; i < n; i++)
+        if (memcmp(&coarse[i], &want_coarse[i], sizeof(*coarse))) {
+            CHECK(t, 0, "%s %s %dx%d reach %d mb %d: coarse (%d,%d) sad %u, want (%d,%d) sad %u", k->name, what,
+                  cur->width, cur->height, reach, i, coarse[i].dx, coarse[i].dy, coarse[i].sad,
+                  want_coarse[i].dx, want_coarse[i].dy, want_coarse[i].sad);
+            break;
+        }
+    free(want_coarse);
     /* cur's sums as the backend has them (grid_of) where prev is given */
     uint16_t *grid_buf;
     const GpuBlockSums grid = grid_of(k, cur, &grid_buf);
@@ -1155,8 +1167,21 @@ static void test_kernels_hier(TestCtx *t)
             prev[i].dy = (int16_t)((int)(test_rand(&rng) % 301) - 150);
         }
         random_picture(&ref, &rng, cases[c][4] ? cases[c][4] : -1);
-        for (int moved = 0; moved < 4; moved++) {
-            if (moved == 3) {
+        for (int moved = 0; moved < 5; moved++) {
+            if (moved == 4) {
+                /* the same at 1/4 resolution, not at 1/2: each 4x4 pixel
+                 * tile flat in rows 0-1, A A B B in rows 2-3 of ref and
+                 * B B A A of cur (the 1/2 plane's odd rows differ, their
+                 * 2x2 means do not): stage 2 finds SAD 0 at zero, stage 3
+                 * must still search (its best: 2 pixels across) */
+                for (int y = 0; y < ref.plane_h[0]; y++)
+                    for (int x = 0; x < ref.plane_w[0]; x++) {
+                        const int a = 40 + 9 * ((x / 4 + 3 * (y / 4)) % 7), b = a + 50;
+                        const int odd = (y & 3) >= 2, left = (x & 3) < 2;
+                        ref.plane[0][y * ref.stride[0] + x] = (uint8_t)(odd ? (left ? a : b) : 128);
+                        cur.plane[0][y * cur.stride[0] + x] = (uint8_t)(odd ? (left ? b : a) : 128);
+                    }
+            } else if (moved == 3) {
                 /* still but for a moved patch: the zero vector's SAD is 0
                  * outside it (the fast kernels stop there at once) */
                 shifted_picture(&cur, &ref, 0, 0);
