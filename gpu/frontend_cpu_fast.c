@@ -352,8 +352,7 @@ static void hier_rows(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *c
     for (int mby = row0; mby < row1; mby++)
         for (int mbx = 0; mbx < cur->mb_width; mbx++) {
             const int x0 = mbx * 16, y0 = mby * 16;
-            int16_t cand[GPU_HIER_CANDIDATES][2];
-            int n = gpu_hier_candidates(cand, cur, coarse, prev, reach, mbx, mby);
+            GpuMotion *o = &mv[mby * cur->mb_width + mbx];
 
             mb_setup(&m, cur, cur_sums, ref, ref_sums, x0, y0);
             m.bdx = m.bdy = 0;
@@ -362,6 +361,14 @@ static void hier_rows(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *c
              * one whose quarters' bound loses cannot win (neighbours mostly
              * share their coarse vector, in still areas all are zero) */
             const uint32_t sad0 = m.sad16_bound(m.blk, m.stride, m.rblk, m.rstride, UINT32_MAX);
+            if (!sad0) {
+                /* nothing beats SAD 0 at the zero vector: no candidate, no
+                 * window (their bounds' loads were misses in the sums) */
+                *o = (GpuMotion){ .dx = 0, .dy = 0, .sad = 0, .sad0 = 0 };
+                continue;
+            }
+            int16_t cand[GPU_HIER_CANDIDATES][2];
+            const int n = gpu_hier_candidates(cand, cur, coarse, prev, reach, mbx, mby);
             m.bsad = sad0;
             for (int c = 0; c < n; c++) {
                 const int dx = cand[c][0], dy = cand[c][1];
@@ -378,7 +385,6 @@ static void hier_rows(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *c
              * can, by another SAD 0 of smaller |dx|+|dy| in the window */
             if (m.bsad || m.bdx || m.bdy)
                 scan(&m);
-            GpuMotion *o = &mv[mby * cur->mb_width + mbx];
             o->dx = (int16_t)m.bdx;
             o->dy = (int16_t)m.bdy;
             o->sad = m.bsad;
