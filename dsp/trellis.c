@@ -209,35 +209,30 @@ int mpe_trellis_intra_dc(int f00, int nearest, int pred, int chroma, int dc_prec
 }
 
 /* The codes of one candidate magnitude a at every run after a coded
- * coefficient (never the '1s' short code).  Table zero, the encoder's,
- * is read in place without branches: col[run * (BS_DCT_MAX_LEVEL + 1)] for
- * runs up to max_run, the empty entry beyond, an empty entry being an
- * escape.  Table one is not exported: looked up through bs_vlc_dct_coeff. */
+ * coefficient (never the '1s' short code), read from the block's table in
+ * place without branches: col[run * (BS_DCT_MAX_LEVEL + 1)] for runs up to
+ * max_run, the empty entry beyond, an empty entry being an escape. */
 typedef struct CandCodes {
     const BsVlc *col;
-    int max_run, escape, a;
+    int max_run, escape;
 } CandCodes;
 
 static const BsVlc no_code = { 0, 0 };
 
-static inline CandCodes cand_codes(int mpeg2, int a)
+static inline CandCodes cand_codes(int table, int mpeg2, int a)
 {
     const int in_table = a <= BS_DCT_MAX_LEVEL;
-    const CandCodes cc = { &bs_vlc_dct_zero[0][in_table ? a : 0], in_table ? BS_DCT_MAX_RUN : -1,
-                           escape_bits(a, mpeg2), a };
+    const BsVlc(*codes)[BS_DCT_MAX_LEVEL + 1] = table == BS_DCT_TABLE_ONE ? bs_vlc_dct_one : bs_vlc_dct_zero;
+    const CandCodes cc = { &codes[0][in_table ? a : 0], in_table ? BS_DCT_MAX_RUN : -1,
+                           escape_bits(a, mpeg2) };
     return cc;
 }
 
-/* rl_bits(table, mpeg2, run, a, 0); table is a constant where inlined */
-static inline int cand_bits(const CandCodes *cc, int table, int run)
+/* rl_bits(table, mpeg2, run, a, 0) */
+static inline int cand_bits(const CandCodes *cc, int run)
 {
-    int len;
-    if (table == BS_DCT_TABLE_ZERO) {
-        const BsVlc *e = run <= cc->max_run ? cc->col + run * (BS_DCT_MAX_LEVEL + 1) : &no_code;
-        len = e->len;
-    } else {
-        len = bs_vlc_dct_coeff(table, run, cc->a).len;
-    }
+    const BsVlc *e = run <= cc->max_run ? cc->col + run * (BS_DCT_MAX_LEVEL + 1) : &no_code;
+    const int len = e->len;
     return len ? len + 1 : cc->escape;
 }
 
@@ -387,7 +382,7 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
         const int r2 = saturate_mag(recon_mag(a2, wq, intra, mpeg1), c < 0);
         const int64_t base1 = zsum[i] + sq(ca - r1) * MPE_TRELLIS_ONE;
         const int64_t base2 = lp >= 2 ? zsum[i] + sq(ca - r2) * MPE_TRELLIS_ONE : no_cand;
-        const CandCodes cc1 = cand_codes(mpeg2, a1), cc2 = cand_codes(mpeg2, a2);
+        const CandCodes cc1 = cand_codes(table, mpeg2, a1), cc2 = cand_codes(table, mpeg2, a2);
 
         /* Each candidate's first minimum over the live states, oldest
          * first, the start state's run possibly taking the non-intra '1s'
@@ -395,13 +390,13 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
          * the choice of a search that tries the candidates in turn, each
          * over the states, and keeps a J only when strictly lower. */
         const int first = !intra && i == start;
-        int64_t b1 = base1 + lambda * (first && a1 == 1 ? 2 : cand_bits(&cc1, table, i - start));
-        int64_t b2 = base2 + lambda * (first && a2 == 1 ? 2 : cand_bits(&cc2, table, i - start));
+        int64_t b1 = base1 + lambda * (first && a1 == 1 ? 2 : cand_bits(&cc1, i - start));
+        int64_t b2 = base2 + lambda * (first && a2 == 1 ? 2 : cand_bits(&cc2, i - start));
         int f1 = start, f2 = start;
         for (int s = 1; s < n_states; s++) {
             const int run = i - states[s];
-            const int64_t j1 = adj[s] + base1 + lambda * cand_bits(&cc1, table, run);
-            const int64_t j2 = adj[s] + base2 + lambda * cand_bits(&cc2, table, run);
+            const int64_t j1 = adj[s] + base1 + lambda * cand_bits(&cc1, run);
+            const int64_t j2 = adj[s] + base2 + lambda * cand_bits(&cc2, run);
             f1 = j1 < b1 ? states[s] : f1;
             b1 = j1 < b1 ? j1 : b1;
             f2 = j2 < b2 ? states[s] : f2;
