@@ -718,6 +718,7 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
     const int mbw = pc->orig->mb_width;
     const int first = row_begin * mbw, last = row_end * mbw - 1;
     const int is_p = pc->coding_type == BS_PICTURE_P;
+    const int is_intra_picture = pc->coding_type == BS_PICTURE_I || !pc->mv;
     SliceState st;
 
     memset(stats, 0, sizeof(*stats));
@@ -744,6 +745,14 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
         uint8_t pred_y[256], pred_c[2][64];
         int16_t level[6][64];
 
+        /* the front end's vectors a few macroblocks ahead: a line of them
+         * serves five macroblocks, and its miss stalled choose_vector's
+         * first read (an eighth of its time) */
+        if (!is_intra_picture) {
+            __builtin_prefetch(&pc->mv[addr + 8]);
+            if (pc->mv_bwd)
+                __builtin_prefetch(&pc->mv_bwd[addr + 8]);
+        }
         if (pc->coding_type == BS_PICTURE_B) {
             code_b_mb(pc, &st, addr, first, last, bw, stats);
             continue;
