@@ -210,7 +210,10 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
 }
 
 /* Residual of each block against the prediction, transformed and quantised;
- * returns the coded_block_pattern (block 0 in bit 5). */
+ * returns the coded_block_pattern (block 0 in bit 5).  level[b] is
+ * meaningful only for the blocks the pattern names (the only ones read:
+ * clearing 128 bytes for each zero block took 40 % of this function's
+ * time as a rep stos). */
 static int quantise_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
                              const uint8_t pred_y[256], const uint8_t pred_c[2][64],
                              int16_t level[6][64])
@@ -232,10 +235,8 @@ static int quantise_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
         const uint32_t sum_sq = 2 * (int64_t)sum_abs + 8 <= qw ? 0 : pc->dsp->block_energy(blk, &sum);
 
         if (mpe_quant_inter_all_zero(sum_abs, sum, sum_sq, qw) ||
-            mpe_quant_inter_zero_by_bound(pc->dsp->fdct_bound(blk), sum_abs, qw)) {
-            memset(level[b], 0, sizeof(level[b]));
-            continue;
-        }
+            mpe_quant_inter_zero_by_bound(pc->dsp->fdct_bound(blk), sum_abs, qw))
+            continue;   /* level[b] left as it was: only coded blocks' are read */
         pc->dsp->fdct(blk);
         /* the trellis only revisits blocks with a non-zero plain level: a
          * lone level 1 from the dead zone's upper part never pays for its
