@@ -87,8 +87,13 @@ static void predict_macroblock(const MpePictureCtx *pc, int dir, int mbx, int mb
                       16 * mby + cvy, 8, 8);
 }
 
-/* Pointer to 8x8 block b (0..3 luma raster, 4 Cb, 5 Cr) of a macroblock. */
-static uint8_t *block_ptr(const MpePicture *pic, int mbx, int mby, int b, int *stride)
+/* Pointer to 8x8 block b (0..3 luma raster, 4 Cb, 5 Cr) of a macroblock
+ * (inlined: a call for each of 1.1 M blocks at solar q 2 was 1.3 % of the
+ * code stage's instructions). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline uint8_t *block_ptr(const MpePicture *pic, int mbx, int mby, int b, int *stride)
 {
     int c = b < 4 ? 0 : b - 3;
     int x = b < 4 ? 16 * mbx + 8 * (b & 1) : 8 * mbx;
@@ -256,11 +261,15 @@ static void reconstruct_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
 {
     if (!cbp) {   /* nothing coded: the prediction itself, a row of each plane at a time */
         const MpePicture *r = pc->recon;
+        const ptrdiff_t ys = r->stride[0], us = r->stride[1], vs = r->stride[2];
+        uint8_t *dy = r->plane[0] + 16 * mby * ys + 16 * mbx;
+        uint8_t *du = r->plane[1] + 8 * mby * us + 8 * mbx, *dv = r->plane[2] + 8 * mby * vs + 8 * mbx;
         for (int y = 0; y < 16; y++)
-            memcpy(r->plane[0] + (16 * mby + y) * r->stride[0] + 16 * mbx, pred_y + 16 * y, 16);
-        for (int c = 0; c < 2; c++)
-            for (int y = 0; y < 8; y++)
-                memcpy(r->plane[c + 1] + (8 * mby + y) * r->stride[c + 1] + 8 * mbx, pred_c[c] + 8 * y, 8);
+            memcpy(dy + y * ys, pred_y + 16 * y, 16);
+        for (int y = 0; y < 8; y++) {
+            memcpy(du + y * us, pred_c[0] + 8 * y, 8);
+            memcpy(dv + y * vs, pred_c[1] + 8 * y, 8);
+        }
         return;
     }
     for (int b = 0; b < 6; b++) {
