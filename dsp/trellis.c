@@ -438,7 +438,7 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
     }
 
     const int16_t dc = level[0];
-    memset(level, 0, 64 * sizeof(level[0]));
+    mpe_block_zero(level);
     if (intra)
         level[0] = dc;
     int nz = 0;

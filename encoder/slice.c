@@ -125,7 +125,7 @@ static void to_scan(const MpePictureCtx *pc, int16_t scan[64], const int16_t lev
     }
     /* most levels are zero (a third of an I picture's blocks are DC only):
      * only the non-zero ones move */
-    memset(scan, 0, 64 * sizeof(scan[0]));
+    mpe_block_zero(scan);
     for (uint64_t m = bs_nonzero_mask(level); m; m &= m - 1) {
         const int pos = __builtin_ctzll(m);
         scan[inv[pos]] = level[pos];
