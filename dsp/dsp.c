@@ -53,6 +53,8 @@ static void dsp_init_x86(MpeDsp *dsp, unsigned cpu_flags)
         dsp->dequant_inter = mpe_dequant_inter_avx2;
         dsp->sse = mpe_sse_avx2;
         dsp->hpel_sads = mpe_hpel_sads_avx2;
+        dsp->diff_pixels = mpe_diff_pixels_avx2;
+        dsp->block_energy = mpe_block_energy_avx2;
     }
 }
 #endif

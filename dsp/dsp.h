@@ -8,7 +8,8 @@
  *   dequant_intra      mpe_dequant_intra_dc   -                -       _avx2
  *   dequant_inter      mpe_dequant_inter      -                -       _avx2
  *   predict, pred_sad, bipred_sad, intra_activity,
- *   get/diff/put/add_pixels, block_energy   _c        -                _sse2   -
+ *   get/put/add_pixels                     _c        -                _sse2   -
+ *   diff_pixels, block_energy              _c        -                _sse2   _avx2
  *   hpel_sads          mpe_hpel_sads_c        -                -       _avx2
  *   sse                mpe_plane_sse          -                -       _avx2
  *   write_intra/inter_block  bs_write_*_block _fast            -       -
