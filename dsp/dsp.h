@@ -13,6 +13,8 @@
  *   hpel_sads          mpe_hpel_sads_c        -                -       _avx2
  *   sse                mpe_plane_sse          -                -       _avx2
  *   write_intra/inter_block  bs_write_*_block _fast            -       -
+ *   trellis_candidates mpe_trellis_candidates_c -          (SSE2)  _avx2
+ *                      (SSE2: mpe_trellis_candidates, SSE2 where built)
  * Every variant gives output identical to its reference
  * (tests/unit/test_checkasm.c checks every entry under every subset of the
  * flags), so the choice never changes a stream; --dsp c (flags 0) keeps the
@@ -24,6 +26,7 @@
 #include "dsp/dct.h"
 #include "dsp/pred.h"
 #include "dsp/quant.h"
+#include "dsp/trellis.h"
 
 typedef void (*MpeIntraBlockFn)(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma,
                                 int mpeg2, int table);
@@ -48,6 +51,7 @@ typedef struct MpeDsp {
     MpeSseFn sse;                        /* dsp/pred.h */
     MpeIntraBlockFn write_intra_block;   /* bitstream/mpeg12.h */
     MpeInterBlockFn write_inter_block;
+    MpeTrellisCandidatesFn trellis_candidates;   /* dsp/trellis.h */
 } MpeDsp;
 
 /* The C references only. */

@@ -18,7 +18,11 @@
 
 #include <string.h>
 
-#if defined(__SSE2__)
+#include "common/cpu.h"
+
+#if defined(MPE_ARCH_X86)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -307,6 +311,65 @@ uint64_t mpe_trellis_candidates(const int16_t level[64], const int16_t coef[64],
 #endif
 }
 
+#if defined(MPE_ARCH_X86)
+#define AVX2 __attribute__((target("avx2")))
+
+/* mpe_trellis_candidates' SSE2 steps on sixteen coefficients; the squares
+ * as pmaddwd of each zero-extended coefficient with itself (c^2 + 0^2,
+ * below 2^31), their sum by pairs as unsigned 32-bit (at most 2^31) widened
+ * into 64-bit lanes; the mask of two steps packed in order, one movemask. */
+AVX2 uint64_t mpe_trellis_candidates_avx2(const int16_t level[64], const int16_t coef[64],
+                                          const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum)
+{
+    if (p->qscale > 128)
+        return mpe_trellis_candidates_c(level, coef, p, sq, sq_sum);
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi16(1);
+    const __m256i q = _mm256_set1_epi16((int16_t)p->qscale), top = _mm256_set1_epi16(2047);
+    const __m256i mpeg1 = p->mpeg2 ? zero : _mm256_set1_epi16(-1);
+    const __m256i one_allowed = p->max_level >= 1 ? _mm256_set1_epi16(-1) : zero;
+    uint64_t cand = 0;
+    __m256i total = zero;   /* four int64 lanes */
+    __m256i has_prev = zero;
+    for (int i = 0; i < 64; i += 16) {
+        const __m256i c = _mm256_loadu_si256((const __m256i *)(coef + i));
+        const __m256i l = _mm256_loadu_si256((const __m256i *)(level + i));
+        const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(p->matrix + i)));
+        const __m256i wq = _mm256_mullo_epi16(w, q);
+        __m256i m = p->intra ? _mm256_srli_epi16(wq, 3) : _mm256_mulhi_epu16(wq, _mm256_set1_epi16(12288));
+        const __m256i pos_m = _mm256_cmpgt_epi16(m, zero);
+        m = _mm256_sub_epi16(m, _mm256_and_si256(_mm256_and_si256(_mm256_andnot_si256(m, one), pos_m), mpeg1));
+        const __m256i neg = _mm256_cmpgt_epi16(zero, c);
+        const __m256i r1 = _mm256_min_epi16(m, _mm256_sub_epi16(top, neg));
+        const __m256i ca = _mm256_abs_epi16(c);   /* |c|, unsigned: -32768 gives 32768 */
+        const __m256i closer = _mm256_andnot_si256(
+            _mm256_cmpeq_epi16(_mm256_subs_epu16(_mm256_adds_epu16(ca, ca), r1), zero),
+            _mm256_cmpgt_epi16(r1, zero));
+        const __m256i has = _mm256_or_si256(_mm256_xor_si256(_mm256_cmpeq_epi16(l, zero), _mm256_set1_epi16(-1)),
+                                            _mm256_and_si256(closer, one_allowed));
+        if (i & 16) {
+            /* bytes: prev 0-7, this 0-7 | prev 8-15, this 8-15 -> in order */
+            const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi16(has_prev, has), 0xD8);
+            cand |= (uint64_t)(uint32_t)_mm256_movemask_epi8(packed) << (i - 16);
+        }
+        has_prev = has;
+        const __m256i sq0 = _mm256_madd_epi16(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(c)),
+                                              _mm256_cvtepu16_epi32(_mm256_castsi256_si128(c)));
+        const __m256i c_hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(c, 1));
+        const __m256i sq1 = _mm256_madd_epi16(c_hi, c_hi);
+        _mm256_storeu_si256((__m256i *)(sq + i), sq0);
+        _mm256_storeu_si256((__m256i *)(sq + i + 8), sq1);
+        const __m256i pair = _mm256_add_epi32(sq0, sq1);   /* unsigned, at most 2^31 */
+        total = _mm256_add_epi64(total, _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(pair)),
+                                                         _mm256_cvtepu32_epi64(_mm256_extracti128_si256(pair, 1))));
+    }
+    int64_t halves[2];
+    _mm_storeu_si128((__m128i *)halves,
+                     _mm_add_epi64(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1)));
+    *sq_sum = halves[0] + halves[1];
+    return cand;
+}
+#endif
+
 /* The search, for one kind of block: inlined into mpe_trellis_quant once per
  * kind with intra, mpeg2 and table constant, so that the per-candidate
  * work has no tests of them left. */
@@ -337,7 +400,8 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
      * any (after an intra block's DC) keeps its levels: all zero. */
     int32_t sq_r[64];
     int64_t sq_total;
-    const uint64_t cand = mpe_trellis_candidates(level, coef, p, sq_r, &sq_total);
+    const uint64_t cand = p->candidates ? p->candidates(level, coef, p, sq_r, &sq_total)
+                                        : mpe_trellis_candidates(level, coef, p, sq_r, &sq_total);
     if (!(cand & (intra ? ~(uint64_t)1 : ~(uint64_t)0)))
         return 0;
     /* The prefix sums are needed up to the last candidate in scan order:

@@ -166,6 +166,7 @@ static int trellis_block(const MpePictureCtx *pc, int16_t level[64], const int16
         .matrix = intra ? pc->quant->intra_matrix : pc->quant->inter_matrix,
         .max_level = pc->quant->max_level,
         .lambda = mpe_trellis_lambda(pc->qscale, pc->trellis_c),
+        .candidates = pc->dsp->trellis_candidates,
     };
     return mpe_trellis_quant(level, coef, &tp);
 }
