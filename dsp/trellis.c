@@ -395,9 +395,10 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
     adj[n_states++] = 0;
 
     /* Per coefficient, in raster order: its square and whether it has a
-     * candidate (mpe_trellis_candidates); then, in scan order, the zeros'
-     * prefix sums and the positions with a candidate.  A block without
-     * any (after an intra block's DC) keeps its levels: all zero. */
+     * candidate (mpe_trellis_candidates); then the positions with a
+     * candidate as a mask in scan order, and the zeros' prefix sums.  A
+     * block without any (after an intra block's DC) keeps its levels: all
+     * zero. */
     int32_t sq_r[64];
     int64_t sq_total;
     const uint64_t cand = p->candidates ? p->candidates(level, coef, p, sq_r, &sq_total)
@@ -411,31 +412,28 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
     const uint8_t *inv = scan == mpe_zigzag           ? mpe_zigzag_inv
                          : scan == mpe_alternate_scan ? mpe_alternate_scan_inv
                                                       : NULL;
+    uint64_t cand_scan = 0;   /* bit i: scan position i has a candidate */
     int last_i = 63;
     if (inv) {
-        last_i = start;
-        for (uint64_t m = cand & (intra ? ~(uint64_t)1 : ~(uint64_t)0); m; m &= m - 1) {
-            const int i = inv[__builtin_ctzll(m)];
-            last_i = i > last_i ? i : last_i;
-        }
+        for (uint64_t m = cand & (intra ? ~(uint64_t)1 : ~(uint64_t)0); m; m &= m - 1)
+            cand_scan |= (uint64_t)1 << inv[__builtin_ctzll(m)];
+        last_i = 63 - __builtin_clzll(cand_scan);
+    } else {
+        for (int i = start; i < 64; i++)
+            cand_scan |= (cand >> scan[i] & 1) << i;
     }
-    uint8_t list[64];
-    int n_list = 0;
     int64_t z = 0;
     zsum[start] = 0;
     for (int i = start; i <= last_i; i++) {
-        const int pos = scan[i];
-        z += (int64_t)sq_r[pos] * MPE_TRELLIS_ONE;
+        z += (int64_t)sq_r[scan[i]] * MPE_TRELLIS_ONE;
         zsum[i + 1] = z;
-        list[n_list] = (uint8_t)i;
-        n_list += (int)(cand >> pos & 1);
     }
     zsum[64] = (sq_total - (intra ? sq_r[scan[0]] : 0)) * MPE_TRELLIS_ONE;
 
     /* COST_INF / 2 plus any J stays below COST_INF and above every real J */
     const int64_t no_cand = COST_INF / 2;
-    for (int t = 0; t < n_list; t++) {
-        const int i = list[t], pos = scan[i], c = coef[pos];
+    for (uint64_t m = cand_scan; m; m &= m - 1) {
+        const int i = __builtin_ctzll(m), pos = scan[i], c = coef[pos];
         const int lp = level[pos] < 0 ? -level[pos] : level[pos];
         const int ca = c < 0 ? -c : c, wq = p->matrix[pos] * p->qscale;
         /* lp >= 1: lp, then lp - 1 when >= 1; lp == 0: 1 (the dead zone).
