@@ -373,11 +373,13 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const int pmv[2], int dir
     const VectorBox box = vector_box(pc, dir, 16 * mbx, 16 * mby);
     const int f_code = dir_f_code(pc, dir);
     int comp[2][3], ok[2][3], bits[2][3];
+    #pragma GCC unroll 9
     for (int j = 0; j < 3; j++) {
         comp[0][j] = 2 * m->dx + j - 1;
         comp[1][j] = 2 * m->dy + j - 1;
         /* only a component inside the box wraps into a motion code (the
          * others are never priced) */
+        #pragma GCC unroll 9
         for (int d = 0; d < 2; d++) {
             ok[d][j] = comp[d][j] >= box.lo[d] && comp[d][j] <= box.hi[d];
             bits[d][j] = ok[d][j] ? bs_motion_delta_bits(wrap_delta(f_code, comp[d][j], pmv[d]),
@@ -388,7 +390,9 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const int pmv[2], int dir
     /* the nine by index 3 jy + jx (the centre 4): rate, and which are valid */
     uint32_t rate9[9], nine[9];
     unsigned valid = 0, measured = 0;   /* bit i: nine[i] holds the SAD */
+    #pragma GCC unroll 9
     for (int jy = 0; jy < 3; jy++)
+        #pragma GCC unroll 9
         for (int jx = 0; jx < 3; jx++) {
             rate9[3 * jy + jx] = lambda * (uint32_t)(bits[0][jx] + bits[1][jy]);
             valid |= (unsigned)(ok[0][jx] & ok[1][jy]) << (3 * jy + jx);
@@ -403,6 +407,7 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const int pmv[2], int dir
         int all = valid != 0;
         if (valid & centre) {
             unsigned cheap = 0;
+            #pragma GCC unroll 9
             for (int i = 0; i < 9; i++)
                 cheap |= (unsigned)(rate9[i] <= rate9[4]) << i;
             if (!(cheap & valid & ~centre)) {
@@ -410,16 +415,31 @@ static uint32_t choose_vector(const MpePictureCtx *pc, const int pmv[2], int dir
                 measured = centre;
                 const uint32_t ccost = nine[4] + rate9[4];
                 cheap = 0;
+                #pragma GCC unroll 9
                 for (int i = 0; i < 9; i++)
                     cheap |= (unsigned)(rate9[i] <= ccost) << i;
                 all = (cheap & valid & ~centre) != 0;
             }
         }
+        unsigned ties = valid & measured;   /* the centre alone, or the valid of all nine */
         if (all) {
             pc->dsp->hpel_sads(nine, src, sstride, full, rstride);
             measured = 0x1FF;
+            /* the least cost first (no branches), then the tie-break among
+             * those that reach it: usually one */
+            uint32_t cost9[9], least = UINT32_MAX;
+            #pragma GCC unroll 9
+            for (int i = 0; i < 9; i++) {
+                cost9[i] = valid >> i & 1 ? nine[i] + rate9[i] : UINT32_MAX;
+                least = cost9[i] < least ? cost9[i] : least;
+            }
+            ties = 0;
+            #pragma GCC unroll 9
+            for (int i = 0; i < 9; i++)
+                ties |= (unsigned)(cost9[i] == least) << i;
+            ties &= valid;
         }
-        for (unsigned c = valid & measured; c; c &= c - 1) {
+        for (unsigned c = ties; c; c &= c - 1) {
             const int i = __builtin_ctz(c);
             consider_vector(&best, nine[i], rate9[i], comp[0][i % 3], comp[1][i / 3]);
         }
