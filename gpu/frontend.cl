@@ -308,6 +308,34 @@ WINDOW_SEARCH_KERNEL(22)
  * is written as max(max(a, -k), b): NVIDIA's compiler (ptxas) drops the
  * negation (frontend_cuda_hier.cu); each bound is taken from two operands. */
 
+/* mpe_bdecide_intra_costs (encoder/bdecide.c) on the device, one item per
+ * macroblock: the sum of its 256 luma samples, the rounded mean, and the
+ * SAD against that flat block, in integers (identical to the host's). */
+__kernel void intra_cost(__global const uchar *luma, int plane_w, int mb_w, int n_mb,
+                         __global uint *out)
+{
+    const int mb = get_global_id(0);
+    if (mb >= n_mb)
+        return;
+    __global const uchar *p = luma + (size_t)(16 * (mb / mb_w)) * plane_w + 16 * (mb % mb_w);
+    uint sum = 0;
+    for (int y = 0; y < 16; y++) {
+        const uint16 v = convert_uint16(vload16(0, p + y * plane_w));
+        const uint8 h = v.lo + v.hi;
+        const uint4 q = h.lo + h.hi;
+        sum += q.x + q.y + q.z + q.w;
+    }
+    const uchar16 flat = (uchar16)((uchar)((sum + 128) >> 8));
+    uint sad = 0;
+    for (int y = 0; y < 16; y++) {
+        const uint16 d = convert_uint16(abs_diff(vload16(0, p + y * plane_w), flat));
+        const uint8 h = d.lo + d.hi;
+        const uint4 q = h.lo + h.hi;
+        sad += q.x + q.y + q.z + q.w;
+    }
+    out[mb] = sad;
+}
+
 __kernel void decimate(__global const uchar *src, int sw, __global uchar *dst, int dw, int dh)
 {
     const int x = get_global_id(0), y = get_global_id(1);

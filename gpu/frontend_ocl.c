@@ -40,9 +40,18 @@ typedef struct OclSlot {
     cl_mem d_half, d_quarter;    /* the pyramid (cfg->pyramid) */
     cl_mem h_in, h_out;          /* pinned staging, mapped for the context's life */
     uint8_t *in, *out;           /* their mapped pointers */
+    /* A YUV frame's padded planes, staged here by the framework and
+     * uploaded from here: they stay on the host (host_planes), so they never
+     * come back down (as in frontend_cuda.cu) */
+    cl_mem h_yuv;
+    uint8_t *yuv;                /* its mapping */
+    MpePicture host_pic;         /* laid out in it */
+    int converted_on_device;     /* the last frame was RGB: its planes come back in h_out */
+    cl_mem d_intra, h_intra;     /* cfg->intra_costs: per macroblock, and their pinned copy */
+    uint32_t *intra;             /* h_intra's mapping */
     /* upload and read-back of the planes are three transfers each (the RGB
      * upload one); in-order, so the last of each marks completion */
-    cl_event ev_upload[3], ev_convert, ev_search, ev_planes[3], ev_mv;
+    cl_event ev_upload[3], ev_convert, ev_search, ev_planes[3], ev_mv, ev_intra;
     cl_event ev_coarse, ev_centre; /* the hierarchical search's first kernels (ev_search: its last) */
 } OclSlot;
 
@@ -50,7 +59,7 @@ struct GpuContext {
     cl_context ctx;
     cl_command_queue q;
     cl_program prog;
-    cl_kernel k_convert, k_decimate, k_coarse, k_centre;
+    cl_kernel k_convert, k_decimate, k_coarse, k_centre, k_intra;
     cl_kernel k_window[WS_VARIANTS];
     size_t window_max_wg[WS_VARIANTS]; /* each variant's largest work-group on this device */
     cl_ulong local_mem;
@@ -58,6 +67,7 @@ struct GpuContext {
     cl_mem d_coarse;             /* the hierarchical search's stage 3, per macroblock */
     cl_mem d_centres;            /* its stage 4: 2 words per macroblock */
     int pyramid;
+    int intra_costs;             /* cfg->intra_costs */
     cl_device_id dev;
     const GpuGeometry *geo;      /* h_in and h_out are laid out as it says */
     int slots;
@@ -201,6 +211,7 @@ static void release_slot_events(OclSlot *s)
     release_event(&s->ev_coarse);
     release_event(&s->ev_centre);
     release_event(&s->ev_mv);
+    release_event(&s->ev_intra);
 }
 
 /* The last of a stage's events (NULL entries skipped). */
@@ -222,10 +233,14 @@ static void ocl_close(GpuContext *g)
             clEnqueueUnmapMemObject(g->q, s->h_in, s->in, 0, NULL, NULL);
         if (s->out)
             clEnqueueUnmapMemObject(g->q, s->h_out, s->out, 0, NULL, NULL);
+        if (s->yuv)
+            clEnqueueUnmapMemObject(g->q, s->h_yuv, s->yuv, 0, NULL, NULL);
+        if (s->intra)
+            clEnqueueUnmapMemObject(g->q, s->h_intra, s->intra, 0, NULL, NULL);
         if (g->q)
             clFinish(g->q);
         cl_mem m[] = { s->d_rgb, s->d_plane[0], s->d_plane[1], s->d_plane[2], s->d_mv, s->h_in, s->h_out,
-                       s->d_half, s->d_quarter };
+                       s->d_half, s->d_quarter, s->h_yuv, s->d_intra, s->h_intra };
         for (size_t k = 0; k < sizeof(m) / sizeof(m[0]); k++)
             if (m[k])
                 clReleaseMemObject(m[k]);
@@ -235,7 +250,7 @@ static void ocl_close(GpuContext *g)
         clReleaseMemObject(g->d_coarse);
     if (g->d_centres)
         clReleaseMemObject(g->d_centres);
-    cl_kernel ks[] = { g->k_convert, g->k_decimate, g->k_coarse, g->k_centre };
+    cl_kernel ks[] = { g->k_convert, g->k_decimate, g->k_coarse, g->k_centre, g->k_intra };
     for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
         if (ks[k])
             clReleaseKernel(ks[k]);
@@ -418,6 +433,8 @@ kernels:
     CL_TRY(e, "clCreateKernel(hier_coarse)");
     g->k_centre = clCreateKernel(g->prog, "hier_centre", &e);
     CL_TRY(e, "clCreateKernel(hier_centre)");
+    g->k_intra = clCreateKernel(g->prog, "intra_cost", &e);
+    CL_TRY(e, "clCreateKernel(intra_cost)");
     return 0;
 }
 
@@ -461,6 +478,24 @@ static int ocl_alloc_slot(GpuContext *g, int slot, MpeError *err)
     s->out = clEnqueueMapBuffer(g->q, s->h_out, CL_TRUE, CL_MAP_READ, 0, geo->plane_off[3] + geo->mv_size,
                                 0, NULL, NULL, &e);
     CL_TRY(e, "clEnqueueMapBuffer(output)");
+    /* the picture's planes 64-aligned in the mapping (mpe_picture_layout) */
+    const size_t yuv_size = mpe_picture_layout(&s->host_pic, geo->width, geo->height, NULL) + 64;
+    s->h_yuv = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, yuv_size, NULL, &e);
+    CL_TRY(e, "clCreateBuffer(pinned planes)");
+    s->yuv = clEnqueueMapBuffer(g->q, s->h_yuv, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, yuv_size, 0, NULL,
+                                NULL, &e);
+    CL_TRY(e, "clEnqueueMapBuffer(planes)");
+    mpe_picture_layout(&s->host_pic, geo->width, geo->height,
+                       s->yuv + (64 - (uintptr_t)s->yuv % 64) % 64);
+    if (g->intra_costs) {
+        const size_t bytes = (size_t)geo->mb_w * geo->mb_h * sizeof(cl_uint);
+        s->d_intra = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+        CL_TRY(e, "clCreateBuffer(intra costs)");
+        s->h_intra = clCreateBuffer(g->ctx, CL_MEM_WRITE_ONLY | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &e);
+        CL_TRY(e, "clCreateBuffer(pinned intra costs)");
+        s->intra = clEnqueueMapBuffer(g->q, s->h_intra, CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL, NULL, &e);
+        CL_TRY(e, "clEnqueueMapBuffer(intra costs)");
+    }
     return 0;
 }
 
@@ -477,6 +512,7 @@ static int ocl_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     g->geo = geo;
     g->slots = cfg->slots;
     g->pyramid = cfg->pyramid;
+    g->intra_costs = cfg->intra_costs;
     if ((ret = pick_device(cfg->device, &g->dev, &is_gpu, why, sizeof(why))) < 0)
         return mpe_error(err, ret, "OpenCL: %s", why);
     g->is_gpu = is_gpu;
@@ -507,8 +543,15 @@ static int ocl_input(GpuContext *g, int slot, GpuInput *in, MpeError *err)
         CL_TRY(clWaitForEvents(1, &up), "clWaitForEvents(upload)");
     release_slot_events(s);
     in->staging = s->in;
+    in->pic = &s->host_pic;
     return 0;
 }
+
+#define ARG(k, i, type, v)                                                                \
+    do {                                                                                  \
+        type v_ = (v);                                                                    \
+        CL_TRY(clSetKernelArg(k, i, sizeof(type), &v_), "clSetKernelArg");                \
+    } while (0)
 
 static int ocl_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *err)
 {
@@ -535,12 +578,17 @@ static int ocl_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *er
         CL_TRY(clEnqueueNDRangeKernel(g->q, k, 2, NULL, global, local, 0, NULL, &s->ev_convert),
                "clEnqueueNDRangeKernel(convert_rgb)");
     } else {
-        for (int c = 0; c < 3; c++)
-            CL_TRY(clEnqueueWriteBuffer(g->q, s->d_plane[c], CL_FALSE, 0,
-                                        geo->plane_off[c + 1] - geo->plane_off[c],
-                                        s->in + geo->plane_off[c], 0, NULL, &s->ev_upload[c]),
-                   "clEnqueueWriteBuffer(plane)");
+        const MpePicture *hp = &s->host_pic;
+        for (int c = 0; c < 3; c++) {
+            const size_t origin[3] = { 0, 0, 0 };
+            const size_t region[3] = { (size_t)geo->plane_w[c], (size_t)geo->plane_h[c], 1 };
+            CL_TRY(clEnqueueWriteBufferRect(g->q, s->d_plane[c], CL_FALSE, origin, origin, region,
+                                            (size_t)geo->plane_w[c], 0, (size_t)hp->stride[c], 0,
+                                            hp->plane[c], 0, NULL, &s->ev_upload[c]),
+                   "clEnqueueWriteBufferRect(plane)");
+        }
     }
+    s->converted_on_device = rgb != NULL;
     if (g->pyramid) {
         /* luma -> 1/2 -> 1/4, in queue order after the planes are in */
         cl_mem from[2] = { s->d_plane[0], s->d_half }, to[2] = { s->d_half, s->d_quarter };
@@ -557,20 +605,31 @@ static int ocl_submit(GpuContext *g, int slot, const MpeFrame *rgb, MpeError *er
                    "clEnqueueNDRangeKernel(decimate)");
         }
     }
-    for (int c = 0; c < 3; c++)
-        CL_TRY(clEnqueueReadBuffer(g->q, s->d_plane[c], CL_FALSE, 0,
-                                   geo->plane_off[c + 1] - geo->plane_off[c],
-                                   s->out + geo->plane_off[c], 0, NULL, &s->ev_planes[c]),
-               "clEnqueueReadBuffer(planes)");
+    if (rgb)   /* a YUV frame's planes are on the host already (host_pic) */
+        for (int c = 0; c < 3; c++)
+            CL_TRY(clEnqueueReadBuffer(g->q, s->d_plane[c], CL_FALSE, 0,
+                                       geo->plane_off[c + 1] - geo->plane_off[c],
+                                       s->out + geo->plane_off[c], 0, NULL, &s->ev_planes[c]),
+                   "clEnqueueReadBuffer(planes)");
+    if (g->intra_costs) {
+        /* 4 MB of luma read once, after the planes are in (in queue order) */
+        const cl_int n_mb = geo->mb_w * geo->mb_h;
+        const size_t local = 64, global = ((size_t)n_mb + local - 1) / local * local;
+        cl_kernel k = g->k_intra;
+        CL_TRY(clSetKernelArg(k, 0, sizeof(cl_mem), &s->d_plane[0]), "clSetKernelArg");
+        ARG(k, 1, cl_int, geo->plane_w[0]);
+        ARG(k, 2, cl_int, geo->mb_w);
+        ARG(k, 3, cl_int, n_mb);
+        CL_TRY(clSetKernelArg(k, 4, sizeof(cl_mem), &s->d_intra), "clSetKernelArg");
+        CL_TRY(clEnqueueNDRangeKernel(g->q, k, 1, NULL, &global, &local, 0, NULL, NULL),
+               "clEnqueueNDRangeKernel(intra_cost)");
+        CL_TRY(clEnqueueReadBuffer(g->q, s->d_intra, CL_FALSE, 0, (size_t)n_mb * sizeof(cl_uint), s->intra,
+                                   0, NULL, &s->ev_intra),
+               "clEnqueueReadBuffer(intra costs)");
+    }
     CL_TRY(clFlush(g->q), "clFlush");
     return 0;
 }
-
-#define ARG(k, i, type, v)                                                                \
-    do {                                                                                  \
-        type v_ = (v);                                                                    \
-        CL_TRY(clSetKernelArg(k, i, sizeof(type), &v_), "clSetKernelArg");                \
-    } while (0)
 
 /* Launch shape of one window search: variant, macroblocks per
  * work-group, items per macroblock, window geometry. */
@@ -746,8 +805,29 @@ static int ocl_wait(GpuContext *g, int slot, int has_mv, MpeError *err)
 
 static int ocl_download(GpuContext *g, int slot, MpePicture *pic, GpuMotion *mv, MpeError *err)
 {
+    const OclSlot *s = &g->slot[slot];
     (void)err;
-    gpu_unpack_readback(pic, mv, g->slot[slot].out, g->geo);
+    if (pic && !s->converted_on_device) {   /* a YUV frame: on the host already */
+        mpe_picture_copy(pic, &s->host_pic);
+        pic = NULL;
+    }
+    gpu_unpack_readback(pic, mv, s->out, g->geo);
+    return 0;
+}
+
+static const MpePicture *ocl_host_planes(GpuContext *g, int slot)
+{
+    const OclSlot *s = &g->slot[slot];
+    return s->converted_on_device ? NULL : &s->host_pic;
+}
+
+static int ocl_intra_costs(GpuContext *g, int slot, uint32_t *intra, MpeError *err)
+{
+    OclSlot *s = &g->slot[slot];
+    if (!g->intra_costs || !s->ev_intra)   /* counted at every submit when asked for */
+        return -ENOSYS;
+    CL_TRY(clWaitForEvents(1, &s->ev_intra), "clWaitForEvents(intra costs)");
+    memcpy(intra, s->intra, (size_t)g->geo->mb_w * g->geo->mb_h * sizeof(uint32_t));
     return 0;
 }
 
@@ -787,4 +867,6 @@ const GpuBackend gpu_backend_opencl = {
     .download = ocl_download,
     .timings = ocl_timings,
     .hier = 1,
+    .host_planes = ocl_host_planes,
+    .intra_costs = ocl_intra_costs,
 };
