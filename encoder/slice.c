@@ -750,6 +750,7 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
     const int first = row_begin * mbw, last = row_end * mbw - 1;
     const int is_p = pc->coding_type == BS_PICTURE_P;
     const int is_intra_picture = pc->coding_type == BS_PICTURE_I || !pc->mv;
+    const int n_mbs = mbw * pc->orig->mb_height;
     SliceState st;
 
     memset(stats, 0, sizeof(*stats));
@@ -779,7 +780,7 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
         /* the front end's vectors a few macroblocks ahead: a line of them
          * serves five macroblocks, and its miss stalled choose_vector's
          * first read (an eighth of its time) */
-        if (!is_intra_picture) {
+        if (!is_intra_picture && addr + 8 < n_mbs) {   /* no address past the arrays */
             __builtin_prefetch(&pc->mv[addr + 8]);
             if (pc->mv_bwd)
                 __builtin_prefetch(&pc->mv_bwd[addr + 8]);
