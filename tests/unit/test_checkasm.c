@@ -222,7 +222,7 @@ static void check_quant(TestCtx *t, const char *what, MpeQuantFn ref, MpeQuantFn
 
 /* Every coefficient value in [-2048, 2047] at every position, for every
  * qscale and every weight 1..255 (via flat matrices), both max_levels; then
- * random matrices and coefficients. */
+ * random matrices and coefficients, quantisers up to 56. */
 static void check_quant_entry(TestCtx *t, const Checkasm *ca, const char *what, MpeQuantFn fn,
                               MpeQuantFn ref)
 {
@@ -247,7 +247,8 @@ static void check_quant_entry(TestCtx *t, const Checkasm *ca, const char *what, 
             mn[i] = (uint8_t)rnd(&r, 1, 255);
             coef[i] = (int16_t)rnd(&r, -2048, 2047);
         }
-        mpe_quantizer_init(&q, rnd(&r, 1, 31), n & 1 ? mi : mpe_default_intra_matrix,
+        /* up to 56: the non-linear scale's MPEG-1 units */
+        mpe_quantizer_init(&q, rnd(&r, 1, n & 8 ? 56 : 31), n & 1 ? mi : mpe_default_intra_matrix,
                            n & 2 ? mn : mpe_default_inter_matrix, n & 4 ? 2047 : 255);
         check_quant(t, what, ref, fn, &q, coef);
     }
