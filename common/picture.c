@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
 
 int mpe_frame_alloc(MpeFrame *f, MpeFrameFormat format, int width, int height)
@@ -95,6 +99,30 @@ void mpe_picture_free(MpePicture *pic)
     memset(pic, 0, sizeof(*pic));
 }
 
+/* A row into a picture that is read next by another thread or a DMA engine,
+ * not by this core: streaming stores (no read of the destination's lines
+ * first, and no eviction of what the cache holds for the coder).  A 2048^2
+ * frame's 6.3 MB into a slot: 0.58 -> 0.33 ms on the development machine;
+ * on the H100 machine the copy took 1.7 ms of pool time a frame. */
+static void copy_row_streaming(uint8_t *dst, const uint8_t *src, size_t n)
+{
+    size_t i = 0;
+#if defined(__SSE2__)
+    if (!((uintptr_t)dst & 15))
+        for (; i + 64 <= n; i += 64) {
+            const __m128i a = _mm_loadu_si128((const __m128i *)(src + i));
+            const __m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));
+            const __m128i c = _mm_loadu_si128((const __m128i *)(src + i + 32));
+            const __m128i d = _mm_loadu_si128((const __m128i *)(src + i + 48));
+            _mm_stream_si128((__m128i *)(dst + i), a);
+            _mm_stream_si128((__m128i *)(dst + i + 16), b);
+            _mm_stream_si128((__m128i *)(dst + i + 32), c);
+            _mm_stream_si128((__m128i *)(dst + i + 48), d);
+        }
+#endif
+    memcpy(dst + i, src + i, n - i);
+}
+
 void mpe_picture_from_yuv_band(MpePicture *pic, const MpeFrame *src, int band, int bands)
 {
     for (int c = 0; c < 3; c++) {
@@ -105,13 +133,21 @@ void mpe_picture_from_yuv_band(MpePicture *pic, const MpeFrame *src, int band, i
         const int stride = pic->stride[c];
         for (int y = y0; y < y1; y++) {
             uint8_t *row = p + (size_t)y * stride;
-            memcpy(row, src->data[c] + (size_t)y * src->stride[c], (size_t)w);
-            memset(row + w, row[w - 1], (size_t)(pic->plane_w[c] - w));
+            const uint8_t *in = src->data[c] + (size_t)y * src->stride[c];
+            copy_row_streaming(row, in, (size_t)w);
+            memset(row + w, in[w - 1], (size_t)(pic->plane_w[c] - w));
         }
-        if (band == bands - 1)
-            for (int y = h; y < pic->plane_h[c]; y++)
-                memcpy(p + (size_t)y * stride, p + (size_t)(h - 1) * stride, (size_t)pic->plane_w[c]);
+        /* the bottom padding repeats the last row (from the source: the
+         * streaming stores need not be read back) */
+        const uint8_t *last = src->data[c] + (size_t)(h - 1) * src->stride[c];
+        for (int y = h; band == bands - 1 && y < pic->plane_h[c]; y++) {
+            memcpy(p + (size_t)y * stride, last, (size_t)w);
+            memset(p + (size_t)y * stride + w, last[w - 1], (size_t)(pic->plane_w[c] - w));
+        }
     }
+#if defined(__SSE2__)
+    _mm_sfence();   /* the streaming stores are globally visible before the caller's release */
+#endif
 }
 
 void mpe_picture_from_yuv(MpePicture *pic, const MpeFrame *src)

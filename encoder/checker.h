@@ -65,8 +65,11 @@ int mpe_checker_score_held(MpeChecker *c, MpeFrameStats *fs, MpeError *err);
 /* Copies the values of the families set in from->metrics into to. */
 void mpe_stats_copy_values(MpeFrameStats *to, const MpeFrameStats *from);
 
-/* Studio-range luma to full range, rounded: (v - 16) * 255 / 219, clamped. */
+/* Studio-range luma to full range, rounded: (v - 16) * 255 / 219, clamped
+ * (SSE2 where built for it); _c: the table it must equal. */
 void mpe_luma_to_full_range(uint8_t *dst, ptrdiff_t dstride, const uint8_t *src, ptrdiff_t sstride,
                             int w, int h);
+void mpe_luma_to_full_range_c(uint8_t *dst, ptrdiff_t dstride, const uint8_t *src,
+                              ptrdiff_t sstride, int w, int h);
 
 #endif

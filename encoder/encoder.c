@@ -1179,23 +1179,38 @@ static void code_bank(MpeEncoder *e, const MpePictureCtx *pc_in, int bank, const
     e->bank_scored[bank] = 0;
 }
 
+typedef struct MixJob {
+    MpeEncoder *e;
+    int dst;
+    const uint8_t *src;
+} MixJob;
+
+static void mix_slice(void *arg, int i, int worker)
+{
+    const MixJob *j = arg;
+    MpeEncoder *e = j->e;
+    MpePicture *d = &e->pics[e->bank_pic[j->dst]];
+    const int sb = j->src[i];
+    const MpePicture *s = &e->pics[e->bank_pic[sb]];
+    const SliceJob *sj = &e->slices[sb][i];
+    (void)worker;
+    for (int c = 0; c < 3; c++) {
+        const int mb = c ? 8 : 16;
+        const size_t off = (size_t)sj->row_begin * mb * d->stride[c];
+        const size_t len = (size_t)(sj->row_end - sj->row_begin) * mb * d->stride[c];
+        memcpy(d->plane[c] + off, s->plane[c] + off, len);
+    }
+}
+
 /* Make bank `dst` the per-row mix of other banks: reconstruction rows are
- * copied, bits stay where they were coded (origin). */
+ * copied (a whole picture, on the pool: 6 MB at 2048^2, which the rate
+ * control then scores), bits stay where they were coded (origin). */
 static void mix_banks(MpeEncoder *e, int dst, const uint8_t *src)
 {
-    MpePicture *d = &e->pics[e->bank_pic[dst]];
-    for (int i = 0; i < e->n_slices; i++) {
-        const int sb = src[i];
-        const MpePicture *s = &e->pics[e->bank_pic[sb]];
-        const SliceJob *sj = &e->slices[sb][i];
-        e->origin[dst][i] = e->origin[sb][i];
-        for (int c = 0; c < 3; c++) {
-            const int mb = c ? 8 : 16;
-            const size_t off = (size_t)sj->row_begin * mb * d->stride[c];
-            const size_t len = (size_t)(sj->row_end - sj->row_begin) * mb * d->stride[c];
-            memcpy(d->plane[c] + off, s->plane[c] + off, len);
-        }
-    }
+    MixJob job = { e, dst, src };
+    mpe_pool_run(e->pool, e->n_slices, mix_slice, &job);
+    for (int i = 0; i < e->n_slices; i++)
+        e->origin[dst][i] = e->origin[src[i]][i];
     e->bank_scored[dst] = 0;
 }
 

@@ -444,8 +444,6 @@ static int ocl_alloc_slot(GpuContext *g, int slot, MpeError *err)
     OclSlot *s = &g->slot[slot];
     cl_int e;
 
-    s->d_rgb = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY, geo->rgb_size, NULL, &e);
-    CL_TRY(e, "clCreateBuffer(rgb)");
     for (int c = 0; c < 3; c++) {
         s->d_plane[c] = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE,
                                        geo->plane_off[c + 1] - geo->plane_off[c], NULL, &e);
@@ -468,13 +466,9 @@ static int ocl_alloc_slot(GpuContext *g, int slot, MpeError *err)
             CL_TRY(e, "clCreateBuffer(centres)");
         }
     }
-    s->h_in = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, geo->in_size, NULL, &e);
-    CL_TRY(e, "clCreateBuffer(pinned input)");
     s->h_out = clCreateBuffer(g->ctx, CL_MEM_WRITE_ONLY | CL_MEM_ALLOC_HOST_PTR,
                               geo->plane_off[3] + geo->mv_size, NULL, &e);
     CL_TRY(e, "clCreateBuffer(pinned output)");
-    s->in = clEnqueueMapBuffer(g->q, s->h_in, CL_TRUE, CL_MAP_WRITE, 0, geo->in_size, 0, NULL, NULL, &e);
-    CL_TRY(e, "clEnqueueMapBuffer(input)");
     s->out = clEnqueueMapBuffer(g->q, s->h_out, CL_TRUE, CL_MAP_READ, 0, geo->plane_off[3] + geo->mv_size,
                                 0, NULL, NULL, &e);
     CL_TRY(e, "clEnqueueMapBuffer(output)");
@@ -542,6 +536,18 @@ static int ocl_input(GpuContext *g, int slot, GpuInput *in, MpeError *err)
     if (up)
         CL_TRY(clWaitForEvents(1, &up), "clWaitForEvents(upload)");
     release_slot_events(s);
+    if (in->rgb && !s->h_in) {
+        /* 25 MB of pinned and device memory a slot that YUV input never
+         * uses (and pinning it at open delays the device's start) */
+        const GpuGeometry *geo = g->geo;
+        cl_int e;
+        s->d_rgb = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY, geo->rgb_size, NULL, &e);
+        CL_TRY(e, "clCreateBuffer(rgb)");
+        s->h_in = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, geo->rgb_size, NULL, &e);
+        CL_TRY(e, "clCreateBuffer(pinned input)");
+        s->in = clEnqueueMapBuffer(g->q, s->h_in, CL_TRUE, CL_MAP_WRITE, 0, geo->rgb_size, 0, NULL, NULL, &e);
+        CL_TRY(e, "clEnqueueMapBuffer(input)");
+    }
     in->staging = s->in;
     in->pic = &s->host_pic;
     return 0;

@@ -866,7 +866,8 @@ static void test_frontend_slot_checks(TestCtx *t)
 
 /* A YUV frame's copy into the slot, in bands of rows on a pool (the front
  * end's submit with GpuConfig.pool), is mpe_picture_from_yuv's, padding
- * included: odd sizes (right and bottom padding in every plane), frames
+ * included, and that is the source's samples padded by repetition
+ * (mpe_picture_from_yuv's streaming stores against the plain rule): odd sizes (right and bottom padding in every plane), frames
  * taller than the bands and frames with fewer rows than bands; the bands
  * alone (mpe_picture_from_yuv_band, in reverse order) likewise. */
 static void test_submit_banded_copy(TestCtx *t)
@@ -891,6 +892,20 @@ static void test_submit_banded_copy(TestCtx *t)
             for (int i = 0; i < f.stride[c] * (c ? (h + 1) / 2 : h); i++)
                 f.data[c][i] = (uint8_t)test_rand(&rng);
         mpe_picture_from_yuv(&want, &f);
+        /* mpe_picture_from_yuv itself against the rule: the rows, each
+         * padded with its last sample, then the last row repeated */
+        for (int c = 0; c < 3 && !t->case_failed; c++) {
+            const int pw = c ? (w + 1) / 2 : w, ph = c ? (h + 1) / 2 : h;
+            for (int y = 0; y < want.plane_h[c] && !t->case_failed; y++)
+                for (int x = 0; x < want.plane_w[c]; x++) {
+                    const uint8_t rule = f.data[c][(size_t)MPE_MIN(y, ph - 1) * f.stride[c] + MPE_MIN(x, pw - 1)];
+                    if (want.plane[c][(size_t)y * want.stride[c] + x] != rule) {
+                        CHECK(t, 0, "%dx%d plane %d (%d,%d): %d, the source's padded %d", w, h, c, x, y,
+                              want.plane[c][(size_t)y * want.stride[c] + x], rule);
+                        break;
+                    }
+                }
+        }
         for (int b = 6; b >= 0; b--)
             mpe_picture_from_yuv_band(&bands, &f, b, 7);
         CHECK(t, gpu_frontend_open(&fe, "cpu", &cfg, NULL, &err) == 0, "open: %s", err.msg);
