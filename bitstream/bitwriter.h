@@ -1,9 +1,10 @@
 /* bitwriter.h — MSB-first bit writer into a growable byte buffer.
  *
- * Bits accumulate in a 64-bit word and are stored big-endian a byte at a time
- * once 32 or more are pending, so bs_put costs a shift and an or on the common
- * path.  A failed allocation sets `error` and further writes are dropped; the
- * caller checks bs_error() once at the end instead of after every write. */
+ * Bits accumulate in a 64-bit word and are stored big-endian, 32 at once
+ * when 32 or more are pending, so bs_put costs a shift and an or on the
+ * common path.  A failed allocation sets `error` and further writes are
+ * dropped; the caller checks bs_error() once at the end instead of after
+ * every write. */
 #ifndef MPE_BITWRITER_H
 #define MPE_BITWRITER_H
 
@@ -26,15 +27,31 @@ void bs_writer_reset(BsWriter *bw);
 /* Store pending whole bytes; slow path of bs_put. */
 void bs_writer_drain(BsWriter *bw);
 
-/* Write the n (0..32) low bits of value, most significant first. */
+/* Write the n (0..32) low bits of value, most significant first.  Once 32
+ * are pending and the buffer has room, their top 32 go out as four bytes at
+ * once (the compiler merges the byte stores); acc keeps stale bits above the
+ * pending ones, which no read looks at.  Otherwise (growth, or an error:
+ * drain's reserve) the byte-wise drain. */
 static inline void bs_put(BsWriter *bw, int n, uint32_t value)
 {
     if (n <= 0)
         return;
     bw->acc = (bw->acc << n) | (value & (uint32_t)((1ull << n) - 1));
     bw->nbits += n;
-    if (bw->nbits >= 32)
-        bs_writer_drain(bw);
+    if (bw->nbits >= 32) {
+        if (bw->size - bw->pos >= 8) {   /* drain's reserve(8): no room after an error */
+            bw->nbits -= 32;
+            const uint32_t w = (uint32_t)(bw->acc >> bw->nbits);
+            uint8_t *p = bw->buf + bw->pos;
+            p[0] = (uint8_t)(w >> 24);
+            p[1] = (uint8_t)(w >> 16);
+            p[2] = (uint8_t)(w >> 8);
+            p[3] = (uint8_t)w;
+            bw->pos += 4;
+        } else {
+            bs_writer_drain(bw);
+        }
+    }
 }
 
 static inline uint64_t bs_bit_count(const BsWriter *bw)

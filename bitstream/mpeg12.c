@@ -154,15 +154,6 @@ void bs_write_motion_delta(BsWriter *bw, int delta, int f_code)
         bs_put(bw, r_size, (uint32_t)residual);
 }
 
-int bs_motion_delta_bits(int delta, int f_code)
-{
-    const int r_size = f_code - 1;
-    if (delta == 0)
-        return bs_vlc_motion_code[16].len;
-    const int code = ((abs(delta) - 1) >> r_size) + 1;   /* f = 2^r_size, a non-negative dividend */
-    return bs_vlc_motion_code[16 + (delta < 0 ? -code : code)].len + r_size;
-}
-
 static void put_escape(BsWriter *bw, int run, int level, int mpeg2)
 {
     bs_put(bw, bs_vlc_dct_escape.len, bs_vlc_dct_escape.code);

@@ -70,8 +70,17 @@ void bs_write_mb_addr_inc(BsWriter *bw, int increment);
 /* motion_code + motion_residual of one vector component; `delta` is the
  * difference to the predictor already wrapped into [-16f, 16f-1]. */
 void bs_write_motion_delta(BsWriter *bw, int delta, int f_code);
-/* Bits bs_write_motion_delta spends on `delta`. */
-int bs_motion_delta_bits(int delta, int f_code);
+/* Bits bs_write_motion_delta spends on `delta` (inline: the slice coder
+ * prices six components a macroblock and direction). */
+static inline int bs_motion_delta_bits(int delta, int f_code)
+{
+    const int r_size = f_code - 1;
+    if (delta == 0)
+        return bs_vlc_motion_code[16].len;
+    const int a = delta < 0 ? -delta : delta;
+    const int code = ((a - 1) >> r_size) + 1;   /* f = 2^r_size, a non-negative dividend */
+    return bs_vlc_motion_code[16 + (delta < 0 ? -code : code)].len + r_size;
+}
 
 /* One block's coefficients, `scan` in transmission order (zigzag or
  * alternate).  Intra blocks use table (BS_DCT_TABLE_ZERO, or _ONE for MPEG-2

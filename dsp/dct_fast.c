@@ -173,7 +173,7 @@ int mpe_fdct_flat(int16_t block[64])
     /* pass 1: row sums 8 v T(0,0), then 0 for u > 0; pass 2 likewise */
     const int64_t mid = round_shift(8 * block[0] * T(0, 0), 16);
     const int16_t dc = clamp16(round_shift(8 * mid * T(0, 0), 44), -2048, 2047);
-    memset(block, 0, 64 * sizeof(block[0]));
+    mpe_block_zero(block);
     block[0] = dc;
     return 1;
 }

@@ -27,6 +27,7 @@ void mpe_dsp_init_c(MpeDsp *dsp)
     dsp->sse = mpe_plane_sse;
     dsp->write_intra_block = bs_write_intra_block;
     dsp->write_inter_block = bs_write_inter_block;
+    dsp->trellis_candidates = mpe_trellis_candidates_c;
 }
 
 #ifdef MPE_ARCH_X86
@@ -42,6 +43,7 @@ static void dsp_init_x86(MpeDsp *dsp, unsigned cpu_flags)
         dsp->block_energy = mpe_block_energy_sse2;
         dsp->put_pixels = mpe_put_pixels_sse2;
         dsp->add_pixels = mpe_add_pixels_sse2;
+        dsp->trellis_candidates = mpe_trellis_candidates;
     }
     if (cpu_flags & MPE_CPU_AVX2) {
         dsp->fdct = mpe_fdct_avx2;
@@ -53,6 +55,9 @@ static void dsp_init_x86(MpeDsp *dsp, unsigned cpu_flags)
         dsp->dequant_inter = mpe_dequant_inter_avx2;
         dsp->sse = mpe_sse_avx2;
         dsp->hpel_sads = mpe_hpel_sads_avx2;
+        dsp->diff_pixels = mpe_diff_pixels_avx2;
+        dsp->block_energy = mpe_block_energy_avx2;
+        dsp->trellis_candidates = mpe_trellis_candidates_avx2;
     }
 }
 #endif

@@ -8,10 +8,13 @@
  *   dequant_intra      mpe_dequant_intra_dc   -                -       _avx2
  *   dequant_inter      mpe_dequant_inter      -                -       _avx2
  *   predict, pred_sad, bipred_sad, intra_activity,
- *   get/diff/put/add_pixels, block_energy   _c        -                _sse2   -
+ *   get/put/add_pixels                     _c        -                _sse2   -
+ *   diff_pixels, block_energy              _c        -                _sse2   _avx2
  *   hpel_sads          mpe_hpel_sads_c        -                -       _avx2
  *   sse                mpe_plane_sse          -                -       _avx2
  *   write_intra/inter_block  bs_write_*_block _fast            -       -
+ *   trellis_candidates mpe_trellis_candidates_c -          (SSE2)  _avx2
+ *                      (SSE2: mpe_trellis_candidates, SSE2 where built)
  * Every variant gives output identical to its reference
  * (tests/unit/test_checkasm.c checks every entry under every subset of the
  * flags), so the choice never changes a stream; --dsp c (flags 0) keeps the
@@ -23,6 +26,7 @@
 #include "dsp/dct.h"
 #include "dsp/pred.h"
 #include "dsp/quant.h"
+#include "dsp/trellis.h"
 
 typedef void (*MpeIntraBlockFn)(BsWriter *bw, const int16_t scan[64], int dc_diff, int chroma,
                                 int mpeg2, int table);
@@ -47,6 +51,7 @@ typedef struct MpeDsp {
     MpeSseFn sse;                        /* dsp/pred.h */
     MpeIntraBlockFn write_intra_block;   /* bitstream/mpeg12.h */
     MpeInterBlockFn write_inter_block;
+    MpeTrellisCandidatesFn trellis_candidates;   /* dsp/trellis.h */
 } MpeDsp;
 
 /* The C references only. */

@@ -368,6 +368,45 @@ SSE2 uint32_t mpe_intra_activity_sse2(const uint8_t *p, ptrdiff_t stride)
 
 #define AVX2 __attribute__((target("avx2")))
 
+/* Two rows a step: each row's 8 samples side by side in one 128-bit
+ * register (movq + movhps), widened to 16 int16 lanes; psadbw gives the
+ * sum of |src - pred| of both rows at once. */
+AVX2 uint32_t mpe_diff_pixels_avx2(int16_t blk[64], const uint8_t *src, ptrdiff_t sstride,
+                                   const uint8_t *pred, ptrdiff_t pstride)
+{
+    __m128i acc = _mm_setzero_si128();
+    for (int y = 0; y < 8; y += 2) {
+        const __m128i s = _mm_castpd_si128(_mm_loadh_pd(
+            _mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)(src + y * sstride))),
+            (const double *)(const void *)(src + (y + 1) * sstride)));
+        const __m128i p = _mm_castpd_si128(_mm_loadh_pd(
+            _mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)(pred + y * pstride))),
+            (const double *)(const void *)(pred + (y + 1) * pstride)));
+        _mm256_storeu_si256((__m256i *)(blk + 8 * y),
+                            _mm256_sub_epi16(_mm256_cvtepu8_epi16(s), _mm256_cvtepu8_epi16(p)));
+        acc = _mm_add_epi64(acc, _mm_sad_epu8(s, p));
+    }
+    return (uint32_t)(_mm_cvtsi128_si32(acc) + _mm_cvtsi128_si32(_mm_srli_si128(acc, 8)));
+}
+
+/* mpe_block_energy_sse2 on 16 lanes: at most 4 * 2 * 255^2 per int32 lane */
+AVX2 uint32_t mpe_block_energy_avx2(const int16_t blk[64], int32_t *sum)
+{
+    const __m256i one = _mm256_set1_epi16(1);
+    __m256i s = _mm256_setzero_si256(), sq = s;
+    for (int i = 0; i < 64; i += 16) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + i));
+        s = _mm256_add_epi32(s, _mm256_madd_epi16(v, one));
+        sq = _mm256_add_epi32(sq, _mm256_madd_epi16(v, v));
+    }
+    /* the sums' and the squares' halves side by side, then folded */
+    __m256i both = _mm256_hadd_epi32(s, sq);   /* per 128-bit lane: s pairs, sq pairs */
+    both = _mm256_hadd_epi32(both, both);
+    const __m128i f = _mm_add_epi32(_mm256_castsi256_si128(both), _mm256_extracti128_si256(both, 1));
+    *sum = _mm_cvtsi128_si32(f);
+    return (uint32_t)_mm_extract_epi32(f, 1);
+}
+
 /* The four diagonal averages of a row pair, (a + b + c + d + 2) >> 2 from
  * the horizontal pair sums l (columns x-1, x) and r (x, x+1) of two rows,
  * packed as psadbw wants them against src_pairs: per 128-bit lane the left

@@ -80,6 +80,8 @@ uint32_t mpe_diff_pixels_c(int16_t blk[64], const uint8_t *src, ptrdiff_t sstrid
                            const uint8_t *pred, ptrdiff_t pstride);
 uint32_t mpe_diff_pixels_sse2(int16_t blk[64], const uint8_t *src, ptrdiff_t sstride,
                               const uint8_t *pred, ptrdiff_t pstride);
+uint32_t mpe_diff_pixels_avx2(int16_t blk[64], const uint8_t *src, ptrdiff_t sstride,
+                              const uint8_t *pred, ptrdiff_t pstride);
 void mpe_put_pixels_c(uint8_t *dst, ptrdiff_t stride, const int16_t blk[64]);
 void mpe_put_pixels_sse2(uint8_t *dst, ptrdiff_t stride, const int16_t blk[64]);
 /* blk in [-256, 255] (the IDCT's output range) */
@@ -94,6 +96,7 @@ void mpe_add_pixels_sse2(uint8_t *dst, ptrdiff_t dstride, const uint8_t *pred, p
 typedef uint32_t (*MpeBlockEnergyFn)(const int16_t blk[64], int32_t *sum);
 uint32_t mpe_block_energy_c(const int16_t blk[64], int32_t *sum);
 uint32_t mpe_block_energy_sse2(const int16_t blk[64], int32_t *sum);
+uint32_t mpe_block_energy_avx2(const int16_t blk[64], int32_t *sum);
 
 /* Sum of squared differences of two w x h sample rectangles (w <= 4095):
  * the slices' distortion, measured as they finish. */

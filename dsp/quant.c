@@ -258,8 +258,11 @@ void mpe_quantizer_init(MpeQuantizer *q, int qscale, const uint8_t intra_matrix[
         q->inter_wmin = inter_matrix[i] < q->inter_wmin ? inter_matrix[i] : q->inter_wmin;
         uint64_t qwi = (uint64_t)qscale * intra_matrix[i], qwn = (uint64_t)qscale * inter_matrix[i];
         q->intra_qw[i] = (uint32_t)qwi;
+        q->inter_qw[i] = (uint32_t)qwn;
         q->intra_recip[i] = (((uint64_t)1 << 32) + 2 * qwi - 1) / (2 * qwi);
         q->inter_recip[i] = (((uint64_t)1 << 32) + qwn - 1) / qwn;
+        q->intra_rcp[i] = 1.0f / (float)(2 * qwi);
+        q->inter_rcp[i] = 1.0f / (float)qwn;
     }
 }
 
@@ -339,26 +342,52 @@ AVX2 static inline int count_zero(__m128i mag)
     return __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi16(mag, _mm_setzero_si128()))) / 2;
 }
 
-/* mpe_quant_intra_fast eight coefficients at a time. */
+/* floor(y / d) = k in eight int32 lanes, 0 <= y < 2^17, 1 <= d < 2^16:
+ * p = y * rcp in float (rcp within 2^-24 of 1 / d) is within (y / d) 2^-23
+ * of y / d.  That is less than 1 / d (y < 2^23), the least gap from a
+ * quotient that is not a whole number to the whole numbers around it, so
+ * truncated p is k, except where y / d is k exactly and p falls below it:
+ * then k - 1, which the exact product (m + 1) d <= y puts right. */
+AVX2 static inline __m256i div_floor8(__m256i y, __m256i d, const float *rcp)
+{
+    const __m256i m = _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(y), _mm256_loadu_ps(rcp)));
+    const __m256i m1d = _mm256_mullo_epi32(_mm256_add_epi32(m, _mm256_set1_epi32(1)), d);
+    return _mm256_sub_epi32(m, _mm256_cmpgt_epi32(_mm256_add_epi32(y, _mm256_set1_epi32(1)), m1d));
+}
+
+/* Sixteen magnitudes (a: coefficients 0-7, b: 8-15) clamped to max as
+ * int16 in order, signed like f; *zero_bits gets movemask's two bits per
+ * zero level. */
+AVX2 static inline __m256i levels16(__m256i a, __m256i b, __m256i max, __m256i f, unsigned *zero_bits)
+{
+    const __m256i mag = _mm256_permute4x64_epi64(
+        _mm256_packs_epi32(_mm256_min_epi32(a, max), _mm256_min_epi32(b, max)), 0xD8);
+    *zero_bits = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi16(mag, _mm256_setzero_si256()));
+    return _mm256_sign_epi16(mag, f);
+}
+
+/* mpe_quant_intra_fast sixteen coefficients a step: |QF| = floor(y / d),
+ * y = 16|F| + qW, d = 2qW. */
 AVX2 int mpe_quant_intra_avx2(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q)
 {
     const __m256i max = _mm256_set1_epi32(q->max_level);
     int zeros = 0, ac0 = 0;
 
-    for (int i = 0; i < 64; i += 8) {
-        const __m128i f = _mm_loadu_si128((const __m128i *)(coef + i));
-        const __m128i n16 = _mm_slli_epi16(_mm_abs_epi16(f), 4);   /* 16|F| <= 32768: unsigned */
-        const __m128i qw0 = _mm_loadu_si128((const __m128i *)(q->intra_qw + i));
-        const __m128i qw1 = _mm_loadu_si128((const __m128i *)(q->intra_qw + i + 4));
-        const __m256i a = _mm256_add_epi64(_mm256_cvtepu16_epi64(n16), _mm256_cvtepu32_epi64(qw0));
-        const __m256i b = _mm256_add_epi64(_mm256_cvtepu16_epi64(_mm_srli_si128(n16, 8)),
-                                           _mm256_cvtepu32_epi64(qw1));
-        const __m128i mag = pack_mags(mul_recip4(a, q->intra_recip + i),
-                                      mul_recip4(b, q->intra_recip + i + 4), max);
-        _mm_storeu_si128((__m128i *)(level + i), _mm_sign_epi16(mag, f));
-        zeros += count_zero(mag);
+    for (int i = 0; i < 64; i += 16) {
+        const __m256i f = _mm256_loadu_si256((const __m256i *)(coef + i));
+        const __m256i a16 = _mm256_slli_epi16(_mm256_abs_epi16(f), 4);   /* 16|F| <= 32768: unsigned */
+        const __m256i qw0 = _mm256_loadu_si256((const __m256i *)(q->intra_qw + i));
+        const __m256i qw1 = _mm256_loadu_si256((const __m256i *)(q->intra_qw + i + 8));
+        const __m256i y0 = _mm256_add_epi32(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(a16)), qw0);
+        const __m256i y1 = _mm256_add_epi32(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(a16, 1)), qw1);
+        unsigned zero_bits;
+        const __m256i l = levels16(div_floor8(y0, _mm256_add_epi32(qw0, qw0), q->intra_rcp + i),
+                                   div_floor8(y1, _mm256_add_epi32(qw1, qw1), q->intra_rcp + i + 8), max,
+                                   f, &zero_bits);
+        _mm256_storeu_si256((__m256i *)(level + i), l);
+        zeros += __builtin_popcount(zero_bits) / 2;
         if (i == 0)
-            ac0 = _mm_extract_epi16(mag, 0) != 0;   /* position 0 is the DC, not counted */
+            ac0 = !(zero_bits & 3);   /* position 0 is the DC, not counted */
     }
     const int32_t dc = coef[0] < 0 ? 0 : coef[0];
     level[0] = (int16_t)mpe_clamp32((dc + 4) / 8, 0, 255);
@@ -451,20 +480,24 @@ AVX2 void mpe_dequant_inter_avx2(int16_t coef[64], const int16_t level[64], int 
 }
 
 /* mpe_quant_inter_fast eight coefficients at a time. */
+/* mpe_quant_inter_fast sixteen coefficients a step: |QF| = floor(8|F| / qW). */
 AVX2 int mpe_quant_inter_avx2(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q)
 {
     const __m256i max = _mm256_set1_epi32(q->max_level);
     int zeros = 0;
 
-    for (int i = 0; i < 64; i += 8) {
-        const __m128i f = _mm_loadu_si128((const __m128i *)(coef + i));
-        const __m128i n16 = _mm_slli_epi16(_mm_abs_epi16(f), 3);   /* 8|F| <= 16384 */
-        const __m128i mag =
-            pack_mags(mul_recip4(_mm256_cvtepu16_epi64(n16), q->inter_recip + i),
-                      mul_recip4(_mm256_cvtepu16_epi64(_mm_srli_si128(n16, 8)), q->inter_recip + i + 4),
-                      max);
-        _mm_storeu_si128((__m128i *)(level + i), _mm_sign_epi16(mag, f));
-        zeros += count_zero(mag);
+    for (int i = 0; i < 64; i += 16) {
+        const __m256i f = _mm256_loadu_si256((const __m256i *)(coef + i));
+        const __m256i n16 = _mm256_slli_epi16(_mm256_abs_epi16(f), 3);   /* 8|F| <= 16384 */
+        unsigned zero_bits;
+        const __m256i l = levels16(
+            div_floor8(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(n16)),
+                       _mm256_loadu_si256((const __m256i *)(q->inter_qw + i)), q->inter_rcp + i),
+            div_floor8(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(n16, 1)),
+                       _mm256_loadu_si256((const __m256i *)(q->inter_qw + i + 8)), q->inter_rcp + i + 8),
+            max, f, &zero_bits);
+        _mm256_storeu_si256((__m256i *)(level + i), l);
+        zeros += __builtin_popcount(zero_bits) / 2;
     }
     return 64 - zeros;
 }

@@ -115,6 +115,9 @@ typedef struct MpeQuantizer {
     uint32_t intra_qw[64];     /* qscale * W_intra */
     uint64_t intra_recip[64];  /* ceil(2^32 / (2 qscale W_intra)) */
     uint64_t inter_recip[64];  /* ceil(2^32 / (qscale W_inter)) */
+    uint32_t inter_qw[64];     /* qscale * W_inter */
+    float intra_rcp[64];       /* about 1 / (2 qscale W_intra): the AVX2 quantisers' estimate */
+    float inter_rcp[64];       /* about 1 / (qscale W_inter) */
     int inter_wmin;            /* the smallest W_inter (mpe_quant_inter_all_zero's) */
 } MpeQuantizer;
 
@@ -128,7 +131,9 @@ int mpe_quant_inter_ref(int16_t level[64], const int16_t coef[64], const MpeQuan
 /* Reciprocal versions: identical output for coef in [-2048, 2047]. */
 int mpe_quant_intra_fast(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
 int mpe_quant_inter_fast(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
-/* The same eight coefficients at a time (x86 AVX2). */
+/* The same, x86 AVX2: each quotient estimated in float (the reciprocals
+ * above; off by less than 2^-5) and made exact by one integer correction
+ * each way, eight coefficients a step. */
 int mpe_quant_intra_avx2(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
 int mpe_quant_inter_avx2(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
 

@@ -18,7 +18,11 @@
 
 #include <string.h>
 
-#if defined(__SSE2__)
+#include "common/cpu.h"
+
+#if defined(MPE_ARCH_X86)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -209,35 +213,30 @@ int mpe_trellis_intra_dc(int f00, int nearest, int pred, int chroma, int dc_prec
 }
 
 /* The codes of one candidate magnitude a at every run after a coded
- * coefficient (never the '1s' short code).  Table zero, the encoder's,
- * is read in place without branches: col[run * (BS_DCT_MAX_LEVEL + 1)] for
- * runs up to max_run, the empty entry beyond, an empty entry being an
- * escape.  Table one is not exported: looked up through bs_vlc_dct_coeff. */
+ * coefficient (never the '1s' short code), read from the block's table in
+ * place without branches: col[run * (BS_DCT_MAX_LEVEL + 1)] for runs up to
+ * max_run, the empty entry beyond, an empty entry being an escape. */
 typedef struct CandCodes {
     const BsVlc *col;
-    int max_run, escape, a;
+    int max_run, escape;
 } CandCodes;
 
 static const BsVlc no_code = { 0, 0 };
 
-static inline CandCodes cand_codes(int mpeg2, int a)
+static inline CandCodes cand_codes(int table, int mpeg2, int a)
 {
     const int in_table = a <= BS_DCT_MAX_LEVEL;
-    const CandCodes cc = { &bs_vlc_dct_zero[0][in_table ? a : 0], in_table ? BS_DCT_MAX_RUN : -1,
-                           escape_bits(a, mpeg2), a };
+    const BsVlc(*codes)[BS_DCT_MAX_LEVEL + 1] = table == BS_DCT_TABLE_ONE ? bs_vlc_dct_one : bs_vlc_dct_zero;
+    const CandCodes cc = { &codes[0][in_table ? a : 0], in_table ? BS_DCT_MAX_RUN : -1,
+                           escape_bits(a, mpeg2) };
     return cc;
 }
 
-/* rl_bits(table, mpeg2, run, a, 0); table is a constant where inlined */
-static inline int cand_bits(const CandCodes *cc, int table, int run)
+/* rl_bits(table, mpeg2, run, a, 0) */
+static inline int cand_bits(const CandCodes *cc, int run)
 {
-    int len;
-    if (table == BS_DCT_TABLE_ZERO) {
-        const BsVlc *e = run <= cc->max_run ? cc->col + run * (BS_DCT_MAX_LEVEL + 1) : &no_code;
-        len = e->len;
-    } else {
-        len = bs_vlc_dct_coeff(table, run, cc->a).len;
-    }
+    const BsVlc *e = run <= cc->max_run ? cc->col + run * (BS_DCT_MAX_LEVEL + 1) : &no_code;
+    const int len = e->len;
     return len ? len + 1 : cc->escape;
 }
 
@@ -312,6 +311,65 @@ uint64_t mpe_trellis_candidates(const int16_t level[64], const int16_t coef[64],
 #endif
 }
 
+#if defined(MPE_ARCH_X86)
+#define AVX2 __attribute__((target("avx2")))
+
+/* mpe_trellis_candidates' SSE2 steps on sixteen coefficients; the squares
+ * as pmaddwd of each zero-extended coefficient with itself (c^2 + 0^2,
+ * below 2^31), their sum by pairs as unsigned 32-bit (at most 2^31) widened
+ * into 64-bit lanes; the mask of two steps packed in order, one movemask. */
+AVX2 uint64_t mpe_trellis_candidates_avx2(const int16_t level[64], const int16_t coef[64],
+                                          const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum)
+{
+    if (p->qscale > 128)
+        return mpe_trellis_candidates_c(level, coef, p, sq, sq_sum);
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi16(1);
+    const __m256i q = _mm256_set1_epi16((int16_t)p->qscale), top = _mm256_set1_epi16(2047);
+    const __m256i mpeg1 = p->mpeg2 ? zero : _mm256_set1_epi16(-1);
+    const __m256i one_allowed = p->max_level >= 1 ? _mm256_set1_epi16(-1) : zero;
+    uint64_t cand = 0;
+    __m256i total = zero;   /* four int64 lanes */
+    __m256i has_prev = zero;
+    for (int i = 0; i < 64; i += 16) {
+        const __m256i c = _mm256_loadu_si256((const __m256i *)(coef + i));
+        const __m256i l = _mm256_loadu_si256((const __m256i *)(level + i));
+        const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(p->matrix + i)));
+        const __m256i wq = _mm256_mullo_epi16(w, q);
+        __m256i m = p->intra ? _mm256_srli_epi16(wq, 3) : _mm256_mulhi_epu16(wq, _mm256_set1_epi16(12288));
+        const __m256i pos_m = _mm256_cmpgt_epi16(m, zero);
+        m = _mm256_sub_epi16(m, _mm256_and_si256(_mm256_and_si256(_mm256_andnot_si256(m, one), pos_m), mpeg1));
+        const __m256i neg = _mm256_cmpgt_epi16(zero, c);
+        const __m256i r1 = _mm256_min_epi16(m, _mm256_sub_epi16(top, neg));
+        const __m256i ca = _mm256_abs_epi16(c);   /* |c|, unsigned: -32768 gives 32768 */
+        const __m256i closer = _mm256_andnot_si256(
+            _mm256_cmpeq_epi16(_mm256_subs_epu16(_mm256_adds_epu16(ca, ca), r1), zero),
+            _mm256_cmpgt_epi16(r1, zero));
+        const __m256i has = _mm256_or_si256(_mm256_xor_si256(_mm256_cmpeq_epi16(l, zero), _mm256_set1_epi16(-1)),
+                                            _mm256_and_si256(closer, one_allowed));
+        if (i & 16) {
+            /* bytes: prev 0-7, this 0-7 | prev 8-15, this 8-15 -> in order */
+            const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi16(has_prev, has), 0xD8);
+            cand |= (uint64_t)(uint32_t)_mm256_movemask_epi8(packed) << (i - 16);
+        }
+        has_prev = has;
+        const __m256i sq0 = _mm256_madd_epi16(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(c)),
+                                              _mm256_cvtepu16_epi32(_mm256_castsi256_si128(c)));
+        const __m256i c_hi = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(c, 1));
+        const __m256i sq1 = _mm256_madd_epi16(c_hi, c_hi);
+        _mm256_storeu_si256((__m256i *)(sq + i), sq0);
+        _mm256_storeu_si256((__m256i *)(sq + i + 8), sq1);
+        const __m256i pair = _mm256_add_epi32(sq0, sq1);   /* unsigned, at most 2^31 */
+        total = _mm256_add_epi64(total, _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(pair)),
+                                                         _mm256_cvtepu32_epi64(_mm256_extracti128_si256(pair, 1))));
+    }
+    int64_t halves[2];
+    _mm_storeu_si128((__m128i *)halves,
+                     _mm_add_epi64(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1)));
+    *sq_sum = halves[0] + halves[1];
+    return cand;
+}
+#endif
+
 /* The search, for one kind of block: inlined into mpe_trellis_quant once per
  * kind with intra, mpeg2 and table constant, so that the per-candidate
  * work has no tests of them left. */
@@ -337,12 +395,14 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
     adj[n_states++] = 0;
 
     /* Per coefficient, in raster order: its square and whether it has a
-     * candidate (mpe_trellis_candidates); then, in scan order, the zeros'
-     * prefix sums and the positions with a candidate.  A block without
-     * any (after an intra block's DC) keeps its levels: all zero. */
+     * candidate (mpe_trellis_candidates); then the positions with a
+     * candidate as a mask in scan order, and the zeros' prefix sums.  A
+     * block without any (after an intra block's DC) keeps its levels: all
+     * zero. */
     int32_t sq_r[64];
     int64_t sq_total;
-    const uint64_t cand = mpe_trellis_candidates(level, coef, p, sq_r, &sq_total);
+    const uint64_t cand = p->candidates ? p->candidates(level, coef, p, sq_r, &sq_total)
+                                        : mpe_trellis_candidates(level, coef, p, sq_r, &sq_total);
     if (!(cand & (intra ? ~(uint64_t)1 : ~(uint64_t)0)))
         return 0;
     /* The prefix sums are needed up to the last candidate in scan order:
@@ -352,31 +412,28 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
     const uint8_t *inv = scan == mpe_zigzag           ? mpe_zigzag_inv
                          : scan == mpe_alternate_scan ? mpe_alternate_scan_inv
                                                       : NULL;
+    uint64_t cand_scan = 0;   /* bit i: scan position i has a candidate */
     int last_i = 63;
     if (inv) {
-        last_i = start;
-        for (uint64_t m = cand & (intra ? ~(uint64_t)1 : ~(uint64_t)0); m; m &= m - 1) {
-            const int i = inv[__builtin_ctzll(m)];
-            last_i = i > last_i ? i : last_i;
-        }
+        for (uint64_t m = cand & (intra ? ~(uint64_t)1 : ~(uint64_t)0); m; m &= m - 1)
+            cand_scan |= (uint64_t)1 << inv[__builtin_ctzll(m)];
+        last_i = 63 - __builtin_clzll(cand_scan);
+    } else {
+        for (int i = start; i < 64; i++)
+            cand_scan |= (cand >> scan[i] & 1) << i;
     }
-    uint8_t list[64];
-    int n_list = 0;
     int64_t z = 0;
     zsum[start] = 0;
     for (int i = start; i <= last_i; i++) {
-        const int pos = scan[i];
-        z += (int64_t)sq_r[pos] * MPE_TRELLIS_ONE;
+        z += (int64_t)sq_r[scan[i]] * MPE_TRELLIS_ONE;
         zsum[i + 1] = z;
-        list[n_list] = (uint8_t)i;
-        n_list += (int)(cand >> pos & 1);
     }
     zsum[64] = (sq_total - (intra ? sq_r[scan[0]] : 0)) * MPE_TRELLIS_ONE;
 
     /* COST_INF / 2 plus any J stays below COST_INF and above every real J */
     const int64_t no_cand = COST_INF / 2;
-    for (int t = 0; t < n_list; t++) {
-        const int i = list[t], pos = scan[i], c = coef[pos];
+    for (uint64_t m = cand_scan; m; m &= m - 1) {
+        const int i = __builtin_ctzll(m), pos = scan[i], c = coef[pos];
         const int lp = level[pos] < 0 ? -level[pos] : level[pos];
         const int ca = c < 0 ? -c : c, wq = p->matrix[pos] * p->qscale;
         /* lp >= 1: lp, then lp - 1 when >= 1; lp == 0: 1 (the dead zone).
@@ -387,7 +444,7 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
         const int r2 = saturate_mag(recon_mag(a2, wq, intra, mpeg1), c < 0);
         const int64_t base1 = zsum[i] + sq(ca - r1) * MPE_TRELLIS_ONE;
         const int64_t base2 = lp >= 2 ? zsum[i] + sq(ca - r2) * MPE_TRELLIS_ONE : no_cand;
-        const CandCodes cc1 = cand_codes(mpeg2, a1), cc2 = cand_codes(mpeg2, a2);
+        const CandCodes cc1 = cand_codes(table, mpeg2, a1), cc2 = cand_codes(table, mpeg2, a2);
 
         /* Each candidate's first minimum over the live states, oldest
          * first, the start state's run possibly taking the non-intra '1s'
@@ -395,13 +452,13 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
          * the choice of a search that tries the candidates in turn, each
          * over the states, and keeps a J only when strictly lower. */
         const int first = !intra && i == start;
-        int64_t b1 = base1 + lambda * (first && a1 == 1 ? 2 : cand_bits(&cc1, table, i - start));
-        int64_t b2 = base2 + lambda * (first && a2 == 1 ? 2 : cand_bits(&cc2, table, i - start));
+        int64_t b1 = base1 + lambda * (first && a1 == 1 ? 2 : cand_bits(&cc1, i - start));
+        int64_t b2 = base2 + lambda * (first && a2 == 1 ? 2 : cand_bits(&cc2, i - start));
         int f1 = start, f2 = start;
         for (int s = 1; s < n_states; s++) {
             const int run = i - states[s];
-            const int64_t j1 = adj[s] + base1 + lambda * cand_bits(&cc1, table, run);
-            const int64_t j2 = adj[s] + base2 + lambda * cand_bits(&cc2, table, run);
+            const int64_t j1 = adj[s] + base1 + lambda * cand_bits(&cc1, run);
+            const int64_t j2 = adj[s] + base2 + lambda * cand_bits(&cc2, run);
             f1 = j1 < b1 ? states[s] : f1;
             b1 = j1 < b1 ? j1 : b1;
             f2 = j2 < b2 ? states[s] : f2;
@@ -443,7 +500,7 @@ static inline int search(int16_t level[64], const int16_t coef[64], const MpeTre
     }
 
     const int16_t dc = level[0];
-    memset(level, 0, 64 * sizeof(level[0]));
+    mpe_block_zero(level);
     if (intra)
         level[0] = dc;
     int nz = 0;

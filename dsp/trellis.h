@@ -41,7 +41,13 @@
 /* Fixed-point unit of lambda: J = D * MPE_TRELLIS_ONE + lambda * bits. */
 #define MPE_TRELLIS_ONE 256
 
-typedef struct MpeTrellisParams {
+typedef struct MpeTrellisParams MpeTrellisParams;
+/* The search's set-up (mpe_trellis_candidates below). */
+typedef uint64_t (*MpeTrellisCandidatesFn)(const int16_t level[64], const int16_t coef[64],
+                                           const MpeTrellisParams *p, int32_t sq[64],
+                                           int64_t *sq_sum);
+
+struct MpeTrellisParams {
     int intra;              /* intra block: DC apart, AC from scan position 1, EOB always */
     int mpeg2;              /* MPEG-2 inverse quantisation and 24-bit escapes */
     int table;              /* BS_DCT_TABLE_ZERO or _ONE (intra blocks only) */
@@ -50,7 +56,9 @@ typedef struct MpeTrellisParams {
     const uint8_t *matrix;  /* raster order */
     int max_level;          /* 255 (MPEG-1) or 2047 (MPEG-2) */
     int64_t lambda;         /* per bit, in 1 / MPE_TRELLIS_ONE squared-coefficient units */
-} MpeTrellisParams;
+    MpeTrellisCandidatesFn candidates;  /* the set-up's variant (dsp.h's trellis_candidates,
+                                           all identical); NULL: mpe_trellis_candidates */
+};
 
 /* lambda for quantiser qscale (MPEG-1 units) from the constant c in
  * lambda = c * qscale^2 (squared-coefficient units per bit), c given as
@@ -82,11 +90,15 @@ int mpe_trellis_quant(int16_t level[64], const int16_t coef[64], const MpeTrelli
  * *sq_sum their sum, and the mask of the raster positions with a candidate
  * (a non-zero plain level, or level 1 reconstructing closer to the
  * coefficient than 0).  _c is the reference; mpe_trellis_candidates,
- * identical, uses SSE2 compares where the compiler has them. */
+ * identical, uses SSE2 compares where the compiler has them, _avx2 (x86
+ * builds, CPUs with AVX2) sixteen coefficients a step; both for any int16
+ * input. */
 uint64_t mpe_trellis_candidates_c(const int16_t level[64], const int16_t coef[64],
                                   const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum);
 uint64_t mpe_trellis_candidates(const int16_t level[64], const int16_t coef[64],
                                 const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum);
+uint64_t mpe_trellis_candidates_avx2(const int16_t level[64], const int16_t coef[64],
+                                     const MpeTrellisParams *p, int32_t sq[64], int64_t *sq_sum);
 
 /* J of the given levels under the same model (for tests and comparisons). */
 int64_t mpe_trellis_cost(const int16_t level[64], const int16_t coef[64], const MpeTrellisParams *p);

@@ -87,8 +87,13 @@ static void predict_macroblock(const MpePictureCtx *pc, int dir, int mbx, int mb
                       16 * mby + cvy, 8, 8);
 }
 
-/* Pointer to 8x8 block b (0..3 luma raster, 4 Cb, 5 Cr) of a macroblock. */
-static uint8_t *block_ptr(const MpePicture *pic, int mbx, int mby, int b, int *stride)
+/* Pointer to 8x8 block b (0..3 luma raster, 4 Cb, 5 Cr) of a macroblock
+ * (inlined: a call for each of 1.1 M blocks at solar q 2 was 1.3 % of the
+ * code stage's instructions). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline uint8_t *block_ptr(const MpePicture *pic, int mbx, int mby, int b, int *stride)
 {
     int c = b < 4 ? 0 : b - 3;
     int x = b < 4 ? 16 * mbx + 8 * (b & 1) : 8 * mbx;
@@ -120,7 +125,7 @@ static void to_scan(const MpePictureCtx *pc, int16_t scan[64], const int16_t lev
     }
     /* most levels are zero (a third of an I picture's blocks are DC only):
      * only the non-zero ones move */
-    memset(scan, 0, 64 * sizeof(scan[0]));
+    mpe_block_zero(scan);
     for (uint64_t m = bs_nonzero_mask(level); m; m &= m - 1) {
         const int pos = __builtin_ctzll(m);
         scan[inv[pos]] = level[pos];
@@ -161,6 +166,7 @@ static int trellis_block(const MpePictureCtx *pc, int16_t level[64], const int16
         .matrix = intra ? pc->quant->intra_matrix : pc->quant->inter_matrix,
         .max_level = pc->quant->max_level,
         .lambda = mpe_trellis_lambda(pc->qscale, pc->trellis_c),
+        .candidates = pc->dsp->trellis_candidates,
     };
     return mpe_trellis_quant(level, coef, &tp);
 }
@@ -210,7 +216,10 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
 }
 
 /* Residual of each block against the prediction, transformed and quantised;
- * returns the coded_block_pattern (block 0 in bit 5). */
+ * returns the coded_block_pattern (block 0 in bit 5).  level[b] is
+ * meaningful only for the blocks the pattern names (the only ones read:
+ * clearing 128 bytes for each zero block took 40 % of this function's
+ * time as a rep stos). */
 static int quantise_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
                              const uint8_t pred_y[256], const uint8_t pred_c[2][64],
                              int16_t level[6][64])
@@ -232,10 +241,8 @@ static int quantise_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
         const uint32_t sum_sq = 2 * (int64_t)sum_abs + 8 <= qw ? 0 : pc->dsp->block_energy(blk, &sum);
 
         if (mpe_quant_inter_all_zero(sum_abs, sum, sum_sq, qw) ||
-            mpe_quant_inter_zero_by_bound(pc->dsp->fdct_bound(blk), sum_abs, qw)) {
-            memset(level[b], 0, sizeof(level[b]));
-            continue;
-        }
+            mpe_quant_inter_zero_by_bound(pc->dsp->fdct_bound(blk), sum_abs, qw))
+            continue;   /* level[b] left as it was: only coded blocks' are read */
         pc->dsp->fdct(blk);
         /* the trellis only revisits blocks with a non-zero plain level: a
          * lone level 1 from the dead zone's upper part never pays for its
@@ -255,11 +262,15 @@ static void reconstruct_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
 {
     if (!cbp) {   /* nothing coded: the prediction itself, a row of each plane at a time */
         const MpePicture *r = pc->recon;
+        const ptrdiff_t ys = r->stride[0], us = r->stride[1], vs = r->stride[2];
+        uint8_t *dy = r->plane[0] + 16 * mby * ys + 16 * mbx;
+        uint8_t *du = r->plane[1] + 8 * mby * us + 8 * mbx, *dv = r->plane[2] + 8 * mby * vs + 8 * mbx;
         for (int y = 0; y < 16; y++)
-            memcpy(r->plane[0] + (16 * mby + y) * r->stride[0] + 16 * mbx, pred_y + 16 * y, 16);
-        for (int c = 0; c < 2; c++)
-            for (int y = 0; y < 8; y++)
-                memcpy(r->plane[c + 1] + (8 * mby + y) * r->stride[c + 1] + 8 * mbx, pred_c[c] + 8 * y, 8);
+            memcpy(dy + y * ys, pred_y + 16 * y, 16);
+        for (int y = 0; y < 8; y++) {
+            memcpy(du + y * us, pred_c[0] + 8 * y, 8);
+            memcpy(dv + y * vs, pred_c[1] + 8 * y, 8);
+        }
         return;
     }
     for (int b = 0; b < 6; b++) {
@@ -304,11 +315,30 @@ static void write_vector(const MpePictureCtx *pc, SliceState *st, int dir, int v
 }
 
 /* Bits of a vector against the predictor. */
-static int vector_bits(const MpePictureCtx *pc, const SliceState *st, int dir, int vx, int vy)
+static int vector_bits(const MpePictureCtx *pc, const int pmv[2], int dir, int vx, int vy)
 {
     const int f_code = dir_f_code(pc, dir);
-    return bs_motion_delta_bits(wrap_delta(f_code, vx, st->pmv[dir][0]), f_code) +
-           bs_motion_delta_bits(wrap_delta(f_code, vy, st->pmv[dir][1]), f_code);
+    return bs_motion_delta_bits(wrap_delta(f_code, vx, pmv[0]), f_code) +
+           bs_motion_delta_bits(wrap_delta(f_code, vy, pmv[1]), f_code);
+}
+
+/* The best candidate so far of choose_vector: least cost, ties broken by
+ * gpu_mv_better (a strict total order over distinct vectors, so the
+ * order of visits never changes the choice). */
+typedef struct VectorChoice {
+    uint32_t cost, sad;
+    int vx, vy;
+} VectorChoice;
+
+static inline void consider_vector(VectorChoice *b, uint32_t sad, uint32_t rate, int vx, int vy)
+{
+    const uint32_t cost = sad + rate;
+    if (cost < b->cost || (cost == b->cost && gpu_mv_better(sad, vx, vy, b->sad, b->vx, b->vy))) {
+        b->cost = cost;
+        b->sad = sad;
+        b->vx = vx;
+        b->vy = vy;
+    }
 }
 
 /* Rate-constrained choice of the vector, against the RECONSTRUCTED
@@ -322,106 +352,146 @@ static int vector_bits(const MpePictureCtx *pc, const SliceState *st, int dir, i
  * smooths the field further, which the rate control uses as a step.
  * *out_sad_at (where not NULL): the SAD of vector at where it was among
  * those measured, else UINT32_MAX. */
-static uint32_t choose_vector(const MpePictureCtx *pc, const SliceState *st, int dir, int mbx,
+static uint32_t choose_vector(const MpePictureCtx *pc, const int pmv[2], int dir, int mbx,
                               int mby, const GpuMotion *m, int *out_vx, int *out_vy,
-                              uint32_t *out_cost, const int at[2], uint32_t *out_sad_at)
+                              uint32_t *out_cost, const int at[2], uint32_t *out_sad_at,
+                              int one_by_one)
 {
     const MpePicture *ref = dir_ref(pc, dir);
     const ptrdiff_t sstride = pc->orig->stride[0], rstride = ref->stride[0];
     const uint8_t *src = pc->orig->plane[0] + 16 * mby * sstride + 16 * mbx;
     const uint32_t lambda = (uint32_t)pc->qscale;
-    uint32_t bsad = UINT32_MAX, bcost = UINT32_MAX;
-    int bvx = 0, bvy = 0;
+    VectorChoice best = { UINT32_MAX, UINT32_MAX, 0, 0 };
     /* the nine around the full-pel vector in one pass (hpel_sads) where
      * all of its reads lie inside the plane, else one by one */
     const int fx = 16 * mbx + m->dx, fy = 16 * mby + m->dy;
     const uint8_t *full = ref->plane[0] + fy * rstride + fx;
     const int nine_inside = fx >= 1 && fy >= 1 && fx + 17 <= ref->plane_w[0] &&
                             fy + 17 <= ref->plane_h[0];
-    uint32_t nine[9];
-    int have_nine = 0;
     /* the nine share three horizontal and three vertical components: their
      * bits and validity once each */
     const VectorBox box = vector_box(pc, dir, 16 * mbx, 16 * mby);
     const int f_code = dir_f_code(pc, dir);
     int comp[2][3], ok[2][3], bits[2][3];
+    #pragma GCC unroll 9
     for (int j = 0; j < 3; j++) {
         comp[0][j] = 2 * m->dx + j - 1;
         comp[1][j] = 2 * m->dy + j - 1;
         /* only a component inside the box wraps into a motion code (the
          * others are never priced) */
+        #pragma GCC unroll 9
         for (int d = 0; d < 2; d++) {
             ok[d][j] = comp[d][j] >= box.lo[d] && comp[d][j] <= box.hi[d];
-            bits[d][j] = ok[d][j] ? bs_motion_delta_bits(wrap_delta(f_code, comp[d][j], st->pmv[dir][d]),
+            bits[d][j] = ok[d][j] ? bs_motion_delta_bits(wrap_delta(f_code, comp[d][j], pmv[d]),
                                                          f_code)
                                   : 0;
         }
     }
+    /* the nine by index 3 jy + jx (the centre 4): rate, and which are valid */
+    uint32_t rate9[9], nine[9];
+    unsigned valid = 0, measured = 0;   /* bit i: nine[i] holds the SAD */
+    #pragma GCC unroll 9
+    for (int jy = 0; jy < 3; jy++)
+        #pragma GCC unroll 9
+        for (int jx = 0; jx < 3; jx++) {
+            rate9[3 * jy + jx] = lambda * (uint32_t)(bits[0][jx] + bits[1][jy]);
+            valid |= (unsigned)(ok[0][jx] & ok[1][jy]) << (3 * jy + jx);
+        }
+    const unsigned centre = 1u << 4;
 
-    if (out_sad_at)
-        *out_sad_at = UINT32_MAX;
-    /* the centre first: the choice is the minimum of a total order (cost,
-     * then the tie-break), so the order of visits does not change it, but a
-     * good first cost lets the rest be skipped where even a SAD of 0 could
-     * not win (still areas: SAD 0 at the centre, and every other vector
-     * costs more bits); then the predictor where it is not among the nine */
-    static const uint8_t order[9] = { 4, 1, 2, 3, 0, 5, 6, 7, 8 };
-    const int pvx = st->pmv[dir][0], pvy = st->pmv[dir][1];
-    const int pred_extra = (abs(pvx - 2 * m->dx) > 1 || abs(pvy - 2 * m->dy) > 1) &&
-                           in_box(&box, pvx, pvy);
-    /* the nine at once, the centre among them, where a neighbour of the
-     * centre costs no more bits than it: no SAD of the centre can then
-     * make the neighbour's visit be skipped */
-    if (nine_inside && ok[0][1] & ok[1][1]) {
-        const int crate = bits[0][1] + bits[1][1];
-        for (int i = 0; i < 9 && !have_nine; i++)
-            have_nine = i != 4 && ok[0][i % 3] & ok[1][i / 3] && bits[0][i % 3] + bits[1][i / 3] <= crate;
-        if (have_nine)
+    if (nine_inside && !one_by_one) {
+        /* A candidate whose rate alone exceeds a cost already found cannot
+         * win, and needs no SAD: where the centre is valid and every valid
+         * neighbour's rate exceeds the centre's cost, the centre alone is
+         * measured; else the nine at once (the centre among them). */
+        int all = valid != 0;
+        if (valid & centre) {
+            unsigned cheap = 0;
+            #pragma GCC unroll 9
+            for (int i = 0; i < 9; i++)
+                cheap |= (unsigned)(rate9[i] <= rate9[4]) << i;
+            if (!(cheap & valid & ~centre)) {
+                nine[4] = pc->sad16(src, sstride, full, rstride);
+                measured = centre;
+                const uint32_t ccost = nine[4] + rate9[4];
+                cheap = 0;
+                #pragma GCC unroll 9
+                for (int i = 0; i < 9; i++)
+                    cheap |= (unsigned)(rate9[i] <= ccost) << i;
+                all = (cheap & valid & ~centre) != 0;
+            }
+        }
+        unsigned ties = valid & measured;   /* the centre alone, or the valid of all nine */
+        if (all) {
             pc->dsp->hpel_sads(nine, src, sstride, full, rstride);
-    }
-    for (int k = 0; k < 9 + pred_extra; k++) {
-        int vx, vy;
-        uint32_t rate;
-        if (k < 9) {
-            const int i = order[k], jx = i % 3, jy = i / 3;
-            if (!(ok[0][jx] & ok[1][jy]))
+            measured = 0x1FF;
+            /* the least cost first (no branches), then the tie-break among
+             * those that reach it: usually one */
+            uint32_t cost9[9], least = UINT32_MAX;
+            #pragma GCC unroll 9
+            for (int i = 0; i < 9; i++) {
+                cost9[i] = valid >> i & 1 ? nine[i] + rate9[i] : UINT32_MAX;
+                least = cost9[i] < least ? cost9[i] : least;
+            }
+            ties = 0;
+            #pragma GCC unroll 9
+            for (int i = 0; i < 9; i++)
+                ties |= (unsigned)(cost9[i] == least) << i;
+            ties &= valid;
+        }
+        for (unsigned c = ties; c; c &= c - 1) {
+            const int i = __builtin_ctz(c);
+            consider_vector(&best, nine[i], rate9[i], comp[0][i % 3], comp[1][i / 3]);
+        }
+    } else {
+        /* near the plane's edge (or as the reference): one by one, the
+         * centre first so that its cost lets the others be skipped by
+         * their rate */
+        static const uint8_t order[9] = { 4, 1, 2, 3, 0, 5, 6, 7, 8 };
+        for (int k = 0; k < 9; k++) {
+            const int i = order[k];
+            if (!(valid >> i & 1) || rate9[i] > best.cost)
                 continue;
-            vx = comp[0][jx];
-            vy = comp[1][jy];
-            rate = lambda * (uint32_t)(bits[0][jx] + bits[1][jy]);
-        } else {
-            vx = pvx;
-            vy = pvy;
-            rate = lambda * (uint32_t)vector_bits(pc, st, dir, vx, vy);
-        }
-        if (rate > bcost)
-            continue;
-        uint32_t sad;
-        if (k == 0) {   /* the full-pel vector: the reference itself */
-            sad = have_nine ? nine[4] : pc->sad16(src, sstride, full, rstride);
-        } else if (k < 9 && nine_inside) {
-            if (!have_nine)
-                pc->dsp->hpel_sads(nine, src, sstride, full, rstride);
-            have_nine = 1;
-            sad = nine[order[k]];
-        } else {
-            sad = pc->dsp->pred_sad(src, sstride, ref->plane[0], rstride, 32 * mbx + vx, 32 * mby + vy);
-        }
-        const uint32_t cost = sad + rate;
-        if (out_sad_at && vx == at[0] && vy == at[1])
-            *out_sad_at = sad;
-        if (cost < bcost || (cost == bcost && gpu_mv_better(sad, vx, vy, bsad, bvx, bvy))) {
-            bcost = cost;
-            bsad = sad;
-            bvx = vx;
-            bvy = vy;
+            const int vx = comp[0][i % 3], vy = comp[1][i / 3];
+            nine[i] = i == 4 ? pc->sad16(src, sstride, full, rstride)
+                             : pc->dsp->pred_sad(src, sstride, ref->plane[0], rstride, 32 * mbx + vx,
+                                                 32 * mby + vy);
+            measured |= 1u << i;
+            consider_vector(&best, nine[i], rate9[i], vx, vy);
         }
     }
-    *out_vx = bvx;
-    *out_vy = bvy;
+
+    if (out_sad_at) {
+        /* any of the nine measured (valid or not, its SAD is the vector's) */
+        const int jx = at[0] - comp[0][0], jy = at[1] - comp[1][0];
+        const int known = jx >= 0 && jx < 3 && jy >= 0 && jy < 3 && (measured >> (3 * jy + jx) & 1);
+        *out_sad_at = known ? nine[3 * jy + jx] : UINT32_MAX;
+    }
+    /* then the predictor where it is not among the nine */
+    const int pvx = pmv[0], pvy = pmv[1];
+    if ((abs(pvx - 2 * m->dx) > 1 || abs(pvy - 2 * m->dy) > 1) && in_box(&box, pvx, pvy)) {
+        const uint32_t rate = lambda * (uint32_t)vector_bits(pc, pmv, dir, pvx, pvy);
+        if (rate <= best.cost) {
+            const uint32_t sad = pc->dsp->pred_sad(src, sstride, ref->plane[0], rstride,
+                                                   32 * mbx + pvx, 32 * mby + pvy);
+            if (out_sad_at && pvx == at[0] && pvy == at[1])
+                *out_sad_at = sad;
+            consider_vector(&best, sad, rate, pvx, pvy);
+        }
+    }
+    *out_vx = best.vx;
+    *out_vy = best.vy;
     if (out_cost)
-        *out_cost = bcost;
-    return bsad;
+        *out_cost = best.cost;
+    return best.sad;
+}
+
+uint32_t mpe_slice_choose_vector(const MpePictureCtx *pc, const int pmv[2], int dir, int mbx,
+                                 int mby, const GpuMotion *m, int out_v[2], uint32_t *out_cost,
+                                 const int at[2], uint32_t *out_sad_at, int one_by_one)
+{
+    return choose_vector(pc, pmv, dir, mbx, mby, m, &out_v[0], &out_v[1], out_cost, at, out_sad_at,
+                         one_by_one);
 }
 
 /* Intra instead of a prediction of SAD bsad: when the source's activity
@@ -520,10 +590,10 @@ static int choose_b_mode(const MpePictureCtx *pc, const SliceState *st, int mbx,
 
     /* the SADs at the predictors: the skip's, where it predicts one way */
     uint32_t sad_pred[2];
-    sad[0] = choose_vector(pc, st, DIR_FWD, mbx, mby, &pc->mv[addr], &v[0][0], &v[0][1], &cost[0],
-                           st->pmv[DIR_FWD], &sad_pred[0]);
-    sad[1] = choose_vector(pc, st, DIR_BWD, mbx, mby, &pc->mv_bwd[addr], &v[1][0], &v[1][1],
-                           &cost[1], st->pmv[DIR_BWD], &sad_pred[1]);
+    sad[0] = choose_vector(pc, st->pmv[DIR_FWD], DIR_FWD, mbx, mby, &pc->mv[addr], &v[0][0], &v[0][1],
+                           &cost[0], st->pmv[DIR_FWD], &sad_pred[0], 0);
+    sad[1] = choose_vector(pc, st->pmv[DIR_BWD], DIR_BWD, mbx, mby, &pc->mv_bwd[addr], &v[1][0],
+                           &v[1][1], &cost[1], st->pmv[DIR_BWD], &sad_pred[1], 0);
     /* choose_vector always finds a valid vector: the front end's full-pel
      * one lies inside the padded reference */
     cost[0] += lambda * (uint32_t)b_mode_bits(MODE_FWD);
@@ -679,6 +749,8 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
     const int mbw = pc->orig->mb_width;
     const int first = row_begin * mbw, last = row_end * mbw - 1;
     const int is_p = pc->coding_type == BS_PICTURE_P;
+    const int is_intra_picture = pc->coding_type == BS_PICTURE_I || !pc->mv;
+    const int n_mbs = mbw * pc->orig->mb_height;
     SliceState st;
 
     memset(stats, 0, sizeof(*stats));
@@ -705,6 +777,14 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
         uint8_t pred_y[256], pred_c[2][64];
         int16_t level[6][64];
 
+        /* the front end's vectors a few macroblocks ahead: a line of them
+         * serves five macroblocks, and its miss stalled choose_vector's
+         * first read (an eighth of its time) */
+        if (!is_intra_picture && addr + 8 < n_mbs) {   /* no address past the arrays */
+            __builtin_prefetch(&pc->mv[addr + 8]);
+            if (pc->mv_bwd)
+                __builtin_prefetch(&pc->mv_bwd[addr + 8]);
+        }
         if (pc->coding_type == BS_PICTURE_B) {
             code_b_mb(pc, &st, addr, first, last, bw, stats);
             continue;
@@ -715,13 +795,14 @@ void mpe_code_slice(const MpePictureCtx *pc_slice, int row_begin, int row_end, B
             const uint8_t *src = pc->orig->plane[0] + 16 * mby * pc->orig->stride[0] + 16 * mbx;
             uint32_t sad0;
             static const int zero[2] = { 0, 0 };
-            uint32_t bsad = choose_vector(pc, &st, DIR_FWD, mbx, mby, &pc->mv[addr], &vx, &vy, NULL, zero, &sad0);
+            uint32_t bsad = choose_vector(pc, st.pmv[DIR_FWD], DIR_FWD, mbx, mby, &pc->mv[addr], &vx, &vy,
+                                          NULL, zero, &sad0, 0);
             if (sad0 == UINT32_MAX)   /* not among those choose_vector measured */
                 sad0 = pc->sad16(src, pc->orig->stride[0],
                                  pc->ref->plane[0] + 16 * mby * pc->ref->stride[0] + 16 * mbx,
                                  pc->ref->stride[0]);
             /* the zero vector sends no vector at all (and may skip) */
-            if (sad0 <= bsad + (uint32_t)pc->qscale * (uint32_t)vector_bits(pc, &st, DIR_FWD, vx, vy) +
+            if (sad0 <= bsad + (uint32_t)pc->qscale * (uint32_t)vector_bits(pc, st.pmv[DIR_FWD], DIR_FWD, vx, vy) +
                             ZERO_MV_BIAS) {
                 vx = vy = 0;
                 bsad = sad0;

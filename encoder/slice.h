@@ -92,6 +92,20 @@ typedef struct MpeSliceStats {
 void mpe_code_slice(const MpePictureCtx *pc, int row_begin, int row_end, BsWriter *bw,
                     MpeSliceStats *stats);
 
+/* The half-pel vector choice of one P or B macroblock (mbx, mby) in
+ * direction dir (0 forward from pc->ref, 1 backward from pc->ref_bwd)
+ * around the front end's full-pel vector m, against the predictor pmv
+ * (half-pels): the vector (out_v), its SAD (returned) and cost (out_cost,
+ * where not NULL), and *out_sad_at the SAD of vector at where it was
+ * measured, else UINT32_MAX.  one_by_one 0: as the slice coder chooses
+ * (the nine half-pel SADs in one hpel_sads pass where they are needed);
+ * 1: the reference, each candidate measured on its own by pred_sad in a
+ * fixed order, skipped where its rate alone cannot win.  Both give the
+ * same vector, SAD and cost (test_slice checks it). */
+uint32_t mpe_slice_choose_vector(const MpePictureCtx *pc, const int pmv[2], int dir, int mbx,
+                                 int mby, const GpuMotion *m, int out_v[2], uint32_t *out_cost,
+                                 const int at[2], uint32_t *out_sad_at, int one_by_one);
+
 /* --intra-vlc auto before any picture of the kind has been coded (the
  * first I picture of a chunk): 1 when Table B.15 codes the plain
  * quantiser's levels of every other macroblock (a checkerboard) of

@@ -31,6 +31,7 @@
 #include "dsp/pred.h"
 #include "dsp/quant.h"
 #include "dsp/sad.h"
+#include "dsp/trellis.h"
 #include "encoder/param.h"
 #include "gpu/frontend.h"
 #include "input/png_decode.h"
@@ -221,7 +222,7 @@ static void check_quant(TestCtx *t, const char *what, MpeQuantFn ref, MpeQuantFn
 
 /* Every coefficient value in [-2048, 2047] at every position, for every
  * qscale and every weight 1..255 (via flat matrices), both max_levels; then
- * random matrices and coefficients. */
+ * random matrices and coefficients, quantisers up to 56. */
 static void check_quant_entry(TestCtx *t, const Checkasm *ca, const char *what, MpeQuantFn fn,
                               MpeQuantFn ref)
 {
@@ -246,7 +247,8 @@ static void check_quant_entry(TestCtx *t, const Checkasm *ca, const char *what, 
             mn[i] = (uint8_t)rnd(&r, 1, 255);
             coef[i] = (int16_t)rnd(&r, -2048, 2047);
         }
-        mpe_quantizer_init(&q, rnd(&r, 1, 31), n & 1 ? mi : mpe_default_intra_matrix,
+        /* up to 56: the non-linear scale's MPEG-1 units */
+        mpe_quantizer_init(&q, rnd(&r, 1, n & 8 ? 56 : 31), n & 1 ? mi : mpe_default_intra_matrix,
                            n & 2 ? mn : mpe_default_inter_matrix, n & 4 ? 2047 : 255);
         check_quant(t, what, ref, fn, &q, coef);
     }
@@ -519,9 +521,12 @@ static void check_pred_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const 
         if (diff) {
             for (int i = 0; i < 64 + 2 * GUARD; i++)
                 ba[i] = bb[i] = SENTINEL16;
-            uint32_t sa = c->diff_pixels(ba + GUARD, s, PW, p, PW);
-            uint32_t sb = d->diff_pixels(bb + GUARD, s, PW, p, PW);
-            CHECK(t, sa == sb && !memcmp(ba, bb, sizeof(ba)), "diff_pixels: sum %u vs %u", sa, sb);
+            /* the coder's predictions are 16 or 8 wide */
+            const ptrdiff_t ps = n % 3 == 0 ? PW : n % 3 == 1 ? 16 : 8;
+            uint32_t sa = c->diff_pixels(ba + GUARD, s, PW, p, ps);
+            uint32_t sb = d->diff_pixels(bb + GUARD, s, PW, p, ps);
+            CHECK(t, sa == sb && !memcmp(ba, bb, sizeof(ba)), "diff_pixels (pred stride %d): sum %u vs %u",
+                  (int)ps, sa, sb);
         }
         /* reconstruction inputs are IDCT outputs: [-256, 255]; residuals,
          * the energy's input, lie inside that too */
@@ -652,6 +657,59 @@ static void check_vlc_entries(TestCtx *t, Checkasm *ca, const MpeDsp *d, const M
     }
     bs_writer_free(&a);
     bs_writer_free(&b);
+}
+
+/* The trellis's set-up: every kind of block (MPEG-1/2, intra or not),
+ * random and default matrices, quantisers past 128 (the C loop's), level 1
+ * allowed or not, coefficients over the whole int16 range and over a DCT's. */
+static void check_trellis_entry(TestCtx *t, Checkasm *ca, const MpeDsp *d, const MpeDsp *c)
+{
+    if (!fresh(ca, (AnyFn)d->trellis_candidates, (AnyFn)c->trellis_candidates))
+        return;
+    TestRng r = { 0x7e11 };
+    uint8_t matrix[64];
+    for (int n = 0; n < 20000 && !t->case_failed; n++) {
+        int16_t level[64], coef[64];
+        int32_t sa[64 + 2 * GUARD], sb[64 + 2 * GUARD];
+        int64_t suma, sumb;
+        for (int i = 0; i < 64; i++)
+            matrix[i] = (uint8_t)rnd(&r, 1, 255);
+        const MpeTrellisParams p = {
+            .intra = n & 1,
+            .mpeg2 = (n >> 1) & 1,
+            .qscale = n % 7 ? rnd(&r, 1, 31) : rnd(&r, 1, 140),
+            .matrix = n & 4 ? matrix : (n & 1 ? mpe_default_intra_matrix : mpe_default_inter_matrix),
+            .max_level = n % 11 ? ((n >> 1) & 1 ? 2047 : 255) : 0,
+        };
+        const int span = n % 3 == 0 ? 32767 : n % 3 == 1 ? 2048 : 40;
+        for (int i = 0; i < 64; i++) {
+            coef[i] = (int16_t)rnd(&r, -span - (span == 32767), span);
+            level[i] = (int16_t)(rnd(&r, 0, 3) ? 0 : rnd(&r, -3, 3));
+            if (n % 97 == 5 && rnd(&r, 0, 1))   /* the largest squares: their sums past 2^31 */
+                coef[i] = -32768;
+        }
+        for (int i = 0; i < 64 + 2 * GUARD; i++)
+            sa[i] = sb[i] = 0x5A5A5A5A;
+        const uint64_t ma = c->trellis_candidates(level, coef, &p, sa + GUARD, &suma);
+        const uint64_t mb = d->trellis_candidates(level, coef, &p, sb + GUARD, &sumb);
+        CHECK(t, ma == mb && suma == sumb && !memcmp(sa, sb, sizeof(sa)),
+              "trellis_candidates n %d (intra %d mpeg2 %d q %d): mask %016llx vs %016llx, sum %lld vs %lld",
+              n, p.intra, p.mpeg2, p.qscale, (unsigned long long)ma, (unsigned long long)mb,
+              (long long)suma, (long long)sumb);
+    }
+    if (ca->bench) {
+        int16_t level[64] = { 0 }, coef[64];
+        int32_t sq[64];
+        int64_t sum;
+        double c_ns, v_ns;
+        for (int i = 0; i < 64; i++)
+            coef[i] = (int16_t)rnd(&r, -300, 300);
+        const MpeTrellisParams p = { .intra = 1, .mpeg2 = 1, .qscale = 4, .matrix = mpe_default_intra_matrix,
+                                     .max_level = 2047 };
+        TIME_NS(c_ns, 100000, sink32 += (uint32_t)c->trellis_candidates(level, coef, &p, sq, &sum));
+        TIME_NS(v_ns, 100000, sink32 += (uint32_t)d->trellis_candidates(level, coef, &p, sq, &sum));
+        report_speed(ca, "trellis_candidates", c_ns, v_ns);
+    }
 }
 
 /* ------------------------------------------------------- SAD, block sums */
@@ -821,6 +879,7 @@ static void t_every_mask(TestCtx *t)
         check_quant_entries(t, &ca, &d, &c);
         check_pred_entries(t, &ca, &d, &c);
         check_vlc_entries(t, &ca, &d, &c);
+        check_trellis_entry(t, &ca, &d, &c);
         check_sad_entries(t, &ca, &sd, &sc);
         check_png_entries(t, &ca, &pd, &pc);
         if (!sub || t->case_failed)
@@ -855,7 +914,8 @@ static void t_mask_zero_is_c(TestCtx *t)
                  d.block_energy == mpe_block_energy_c &&
                  d.add_pixels == mpe_add_pixels_c && d.sse == mpe_plane_sse &&
                  d.write_intra_block == bs_write_intra_block &&
-                 d.write_inter_block == bs_write_inter_block,
+                 d.write_inter_block == bs_write_inter_block &&
+                 d.trellis_candidates == mpe_trellis_candidates_c,
           "block DSP with flags 0 holds a non-C entry");
     CHECK(t, !memcmp(&d, &c, sizeof(d)), "mpe_dsp_init(0) differs from mpe_dsp_init_c");
     mpe_sad_dsp_init(&sd, 0);
