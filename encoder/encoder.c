@@ -917,6 +917,7 @@ int mpe_encoder_open_pool(MpeEncoder **out, const MpeParam *p, MpePool *pool, co
     e->last_i = -1;
     e->staged_n = -1;
     mpe_scenecut_init(&e->scenecut);
+    e->scenecut.cpu_flags = mpe_param_cpu_flags(p);
     GpuConfig cfg = { .width = p->width, .height = p->height, .slots = e->slots, .threads = p->threads,
                       .pool = e->pool, .device = p->device, .pyramid = p->me == MPE_ME_HIER,
                       .length = p->length, .intra_costs = e->b_adapt,

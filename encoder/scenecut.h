@@ -25,6 +25,9 @@ typedef struct MpeSceneCut {
     int last;            /* frame number whose histogram is in hist[last & 1], -1: none */
     int blocks;          /* block means per histogram */
     double mean[2];      /* mean block level of the last two frames, by parity */
+    unsigned cpu_flags;  /* MPE_CPU_* the counts may use (common/cpu.h; 0 after
+                          * mpe_scenecut_init, the caller sets it): AVX2 counts
+                          * RGB frames' blocks (YUV's use SSE2 where built) */
 } MpeSceneCut;
 
 void mpe_scenecut_init(MpeSceneCut *sc);
@@ -40,8 +43,9 @@ double mpe_scenecut_score_pool(MpeSceneCut *sc, int n, const MpeFrame *f, MpePoo
 /* The histogram the score starts from: every whole 8x8 block of f counted
  * at its level, the sum of 16 of its luma samples / 16, into level[256]
  * (added to).  _c is the plain C reference; the other is what the score
- * uses (SSE2 for YUV frames where built), bit for bit the same. */
+ * uses (SSE2 for YUV frames where built, AVX2 for RGB ones where
+ * cpu_flags has it), bit for bit the same. */
 void mpe_scenecut_levels_c(const MpeFrame *f, uint32_t level[256]);
-void mpe_scenecut_levels(const MpeFrame *f, uint32_t level[256]);
+void mpe_scenecut_levels(const MpeFrame *f, uint32_t level[256], unsigned cpu_flags);
 
 #endif

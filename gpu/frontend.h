@@ -300,6 +300,8 @@ typedef struct GpuPyramid {
 int gpu_pyramid_alloc(GpuPyramid *p, const MpePicture *pic);
 void gpu_pyramid_free(GpuPyramid *p);
 void gpu_pyramid_build_c(GpuPyramid *p, const MpePicture *pic);
+/* Its macroblock rows [row0, row1) alone (GpuCpuKernels.pyramid_rows) */
+void gpu_pyramid_rows_c(GpuPyramid *p, const MpePicture *pic, int row0, int row1);
 
 /* Stages 2-3 for macroblock rows [row0, row1): coarse[i].dx, dy = 2h (full
  * pels), .sad = its 8x8 SAD at 1/2 resolution, .sad0 = 0. */
@@ -358,14 +360,13 @@ void gpu_block_sums_rows(const MpeSadDsp *sad, GpuBlockSums *s, const MpePicture
                          int row1);
 
 /* The current picture's sums as the searches read them (GpuCpuKernels): at
- * the rows y that are multiples of 8 only, each in a table of those rows
- * alone, row y / 8 at grid + (y / 8) * stride[0] (plane_h[0] / 8 rows of
- * stride[0] entries, and 64 of slack).  _rows makes those of macroblock rows
- * [row0, row1) with sad's block sums; gpu_block_sums_grid is the table as
- * GpuBlockSums (its stride[0] / 8: strides are multiples of 32), whose
- * sum[y * stride + x] is the sum at (x, y) for those rows. */
-void gpu_block_sums_grid_rows(const MpeSadDsp *sad, uint16_t *grid, const MpePicture *pic, int row0,
-                              int row1);
+ * the macroblocks' quarters only (x and y multiples of 8), each row y / 8
+ * at grid + (y / 8) * stride[0] (plane_h[0] / 8 rows of stride[0] entries,
+ * and 64 of slack; the entries between are not written).  The kernel
+ * table's grid_rows makes those of macroblock rows [row0, row1);
+ * gpu_block_sums_grid is the table as GpuBlockSums (its stride[0] / 8:
+ * strides are multiples of 32), whose sum[y * stride + x] is the sum at
+ * (x, y) for those x and y. */
 GpuBlockSums gpu_block_sums_grid(uint16_t *grid, const MpePicture *pic);
 
 typedef struct GpuCpuKernels GpuCpuKernels;
@@ -385,8 +386,18 @@ struct GpuCpuKernels {
                                const GpuBlockSums *cur_sums, const MpePicture *ref,
                                const GpuBlockSums *ref_sums, int range, const GpuMotion *hint,
                                int row0, int row1);
-    /* gpu_pyramid_build_c's result */
-    void (*pyramid_build)(GpuPyramid *p, const MpePicture *pic);
+    /* the sums at x and y multiples of 8 of macroblock rows [row0, row1)
+     * into a gpu_block_sums_grid table */
+    void (*grid_rows)(uint16_t *grid, const MpePicture *pic, int row0, int row1);
+    /* each macroblock's intra cost (mpe_bdecide_intra_costs: the SAD
+     * against its rounded mean) of rows [row0, row1), raster order, given
+     * those rows' grid_rows sums (the mean's) */
+    void (*intra_cost_rows)(uint32_t *intra, const MpePicture *pic, const uint16_t *grid, int row0,
+                            int row1);
+    /* gpu_pyramid_build_c's result for macroblock rows [row0, row1): the
+     * 1/2 plane's rows 8 row0 .. 8 row1 - 1 and the 1/4 plane's 4 row0 ..
+     * 4 row1 - 1 (they read only the band's own luma rows) */
+    void (*pyramid_rows)(GpuPyramid *p, const MpePicture *pic, int row0, int row1);
     /* gpu_hier_coarse_rows's result */
     void (*coarse_rows)(GpuMotion *coarse, const GpuPyramid *cur, const GpuPyramid *ref, int mb_w,
                         int reach, int row0, int row1);

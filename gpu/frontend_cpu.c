@@ -147,19 +147,24 @@ void gpu_pyramid_free(GpuPyramid *p)
     p->half = p->quarter = NULL;
 }
 
-static void decimate(uint8_t *dst, int dw, int dh, const uint8_t *src, ptrdiff_t sstride)
+static void decimate(uint8_t *dst, int dw, int y0, int y1, const uint8_t *src, ptrdiff_t sstride)
 {
-    for (int y = 0; y < dh; y++) {
+    for (int y = y0; y < y1; y++) {
         const uint8_t *a = src + 2 * y * sstride, *b = a + sstride;
         for (int x = 0; x < dw; x++)
             dst[y * dw + x] = (uint8_t)((a[2 * x] + a[2 * x + 1] + b[2 * x] + b[2 * x + 1] + 2) >> 2);
     }
 }
 
+void gpu_pyramid_rows_c(GpuPyramid *p, const MpePicture *pic, int row0, int row1)
+{
+    decimate(p->half, p->hw, 8 * row0, 8 * row1, pic->plane[0], pic->stride[0]);
+    decimate(p->quarter, p->qw, 4 * row0, 4 * row1, p->half, p->hw);
+}
+
 void gpu_pyramid_build_c(GpuPyramid *p, const MpePicture *pic)
 {
-    decimate(p->half, p->hw, p->hh, pic->plane[0], pic->stride[0]);
-    decimate(p->quarter, p->qw, p->qh, p->half, p->hw);
+    gpu_pyramid_rows_c(p, pic, 0, pic->mb_height);
 }
 
 static uint32_t sad_nxn(const uint8_t *a, ptrdiff_t as, const uint8_t *b, ptrdiff_t bs, int n)
@@ -322,6 +327,7 @@ struct GpuContext {
     GpuBlockSums *sums;    /* per slot, every row: made when the slot is first a reference */
     int *sums_ready;       /* per slot: sums made since its submit */
     uint16_t **grid;       /* per slot, the current picture's sums (gpu_block_sums_grid) */
+    uint32_t **intra;      /* per slot when cfg->intra_costs: its macroblocks' intra costs */
     GpuPyramid *pyr;       /* per slot, when cfg->pyramid */
     GpuMotion **mv;
     GpuMotion *coarse;     /* the hierarchical search's stage 3, per macroblock */
@@ -338,6 +344,7 @@ typedef struct RowJob {
     ptrdiff_t rgb_stride;
     GpuBlockSums *sums;
     uint16_t *grid;
+    uint32_t *intra;
     GpuMotion *mv;
     const MpePicture *ref;
     const GpuBlockSums *ref_sums;
@@ -362,11 +369,18 @@ static void sums_job(void *arg, int row, int worker)
     gpu_block_sums_rows(&j->k->sad, j->sums, j->pic, row, row + 1);
 }
 
-static void grid_job(void *arg, int row, int worker)
+/* The current picture's grid sums, pyramid and intra costs of a band: the
+ * pyramid's pass reads the band's 16 luma rows, the others then find them
+ * in cache (and the intra costs' means are the grid's sums) */
+static void planes_job(void *arg, int row, int worker)
 {
     const RowJob *j = arg;
     (void)worker;
-    gpu_block_sums_grid_rows(&j->k->sad, j->grid, j->pic, row, row + 1);
+    if (j->build)
+        j->k->pyramid_rows(j->build, j->pic, row, row + 1);
+    j->k->grid_rows(j->grid, j->pic, row, row + 1);
+    if (j->intra)
+        j->k->intra_cost_rows(j->intra, j->pic, j->grid, row, row + 1);
 }
 
 static void search_job(void *arg, int row, int worker)
@@ -375,14 +389,6 @@ static void search_job(void *arg, int row, int worker)
     (void)worker;
     j->k->motion_search_rows(j->k, j->mv, j->pic, j->sums, j->ref, j->ref_sums, j->range, j->hint, row,
                              row + 1);
-}
-
-static void pyramid_job(void *arg, int row, int worker)
-{
-    const RowJob *j = arg;
-    (void)worker;
-    (void)row;
-    j->k->pyramid_build(j->build, j->pic);
 }
 
 static void coarse_job(void *arg, int row, int worker)
@@ -421,6 +427,8 @@ static void cpu_close(GpuContext *ctx)
             gpu_block_sums_free(&ctx->sums[i]);
         if (ctx->grid)
             free(ctx->grid[i]);
+        if (ctx->intra)
+            free(ctx->intra[i]);
         if (ctx->pyr)
             gpu_pyramid_free(&ctx->pyr[i]);
         if (ctx->mv)
@@ -430,6 +438,7 @@ static void cpu_close(GpuContext *ctx)
     free(ctx->sums);
     free(ctx->sums_ready);
     free(ctx->grid);
+    free(ctx->intra);
     free(ctx->pyr);
     free(ctx->coarse);
     free(ctx->mv);
@@ -455,8 +464,10 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
         ctx->pyr = calloc((size_t)n, sizeof(*ctx->pyr));
     if (cfg->pyramid)
         ctx->coarse = calloc((size_t)geo->mb_w * geo->mb_h, sizeof(*ctx->coarse));
+    if (cfg->intra_costs)
+        ctx->intra = calloc((size_t)n, sizeof(*ctx->intra));
     if (!ctx->pic || !ctx->sums || !ctx->sums_ready || !ctx->grid || !ctx->mv ||
-        (cfg->pyramid && (!ctx->pyr || !ctx->coarse)))
+        (cfg->pyramid && (!ctx->pyr || !ctx->coarse)) || (cfg->intra_costs && !ctx->intra))
         return mpe_error(err, -ENOMEM, "front end: out of memory");
     /* the pool splits macroblock rows: more threads than rows would idle */
     if (cfg->pool) {
@@ -482,7 +493,8 @@ static int cpu_alloc_slot(GpuContext *ctx, int slot, MpeError *err)
         !(ctx->grid[slot] = calloc((size_t)(ctx->pic[slot].plane_h[0] / 8) * ctx->pic[slot].stride[0] + 64,
                                    sizeof(uint16_t))) ||
         !(ctx->mv[slot] = calloc((size_t)g->mb_w * g->mb_h, sizeof(GpuMotion))) ||
-        (ctx->pyr && gpu_pyramid_alloc(&ctx->pyr[slot], &ctx->pic[slot]) < 0))
+        (ctx->pyr && gpu_pyramid_alloc(&ctx->pyr[slot], &ctx->pic[slot]) < 0) ||
+        (ctx->intra && !(ctx->intra[slot] = malloc((size_t)g->mb_w * g->mb_h * sizeof(uint32_t)))))
         return mpe_error(err, -ENOMEM, "front end: out of memory for %dx%d frames", g->width,
                          g->height);
     return 0;
@@ -511,12 +523,10 @@ static int cpu_submit(GpuContext *ctx, int slot, const MpeFrame *rgb, MpeError *
      * at 2048x2048, a page fault per 4 KiB the first time) wait until the
      * slot is a reference (cpu_search) */
     job.grid = ctx->grid[slot];
-    mpe_pool_run(ctx->pool, pic->mb_height, grid_job, &job);
+    job.build = ctx->pyr ? &ctx->pyr[slot] : NULL;
+    job.intra = ctx->intra ? ctx->intra[slot] : NULL;
+    mpe_pool_run(ctx->pool, pic->mb_height, planes_job, &job);
     ctx->sums_ready[slot] = 0;
-    if (ctx->pyr) {
-        job.build = &ctx->pyr[slot];
-        mpe_pool_run(ctx->pool, 1, pyramid_job, &job);
-    }
     return 0;
 }
 
@@ -573,6 +583,14 @@ static int cpu_download(GpuContext *ctx, int slot, MpePicture *pic, GpuMotion *m
     return 0;
 }
 
+/* counted at submit (planes_job) */
+static int cpu_intra_costs(GpuContext *ctx, int slot, uint32_t *intra, MpeError *err)
+{
+    (void)err;
+    memcpy(intra, ctx->intra[slot], (size_t)ctx->geo->mb_w * ctx->geo->mb_h * sizeof(*intra));
+    return 0;
+}
+
 static const MpePicture *cpu_host_planes(GpuContext *ctx, int slot)
 {
     return &ctx->pic[slot];
@@ -593,4 +611,5 @@ const GpuBackend gpu_backend_cpu = {
     .timings = NULL,
     .hier = 1,
     .host_planes = cpu_host_planes,
+    .intra_costs = cpu_intra_costs,
 };

@@ -9,6 +9,7 @@
 
 #include "common/cpu.h"
 #include "dsp/sad.h"
+#include "encoder/bdecide.h"
 #include "gpu/frontend.h"
 #include "gpu/frontend_internal.h"
 #include "tests/test.h"
@@ -542,7 +543,7 @@ static void test_kernels_block_sums(TestCtx *t)
                 const GpuBlockSums gs = gpu_block_sums_grid(grid, &p);
                 shuffle_rows(order, p.mb_height, &rng);
                 for (int i = 0; i < p.mb_height; i++)
-                    gpu_block_sums_grid_rows(&k->sad, grid, &p, order[i], order[i] + 1);
+                    k->grid_rows(grid, &p, order[i], order[i] + 1);
                 for (int y = 0; y + 8 <= p.plane_h[0] && !bad; y++)
                     for (int x = 0; x + 8 <= p.plane_w[0] && !bad; x++) {
                         unsigned want = 0;
@@ -553,7 +554,7 @@ static void test_kernels_block_sums(TestCtx *t)
                             CHECK(t, 0, "%s %dx%d content %d: sum at (%d,%d) is %u, want %u", k->name,
                                   sizes[s][0], sizes[s][1], mode, x, y, bs.sum[y * bs.stride + x], want);
                             bad = 1;
-                        } else if (y % 8 == 0 && gs.sum[y * gs.stride + x] != want) {
+                        } else if (y % 8 == 0 && x % 8 == 0 && gs.sum[y * gs.stride + x] != want) {
                             CHECK(t, 0, "%s %dx%d content %d: grid sum at (%d,%d) is %u, want %u", k->name,
                                   sizes[s][0], sizes[s][1], mode, x, y, gs.sum[y * gs.stride + x], want);
                             bad = 1;
@@ -564,6 +565,57 @@ static void test_kernels_block_sums(TestCtx *t)
                 mpe_picture_free(&p);
             }
         }
+    }
+}
+
+/* Each macroblock's intra cost (the SAD against its rounded mean, the mean
+ * from the grid sums) against mpe_bdecide_intra_costs, every kernel set,
+ * bands in a shuffled order: random, all 255 (the largest sums), random
+ * 0 / 255 (means rounding at .5), and flat 8x8 patches with one pixel off
+ * (means just below and above a rounding step); odd macroblock columns
+ * (the AVX2 kernel's single one at the end of a row). */
+static void test_kernels_intra_costs(TestCtx *t)
+{
+    static const int sizes[][2] = { { 16, 16 }, { 33, 17 }, { 48, 40 }, { 208, 144 }, { 1000, 66 }, { 4095, 18 } };
+    TestRng rng = { 0x1C05 };
+    GpuCpuKernels ks[8];
+    for (int ki = 0, nk = kernel_sets(ks); ki < nk; ki++) {
+        const GpuCpuKernels *k = &ks[ki];
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+            for (int mode = 0; mode < 4; mode++) {
+                MpePicture p;
+                CHECK(t, mpe_picture_alloc(&p, sizes[s][0], sizes[s][1]) == 0, "alloc");
+                for (int y = 0; y < p.plane_h[0]; y++)
+                    for (int x = 0; x < p.plane_w[0]; x++) {
+                        const unsigned r = test_rand(&rng);
+                        const unsigned patch = (unsigned)(x / 8 * 7919 + y / 8 * 104729) % 256;
+                        p.plane[0][y * p.stride[0] + x] =
+                            (uint8_t)(mode == 0 ? r : mode == 1 ? 255 : mode == 2 ? (r & 1 ? 255 : 0)
+                                                                 : (r % 97 ? patch : patch ^ 1));
+                    }
+                const size_t n = (size_t)p.mb_width * p.mb_height;
+                uint16_t *grid = malloc(((size_t)(p.plane_h[0] / 8) * (size_t)p.stride[0] + 64) * sizeof(*grid));
+                uint32_t *got = malloc(n * sizeof(*got)), *want = malloc(n * sizeof(*want));
+                CHECK(t, grid && got && want, "alloc");
+                int order[256];
+                shuffle_rows(order, p.mb_height, &rng);
+                for (int i = 0; i < p.mb_height; i++) {
+                    k->grid_rows(grid, &p, order[i], order[i] + 1);
+                    k->intra_cost_rows(got, &p, grid, order[i], order[i] + 1);
+                }
+                mpe_bdecide_intra_costs(want, &p, mpe_sad16_c);
+                size_t bad = SIZE_MAX;
+                for (size_t i = 0; i < n && bad == SIZE_MAX; i++)
+                    if (got[i] != want[i])
+                        bad = i;
+                CHECK(t, bad == SIZE_MAX, "%s %dx%d content %d: macroblock %zu's intra cost %u, want %u", k->name,
+                      sizes[s][0], sizes[s][1], mode, bad, bad == SIZE_MAX ? 0 : got[bad],
+                      bad == SIZE_MAX ? 0 : want[bad]);
+                free(grid);
+                free(got);
+                free(want);
+                mpe_picture_free(&p);
+            }
     }
 }
 
@@ -593,7 +645,11 @@ static void test_kernels_pyramid(TestCtx *t)
                 memset(got.half, 0xAA, nh + 32);
                 memset(got.quarter, 0xAA, nq + 32);
                 gpu_pyramid_build_c(&want, &p);
-                k->pyramid_build(&got, &p);
+                /* band by band, in any order (the backend's pool) */
+                int order[256];
+                shuffle_rows(order, p.mb_height, &rng);
+                for (int i = 0; i < p.mb_height; i++)
+                    k->pyramid_rows(&got, &p, order[i], order[i] + 1);
                 size_t bad = SIZE_MAX;
                 for (size_t i = 0; i < nh + 32 && bad == SIZE_MAX; i++)
                     if (got.half[i] != (i < nh ? want.half[i] : 0xAA))
@@ -618,7 +674,7 @@ static void test_kernels_pyramid(TestCtx *t)
 static GpuBlockSums grid_of(const GpuCpuKernels *k, const MpePicture *p, uint16_t **buf)
 {
     if ((*buf = calloc((size_t)(p->plane_h[0] / 8) * (size_t)p->stride[0] + 64, sizeof(**buf))))
-        gpu_block_sums_grid_rows(&k->sad, *buf, p, 0, p->mb_height);
+        k->grid_rows(*buf, p, 0, p->mb_height);
     return gpu_block_sums_grid(*buf, p);
 }
 
@@ -1057,6 +1113,18 @@ static void check_kernel_hier(TestCtx *t, const GpuCpuKernels *k, const MpePictu
     shuffle_rows(order, cur->mb_height, rng);
     for (int i = 0; i < cur->mb_height; i++)
         k->coarse_rows(coarse, &pc, &pr, cur->mb_width, reach, order[i], order[i] + 1);
+    /* stages 2-3 themselves (the final window can hide a wrong coarse vector) */
+    GpuMotion *want_coarse = malloc((size_t)n * sizeof(*want_coarse));
+    CHECK(t, want_coarse != NULL, "alloc");
+    gpu_hier_coarse_rows(want_coarse, &pc, &pr, cur->mb_width, reach, 0, cur->mb_height);
+    for (int i = 0; i < n; i++)
+        if (memcmp(&coarse[i], &want_coarse[i], sizeof(*coarse))) {
+            CHECK(t, 0, "%s %s %dx%d reach %d mb %d: coarse (%d,%d) sad %u, want (%d,%d) sad %u", k->name, what,
+                  cur->width, cur->height, reach, i, coarse[i].dx, coarse[i].dy, coarse[i].sad,
+                  want_coarse[i].dx, want_coarse[i].dy, want_coarse[i].sad);
+            break;
+        }
+    free(want_coarse);
     /* cur's sums as the backend has them (grid_of) where prev is given */
     uint16_t *grid_buf;
     const GpuBlockSums grid = grid_of(k, cur, &grid_buf);
@@ -1114,8 +1182,21 @@ static void test_kernels_hier(TestCtx *t)
             prev[i].dy = (int16_t)((int)(test_rand(&rng) % 301) - 150);
         }
         random_picture(&ref, &rng, cases[c][4] ? cases[c][4] : -1);
-        for (int moved = 0; moved < 4; moved++) {
-            if (moved == 3) {
+        for (int moved = 0; moved < 5; moved++) {
+            if (moved == 4) {
+                /* the same at 1/4 resolution, not at 1/2: each 4x4 pixel
+                 * tile flat in rows 0-1, A A B B in rows 2-3 of ref and
+                 * B B A A of cur (the 1/2 plane's odd rows differ, their
+                 * 2x2 means do not): stage 2 finds SAD 0 at zero, stage 3
+                 * must still search (its best: 2 pixels across) */
+                for (int y = 0; y < ref.plane_h[0]; y++)
+                    for (int x = 0; x < ref.plane_w[0]; x++) {
+                        const int a = 40 + 9 * ((x / 4 + 3 * (y / 4)) % 7), b = a + 50;
+                        const int odd = (y & 3) >= 2, left = (x & 3) < 2;
+                        ref.plane[0][y * ref.stride[0] + x] = (uint8_t)(odd ? (left ? a : b) : 128);
+                        cur.plane[0][y * cur.stride[0] + x] = (uint8_t)(odd ? (left ? b : a) : 128);
+                    }
+            } else if (moved == 3) {
                 /* still but for a moved patch: the zero vector's SAD is 0
                  * outside it (the fast kernels stop there at once) */
                 shifted_picture(&cur, &ref, 0, 0);
@@ -1213,6 +1294,7 @@ int main(void)
     test_run(&t, "kernels-search-ties-and-extremes", test_kernels_search_adversarial);
     test_run(&t, "backend-cpu-threads-and-hints", test_backend_cpu_threads);
     test_run(&t, "kernels-pyramid-vs-reference", test_kernels_pyramid);
+    test_run(&t, "kernels-intra-costs-vs-bdecide", test_kernels_intra_costs);
     test_run(&t, "kernels-hier-vs-reference", test_kernels_hier);
     test_run(&t, "hier-finds-large-shift", test_hier_finds_large_shift);
     return test_finish(&t);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/cpu.h"
 #include "dsp/sad.h"
 #include "encoder/bdecide.h"
 #include "input/input.h"
@@ -395,7 +396,9 @@ static void test_intra_costs(TestCtx *t)
         for (int rgb = 0; rgb < 2; rgb++)
             for (int asked = 0; asked < 2; asked++) {
                 const int w = sizes[i][0], h = sizes[i][1];
-                GpuConfig cfg = { .width = w, .height = h, .slots = 2, .device = -1, .intra_costs = asked };
+                /* cpu_flags: the cpu backend's fast kernels (the others ignore them) */
+                GpuConfig cfg = { .width = w, .height = h, .slots = 2, .device = -1, .intra_costs = asked,
+                                  .cpu_flags = mpe_cpu_flags() };
                 GpuFrontend *fe = NULL;
                 MpeError err = { "" };
                 MpeFrame f[2];
@@ -973,6 +976,7 @@ int main(void)
     test_run(&t, "auto-short-run-on-cpu", test_auto_length);
     backend_under_test = "cpu";
     test_run(&t, "cpu/staged-vs-submit", test_staged);
+    test_run(&t, "cpu/intra-costs-vs-host", test_intra_costs);
     if (!tested) {
         t.case_name = "all";
         test_skip(&t, "no GPU backend compiled in (OpenCL headers/loader missing at build time)");

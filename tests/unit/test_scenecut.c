@@ -7,6 +7,7 @@
  * gradient) scores above 40 and its fade (half contrast) below. */
 #include <string.h>
 
+#include "common/cpu.h"
 #include "encoder/scenecut.h"
 #include "tests/test.h"
 
@@ -89,15 +90,17 @@ static void test_recorded_scores(TestCtx *t)
     }
 }
 
-/* The count the score uses (SSE2 for YUV) against the C reference, on
- * random frames of odd sizes and strides (blocks left over beside the two
- * at a time, rows wider than the frame) and on extreme samples (all 255:
- * every block at level 255). */
+/* The count the score uses (SSE2 for YUV, AVX2 for RGB), with every flag
+ * subset this CPU has, against the C reference, on random frames of odd
+ * sizes and strides (blocks left over beside the two at a time, rows wider
+ * than the frame), YUV and RGB, on extreme samples (all 255: every block
+ * at its largest level, 255 for YUV) and on RGB pixels whose luma is .5
+ * before the rounding. */
 static void test_levels_vs_c(TestCtx *t)
 {
     TestRng rng = { 0x1E7E15ULL };
     for (int k = 0; k < 40; k++) {
-        const MpeFrameFormat fmt = k % 4 == 3 ? MPE_FRAME_RGB24 : MPE_FRAME_YUV420;
+        const MpeFrameFormat fmt = k % 2 ? MPE_FRAME_RGB24 : MPE_FRAME_YUV420;
         const int w = 8 + (int)(test_rand(&rng) % 300), h = 8 + (int)(test_rand(&rng) % 120);
         MpeFrame f;
         if (mpe_frame_alloc(&f, fmt, w, h) < 0) {
@@ -108,16 +111,27 @@ static void test_levels_vs_c(TestCtx *t)
         for (int c = 0; c < planes; c++)
             for (int y = 0; y < (c ? (h + 1) / 2 : h); y++)
                 for (int x = 0; x < f.stride[c]; x++)
-                    f.data[c][y * f.stride[c] + x] = k == 0 ? 255 : (uint8_t)test_rand(&rng);
-        uint32_t want[256] = { 0 }, got[256] = { 0 };
+                    f.data[c][y * f.stride[c] + x] = k < 2 ? 255 : (uint8_t)test_rand(&rng);
+        if (k == 3)   /* RGB pixels whose luma is exactly .5 before the rounding: (1, 173, 82) */
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++)
+                    memcpy(f.data[0] + y * f.stride[0] + 3 * x, "\x01\xAD\x52", 3);
+        uint32_t want[256] = { 0 };
         mpe_scenecut_levels_c(&f, want);
-        mpe_scenecut_levels(&f, got);
+        /* every flag subset this CPU has (AVX2: the RGB kernel) */
+        const unsigned have = mpe_cpu_flags() & MPE_CPU_ALL;
+        for (unsigned sub = 0; sub <= MPE_CPU_ALL; sub++) {
+            if ((sub & have) != sub)
+                continue;
+            uint32_t got[256] = { 0 };
+            mpe_scenecut_levels(&f, got, sub);
+            int bad = -1;
+            for (int v = 0; v < 256 && bad < 0; v++)
+                bad = want[v] != got[v] ? v : -1;
+            CHECK(t, bad < 0, "%s %dx%d flags 0x%x: level %d counted %u times, C reference %u",
+                  planes == 1 ? "rgb" : "yuv", w, h, sub, bad, bad < 0 ? 0 : got[bad], bad < 0 ? 0 : want[bad]);
+        }
         mpe_frame_free(&f);
-        int bad = -1;
-        for (int v = 0; v < 256 && bad < 0; v++)
-            bad = want[v] != got[v] ? v : -1;
-        CHECK(t, bad < 0, "%s %dx%d: level %d counted %u times, C reference %u", planes == 1 ? "rgb" : "yuv",
-              w, h, bad, bad < 0 ? 0 : got[bad], bad < 0 ? 0 : want[bad]);
         if (k == 0)
             CHECK(t, want[255] == (uint32_t)((w / 8) * (h / 8)), "all-255 frame: %u blocks at 255", want[255]);
     }
