@@ -2,10 +2,12 @@
  * (ISO/IEC 11172-2 §2.4.4) and MPEG-2 (ISO/IEC 13818-2 §7.4).
  *
  * All blocks are row-major (raster) int16[64].  `qscale` is the quantiser
- * scale in MPEG-1 units, 1..31; for MPEG-2 it is quantiser_scale_code with
- * q_scale_type 0 (linear, quantiser_scale = 2 * qscale), which gives the
- * same reconstruction step, so one encoder decision serves both formats.
- * Matrices are in raster order. */
+ * scale in MPEG-1 units: 1..31, where for MPEG-2 it is quantiser_scale_code
+ * with q_scale_type 0 (linear, quantiser_scale = 2 * qscale), which gives
+ * the same reconstruction step, so one encoder decision serves both
+ * formats; up to 56 under MPEG-2's non-linear scale (q_scale_type 1, whose
+ * quantiser_scale reaches 112), which the rate control uses.  Matrices are
+ * in raster order. */
 #ifndef MPE_QUANT_H
 #define MPE_QUANT_H
 
