@@ -43,6 +43,18 @@ int mpe_cuda_pick(int index, int min_compute, int *dev, char *why, size_t why_si
     return 0;
 }
 
+int mpe_cuda_use_device(int dev, const char *who, MpeError *err)
+{
+    cudaError_t e = cudaSetDevice(dev);
+    if (e != cudaSuccess)
+        return mpe_cuda_error(err, who, e, "cudaSetDevice");
+    /* the flags of a primary context that is already active are replaced:
+     * no failure to report; a driver that refuses keeps its default */
+    if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess)
+        cudaGetLastError();
+    return 0;
+}
+
 int mpe_cuda_error(MpeError *err, const char *who, int cuda_error, const char *what)
 {
     cudaError_t e = (cudaError_t)cuda_error;

@@ -497,15 +497,11 @@ static int cuda_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *
     if ((ret = mpe_cuda_pick(cfg->device, 0, &g->dev, why, sizeof(why))) < 0)
         return mpe_error(err, ret, "CUDA: %s", why);
     mpe_log(cfg->log, MPE_LOG_INFO, "CUDA front end on %s", why);
-    CU_TRY(cudaSetDevice(g->dev), "cudaSetDevice");
-    /* The encoder's threads keep every core busy with slices beside this
-     * front end's waits, which by default spin on a core (fewer contexts
-     * than cores): a waiting thread yields it between polls.  Set here, on
-     * the context this open makes anyway (the quality checker's share it),
-     * and not in a probe (mpe_cuda_pick), which would then make one.  H100
-     * machine, 400 frames, same call: 0.942 / 0.981 -> 0.886 / 0.827 s. */
-    if (cudaSetDeviceFlags(cudaDeviceScheduleYield) != cudaSuccess)
-        cudaGetLastError();
+    /* the waits block (common/cuda.h); set here, on the context this open
+     * makes anyway, and not in a probe (mpe_cuda_pick), which would then
+     * make one: in CUDA 12+ cudaSetDevice makes the context */
+    if ((ret = mpe_cuda_use_device(g->dev, NULL, err)) < 0)
+        return ret;
     CU_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, g->dev),
            "cudaDeviceGetAttribute");
     g->smem_optin = (size_t)optin;

@@ -762,7 +762,8 @@ static int cuda_open(BliindsContext **out, int width, int height, const BliindsO
         ret = mpe_error(err, ret, "bliinds_cuda: %s", why);
         goto fail;
     }
-    CU_GOTO(cudaSetDevice(ctx->dev), "cudaSetDevice");
+    if ((ret = mpe_cuda_use_device(ctx->dev, "bliinds_cuda", err)) < 0)
+        goto fail;
     if (opt && opt->dump_dir && !(ctx->dump_dir = strdup(opt->dump_dir))) {
         ret = mpe_error(err, -ENOMEM, "bliinds_cuda: out of memory");
         goto fail;

@@ -1389,7 +1389,7 @@ static int open_impl(MadContext **pctx, int width, int height, const MadOptions 
         ret = mpe_error(err, ret, "mad_cuda: %s", why);
         goto fail;
     }
-    if ((ret = cu_check(cudaSetDevice(ctx->dev), "cudaSetDevice", err)) < 0 ||
+    if ((ret = mpe_cuda_use_device(ctx->dev, "mad_cuda", err)) < 0 ||
         (ret = cu_check(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking),
                         "cudaStreamCreate", err)) < 0 ||
         (ret = cu_check(cudaStreamCreateWithFlags(&ctx->side, cudaStreamNonBlocking),
