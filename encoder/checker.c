@@ -44,6 +44,15 @@ void mpe_luma_to_full_range_c(uint8_t *dst, ptrdiff_t dstride, const uint8_t *sr
     }
 }
 
+#if defined(__SSE2__)
+/* One sample by the vector path's arithmetic (below), for a row's tail. */
+static inline uint8_t full_range_of(uint8_t v)
+{
+    const unsigned x = v > 16 ? v - 16u : 0u, f = x + ((x * 10772u + 32768u) >> 16);
+    return (uint8_t)(f > 255 ? 255 : f);
+}
+#endif
+
 void mpe_luma_to_full_range(uint8_t *dst, ptrdiff_t dstride, const uint8_t *src, ptrdiff_t sstride,
                             int w, int h)
 {
@@ -69,8 +78,8 @@ void mpe_luma_to_full_range(uint8_t *dst, ptrdiff_t dstride, const uint8_t *src,
                                                  _mm_srli_epi16(_mm_mullo_epi16(hi, a), 15)));
             _mm_storeu_si128((__m128i *)(d + x), _mm_packus_epi16(lo, hi));
         }
-        if (body < w)
-            mpe_luma_to_full_range_c(d + body, 0, s + body, 0, w - body, 1);
+        for (int x = body; x < w; x++)
+            d[x] = full_range_of(s[x]);
     }
 #else
     mpe_luma_to_full_range_c(dst, dstride, src, sstride, w, h);
@@ -96,20 +105,25 @@ static void expand_band(void *arg, int band, int worker)
                            j->w, y1 - y0);
 }
 
-/* Bands of at least 64 rows: a few per thread, each worth a thread's start. */
+/* Bands of at least 64 rows on the pool: a few per thread, each worth a
+ * thread's start; one without a pool. */
 static int band_count(const MpeChecker *c)
 {
-    const int threads = c->pool ? mpe_pool_threads(c->pool) : 1;
-    return MPE_MAX(1, MPE_MIN(4 * threads, c->h / 64));
+    return c->pool ? MPE_MAX(1, MPE_MIN(4 * mpe_pool_threads(c->pool), c->h / 64)) : 1;
+}
+
+static void run_bands(const MpeChecker *c, int bands, MpePoolFn fn, void *job)
+{
+    if (bands > 1)
+        mpe_pool_run(c->pool, bands, fn, job);
+    else
+        fn(job, 0, 0);
 }
 
 static void expand_luma(const MpeChecker *c, uint8_t *dst, const MpePicture *pic)
 {
-    ExpandJob j = { dst, pic, c->w, c->h, c->pool ? band_count(c) : 1 };
-    if (j.bands > 1)
-        mpe_pool_run(c->pool, j.bands, expand_band, &j);
-    else
-        expand_band(&j, 0, 0);
+    ExpandJob j = { dst, pic, c->w, c->h, band_count(c) };
+    run_bands(c, j.bands, expand_band, &j);
 }
 
 void mpe_checker_close(MpeChecker *c)
@@ -294,11 +308,7 @@ static void hold_band(void *arg, int band, int worker)
 void mpe_checker_hold(MpeChecker *c, const MpePicture *src, const MpePicture *recon)
 {
     HoldJob j = { .c = c, .src = src, .recon = recon, .bands = band_count(c) };
-    if (c->pool && j.bands > 1)
-        mpe_pool_run(c->pool, j.bands, hold_band, &j);
-    else
-        for (int b = 0; b < j.bands; b++)
-            hold_band(&j, b, 0);
+    run_bands(c, j.bands, hold_band, &j);
 }
 
 int mpe_checker_score_held(MpeChecker *c, MpeFrameStats *fs, MpeError *err)
