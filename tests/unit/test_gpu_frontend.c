@@ -74,6 +74,21 @@ static int run_backend(const char *b, const MpeFrame *f0, const MpeFrame *f1, in
     return 0;
 }
 
+/* The first padded row where two pictures of one size differ: 1 with its
+ * plane and row, 0 when all three planes are the same. */
+static int first_row_differing(const MpePicture *a, const MpePicture *b, int *plane, int *row)
+{
+    for (int c = 0; c < 3; c++)
+        for (int y = 0; y < a->plane_h[c]; y++)
+            if (memcmp(a->plane[c] + (size_t)y * a->stride[c], b->plane[c] + (size_t)y * b->stride[c],
+                       (size_t)a->plane_w[c])) {
+                *plane = c;
+                *row = y;
+                return 1;
+            }
+    return 0;
+}
+
 static int run_alloc(Run *r, int w, int h, uint8_t sentinel)
 {
     if (mpe_picture_alloc(&r->pic[0], w, h) < 0 || mpe_picture_alloc(&r->pic[1], w, h) < 0)
@@ -355,13 +370,12 @@ static void test_staged(TestCtx *t)
             for (int k = 0; k < 2 && rc == 0; k++)
                 rc = gpu_frontend_download(ctx[k], slot, &out[k].pic[0], n > 0 ? out[k].mv : NULL, &err);
             CHECK(t, rc == 0 || (ok = 0), "%s frame %d: %s", backend_under_test, n, err.msg);
-            for (int c = 0; c < 3 && ok; c++)
-                for (int y = 0; y < out[0].pic[0].plane_h[c] && ok; y++)
-                    CHECK(t, !memcmp(out[0].pic[0].plane[c] + y * out[0].pic[0].stride[c],
-                                     out[1].pic[0].plane[c] + y * out[1].pic[0].stride[c],
-                                     (size_t)out[0].pic[0].plane_w[c]) || (ok = 0),
-                          "%s %s hier %d frame %d: plane %d row %d: staged differs from submit",
-                          backend_under_test, fmt == MPE_FRAME_RGB24 ? "RGB" : "YUV", hier, n, c, y);
+            int c, y;
+            if (ok && first_row_differing(&out[0].pic[0], &out[1].pic[0], &c, &y)) {
+                CHECK(t, 0, "%s %s hier %d frame %d: plane %d row %d: staged differs from submit",
+                      backend_under_test, fmt == MPE_FRAME_RGB24 ? "RGB" : "YUV", hier, n, c, y);
+                ok = 0;
+            }
             const size_t nmb = (size_t)out[0].pic[0].mb_width * out[0].pic[0].mb_height;
             CHECK(t, !ok || n == 0 || !memcmp(out[0].mv, out[1].mv, nmb * sizeof(*out[0].mv)) || (ok = 0),
                   "%s %s hier %d frame %d: staged vectors differ from submit's", backend_under_test,
@@ -501,14 +515,11 @@ static void test_ring(TestCtx *t)
                         CHECK(t, 0, "%s download %d: %s", b[k], m, err.msg);
                         ok = 0;
                     }
-                for (int c = 0; c < 3 && ok; c++)
-                    for (int y = 0; y < out[0].pic[0].plane_h[c] && ok; y++)
-                        if (memcmp(out[0].pic[0].plane[c] + y * out[0].pic[0].stride[c],
-                                   out[1].pic[0].plane[c] + y * out[1].pic[0].stride[c],
-                                   (size_t)out[0].pic[0].plane_w[c])) {
-                            CHECK(t, 0, "slots %d frame %d plane %d row %d differs", slots, m, c, y);
-                            ok = 0;
-                        }
+                int c, y;
+                if (ok && first_row_differing(&out[0].pic[0], &out[1].pic[0], &c, &y)) {
+                    CHECK(t, 0, "slots %d frame %d plane %d row %d differs", slots, m, c, y);
+                    ok = 0;
+                }
                 size_t nmb = (size_t)out[0].pic[0].mb_width * out[0].pic[0].mb_height;
                 for (size_t i = 0; m > 0 && i < nmb && ok; i++) {
                     const GpuMotion *a = &out[0].mv[i], *g = &out[1].mv[i];
@@ -667,14 +678,11 @@ static void test_async_open(TestCtx *t)
                 CHECK(t, moved_at >= 0, "hier %d: not moved by frame %d", hier, n);
             if (n == ready_after)
                 CHECK(t, gpu_frontend_ready(ctx[1], &err) == 0, "ready: %s", err.msg);
-            for (int c = 0; c < 3 && ok; c++)
-                for (int y = 0; y < out[0].pic[0].plane_h[c] && ok; y++)
-                    if (memcmp(out[0].pic[0].plane[c] + y * out[0].pic[0].stride[c],
-                               out[1].pic[0].plane[c] + y * out[1].pic[0].stride[c],
-                               (size_t)out[0].pic[0].plane_w[c])) {
-                        CHECK(t, 0, "hier %d frame %d plane %d row %d differs", hier, n, c, y);
-                        ok = 0;
-                    }
+            int c, y;
+            if (ok && first_row_differing(&out[0].pic[0], &out[1].pic[0], &c, &y)) {
+                CHECK(t, 0, "hier %d frame %d plane %d row %d differs", hier, n, c, y);
+                ok = 0;
+            }
             const size_t nmb = (size_t)out[0].pic[0].mb_width * out[0].pic[0].mb_height;
             for (size_t i = 0; !intra && i < nmb && ok; i++)
                 if (memcmp(&out[0].mv[i], &out[1].mv[i], sizeof(out[0].mv[i]))) {
@@ -770,12 +778,12 @@ static void test_async_staged(TestCtx *t)
             for (int k = 0; k < 2 && rc == 0; k++)
                 rc = gpu_frontend_download(ctx[k], slot, &out[k].pic[0], intra ? NULL : out[k].mv, &err);
             CHECK(t, rc == 0 || (ok = 0), "hier %d frame %d: %s", hier, n, err.msg);
-            for (int c = 0; c < 3 && ok; c++)
-                for (int y = 0; y < out[0].pic[0].plane_h[c] && ok; y++)
-                    CHECK(t, !memcmp(out[0].pic[0].plane[c] + y * out[0].pic[0].stride[c],
-                                     out[1].pic[0].plane[c] + y * out[1].pic[0].stride[c],
-                                     (size_t)out[0].pic[0].plane_w[c]) || (ok = 0),
-                          "hier %d frame %d plane %d row %d differs from the cpu front end's", hier, n, c, y);
+            int c, y;
+            if (ok && first_row_differing(&out[0].pic[0], &out[1].pic[0], &c, &y)) {
+                CHECK(t, 0, "hier %d frame %d plane %d row %d differs from the cpu front end's", hier, n, c,
+                      y);
+                ok = 0;
+            }
             const size_t nmb = (size_t)out[0].pic[0].mb_width * out[0].pic[0].mb_height;
             CHECK(t, !ok || intra || !memcmp(out[0].mv, out[1].mv, nmb * sizeof(*out[0].mv)) || (ok = 0),
                   "hier %d frame %d: vectors differ from the cpu front end's", hier, n);
@@ -822,13 +830,8 @@ static void test_finish_early(TestCtx *t)
                   "frame %d on %s: %s", n, k ? "async" : "cpu", err.msg);
     const size_t nmb = (size_t)out[0].pic[0].mb_width * out[0].pic[0].mb_height;
     CHECK(t, !memcmp(out[0].mv, out[1].mv, nmb * sizeof(out[0].mv[0])), "vectors differ");
-    const MpePicture *a = &out[0].pic[0], *b = &out[1].pic[0];
-    int same = 1;
-    for (int c = 0; c < 3; c++)
-        for (int y = 0; y < a->plane_h[c]; y++)
-            same &= !memcmp(a->plane[c] + y * a->stride[c], b->plane[c] + y * b->stride[c],
-                            (size_t)a->plane_w[c]);
-    CHECK(t, same, "planes differ");
+    int c, y;
+    CHECK(t, !first_row_differing(&out[0].pic[0], &out[1].pic[0], &c, &y), "planes differ");
     CHECK(t, ctx[1] && gpu_frontend_ready(ctx[1], &err) == 0, "ready: %s", err.msg);
     CHECK(t, ctx[1] && !strcmp(gpu_frontend_name(ctx[1]), backend_under_test), "name '%s'",
           ctx[1] ? gpu_frontend_name(ctx[1]) : "");
