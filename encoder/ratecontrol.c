@@ -52,6 +52,9 @@ typedef struct Trial {
     double *row_mean_err;
 } Trial;
 
+/* --bitrate: the most codings of one picture plan_own interpolates between */
+#define ABR_POINTS 8
+
 /* --bitrate's model of a picture's bits (see plan_q), per type: I, P, B */
 typedef struct AbrModel {
     double c[3], a[3];   /* bits = c q^-a */
@@ -93,9 +96,11 @@ struct MpeRc {
     int planning;          /* its first codings, while it may be planned again */
     int spare_bank;        /* a coding that fits, kept while a finer one is tried */
     int partial_k;         /* a partial coding codes every partial_k-th row (1: none, under 32 rows) */
-    int partial_then_whole;/* 1: the last coding was the whole one at a partial coding's plan; 2: after it */
-    double partial_total;  /* that partial coding's estimate of the picture's bits */
+    int plan_partials;     /* partial codings of the picture so far */
+    int whole_after;       /* whole codings of the picture made after a partial one */
     unsigned plan_banks;   /* banks holding a coding of the picture made while planning */
+    double plan_x[ABR_POINTS], plan_y[ABR_POINTS]; /* their ln q and ln bits (see plan_own) */
+    int plan_n;
     int gop_pos;           /* pictures since the GOP's I */
     double aq[2], ab[2];   /* ln q and ln bits of the picture's last two codings */
 
@@ -299,7 +304,7 @@ int mpe_rc_new(MpeRc **out, const MpeRcConfig *cfg, uint64_t luma_samples, MpeEr
         return mpe_error(err, -EINVAL, "rate control: no quantisers to choose from");
     }
     rc->samples = (double)luma_samples;
-    rc->partial_k = rc->n >= 32 ? 2 : 1;
+    rc->partial_k = rc->n >= 64 ? 4 : rc->n >= 32 ? 2 : 1;
     for (int b = 0; b < MPE_RC_BANKS; b++) {
         rc->bank[b].row_q = calloc(n, 1);
         rc->bank[b].row_bits = calloc(n, sizeof(uint64_t));
@@ -397,26 +402,41 @@ double mpe_rc_vbv_fullness(const MpeRc *rc)
  * ratios to the types that were; after the first picture, every plan
  * comes from coded pictures.
  *
- * The first picture of a type is coded whole once, at its plan; the
- * codings that follow only teach the model (the coarser one that learns
- * a, and each new plan until one lands within ABR_NEAR of a coding made),
- * so where the picture has 32 rows or more they are partial codings:
- * every other row coded as the whole coding would code it, the rest left
- * out, and the picture's bits at that plan estimated from the first
- * coding's, scaled by the ratio the same rows show (partial_estimate).
- * The plan that lands on a partial coding is then coded whole; if its
- * bits are within ABR_NEAR of the estimate it is kept, else planned once
- * more.  On the 2048^2 solar clip at 8 Mbit/s the first I, P and B
- * pictures took 4, 4 and 3 whole codings; now 2 whole and 3 partial, 1
- * and 2, 2 and 2 (8.5 codings' worth instead of 11).  Every fourth row
- * (5.5) cost 1 % BD-rate on the solar clip: its estimates move the first
- * pictures' quantisers by more. */
+ * The first picture of a type is planned from codings of its own: all
+ * but the one kept only teach the model, so where the picture has 32
+ * rows or more they are partial codings (a partial_k-th of the rows,
+ * every other row from 32 rows, every fourth from 64, coded as the whole
+ * coding would code them; fill_planned spreads the two ladder steps of a
+ * plan between them over those rows and the others alike, so that they
+ * stand for the picture), the first one included: the bits of the
+ * picture at a partial coding's plan are the first whole coding's scaled
+ * by the ratio the same rows show, or before there is one, the rows' bits
+ * scaled by the share of the rows they are (partial_estimate).  The
+ * second coding learns how the bits move with q: after a partial first
+ * coding it goes where that one plans the picture at the model's exponent
+ * (1 for a type not coded yet), or ABR_LEARN away toward it where that is
+ * nearer (after a whole one, ABR_LEARN coarser as before: that one may
+ * be kept; whole learning codings at the plan cost make rd's CIF clips
+ * 0.9 % in session 6, docs/PERF.md).  Each plan
+ * after that comes from the codings made (plan_own: between two of them,
+ * through both); one that falls between two codings, or within ABR_NEAR
+ * of a partial one, is coded whole, and kept when it plans the picture
+ * within ABR_NEAR_KEPT of itself (else planned and coded whole once
+ * more).  On the 2048^2 solar clip at 8 Mbit/s the first I, P and B
+ * pictures took 2 whole and 3 partial codings (of every other row), 1 and
+ * 2, 2 and 2; now 1 whole and 3 partial (of every fourth row), 1 and 3, 1
+ * and 2 (docs/PERF.md, wt-abr: the process's CPU time -17 %, BD-rate of
+ * --bitrate against --q unchanged or better on 2048^2 and 1024^2 clips).
+ * Every eighth row at 128 rows and more missed the rate by up to 14 % at
+ * a low rate on the solar clip. */
 #define ABR_BLUR 0.2          /* least weight of the newest picture in its type's complexity */
 #define ABR_REPAY 1.0         /* seconds over which an over- or underspend is repaid */
 #define ABR_A_MIN 0.5         /* least exponent a learnt (see mpe_rc_next) */
 #define ABR_LEARN 1.4         /* q ratio of the second coding that learns a type's a */
 #define ABR_NEAR 0.05         /* |ln q| of a coding from the plan that codes the plan */
+#define ABR_NEAR_KEPT 0.1     /* that, for the first whole coding after partial ones */
 #define ABR_FIRST_RANGE 4.0   /* the first picture's plan: within 4x coarser, 16x finer than its guess */
+#define ABR_BRACKET 0.5       /* widest ln q between two codings that plan_own interpolates */
 
 /* A type not yet coded borrows from one that was, at these complexity
  * ratios; the first picture of all, from nothing, takes Test Model 5's
@@ -472,6 +492,49 @@ static double plan_q(const MpeRc *rc, int t, const AbrModel *m, double *shares)
         for (int k = 0; k < 3; k++)
             shares[k] = bits[k] * gop / sum;
     return fmin(fmax(exp(0.5 * (lo + hi)) * ratio[t], qmin), qmax);
+}
+
+/* The current picture's plan from its own codings (plan_x, plan_y): its
+ * bits modelled through its coding tr at the type's exponent a, then, while
+ * the plan falls between two of its codings at most ABR_BRACKET apart in
+ * ln q, through those two (the picture's bits are far from one power of q
+ * over the range its codings span: at 2048^2 an I picture's went as
+ * q^-0.7 between q 6 and 3.7 and as q^-1.05 between 3.7 and 2.5, a P
+ * picture's as q^-0.9 and q^-4).  *between: the plan lies between two such
+ * codings, so a coding at it is an interpolation, not a guess. */
+static double plan_own(MpeRc *rc, const Trial *tr, double a, int *between)
+{
+    const int t = rc->pt;
+    AbrModel own = rc->abr;
+    own.have[t] = 1;
+    own.a[t] = a;
+    own.c[t] = (double)(tr->bits + rc->header_bits) * pow(tr->q_mean, a);
+    double q = plan_q(rc, t, &own, rc->shares);
+    *between = 0;
+    for (int it = 0; it < 8; it++) {
+        const double x = log(q);
+        int lo = -1, hi = -1;
+        for (int i = 0; i < rc->plan_n; i++) {
+            if (rc->plan_x[i] <= x && (lo < 0 || rc->plan_x[i] > rc->plan_x[lo]))
+                lo = i;
+            if (rc->plan_x[i] > x && (hi < 0 || rc->plan_x[i] < rc->plan_x[hi]))
+                hi = i;
+        }
+        const double w = lo >= 0 && hi >= 0 ? rc->plan_x[hi] - rc->plan_x[lo] : 0;
+        const double s = w > 0 ? -(rc->plan_y[hi] - rc->plan_y[lo]) / w : 0;
+        /* a slope the model would not learn (bits that hardly move: a
+         * still P picture's, all skipped at both) says nothing between them */
+        if (!(w > 0.04 && w <= ABR_BRACKET && s >= ABR_A_MIN && s <= 3.0))
+            break;
+        own.a[t] = s;
+        own.c[t] = exp(rc->plan_y[lo] + own.a[t] * rc->plan_x[lo]);
+        const double next = plan_q(rc, t, &own, rc->shares);
+        *between = 1;
+        if (fabs(log(next / q)) < 1e-4)
+            break;
+        q = next;
+    }
+    return q;
 }
 
 /* Bits for this picture from the GOP's remaining budget, weighted by the
@@ -584,7 +647,6 @@ int mpe_rc_start_frame(MpeRc *rc, char type, uint64_t header_bits, uint64_t star
         rc->plan = rc->plan0 = plan_q(rc, rc->pt, &rc->abr, rc->shares);
         rc->planning = 1;
         rc->spare_bank = -1;
-        rc->partial_then_whole = 0;
     }
     rc->vbv_max = INFINITY;
     rc->stuff_min = 0;
@@ -664,11 +726,17 @@ static void fill_planned(MpeRc *rc, int b, double q, int partial)
         k++;
     const double lo = rc->ladder[k], hi = k < top ? rc->ladder[k + 1] : lo;
     const double f = hi > lo ? (q - lo) / (hi - lo) : 0;
-    double acc = 0, qsum = 0;
+    /* diffused apart over the rows a partial coding codes and the others,
+     * so that each set's mean is q: a partial coding's rows stand for the
+     * picture (one diffusion over all rows near f = 0.5 puts the coarser
+     * step on every other row, and every other row is what it codes) */
+    double acc[2] = { 0, 0 }, qsum = 0;
+    int seen[2] = { 0, 0 };
     for (int r = 0; r < rc->n; r++) {
-        const double want = f * (r + 1);
-        const int up = want - acc >= 0.5;
-        acc += up;
+        const int set = partial_row(rc, r);
+        const double want = f * ++seen[set];
+        const int up = want - acc[set] >= 0.5;
+        acc[set] += up;
         qsum += rc->ladder[k + up];
         rc->bank[b].row_q[r] = partial && !partial_row(rc, r) ? 0 : rc->ladder[k + up];
     }
@@ -681,18 +749,25 @@ static void fill_planned(MpeRc *rc, int b, double q, int partial)
  * picture's first coding (bank 0) scaled by the ratio its rows show
  * against the same rows there (a ratio estimator: the rows' content is the
  * same in both, and each side's rows are at the quantisers its whole
- * coding gives them). */
+ * coding gives them); while bank 0 is partial too, its rows' bits scaled
+ * by the share of the picture's rows they are (at 2048^2 those rows' bits
+ * were within 2.5 % of the share of the whole coding's in every picture
+ * of the solar clip, 22 % off in one B picture before fill_planned spread
+ * the steps over them alike). */
 static void partial_estimate(const MpeRc *rc, Trial *tr)
 {
     const Trial *ref = &rc->bank[0];
     double pb = 0, rb = 0;
+    int rows = 0;
     for (int r = 0; r < rc->n; r++) {
         if (!partial_row(rc, r))
             continue;
         pb += (double)tr->row_bits[r];
         rb += (double)ref->row_bits[r];
+        rows++;
     }
-    tr->bits = (uint64_t)llround(rb > 0 ? (double)ref->bits * pb / rb : pb * rc->partial_k);
+    tr->bits = (uint64_t)llround(!ref->partial && rb > 0 ? (double)ref->bits * pb / rb
+                                                         : pb * rc->n / MPE_MAX(rows, 1));
     tr->q_mean = tr->partial_q;
 }
 
@@ -1204,7 +1279,7 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
     }
     if (rc->cur < 0) {   /* first trial */
         if (rc->cfg.mode == MPE_RC_BITRATE)
-            fill_planned(rc, 0, rc->plan, 0);
+            fill_planned(rc, 0, rc->plan, !rc->abr.have[rc->pt] && rc->partial_k > 1);
         else if (metric_search(rc))
             metric_fill(rc, 0, metric_first_q(rc));
         else
@@ -1212,6 +1287,9 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
         rc->cur = 0;
         rc->trials = 1;
         rc->plan_banks = 1;
+        rc->plan_n = 0;
+        rc->plan_partials = rc->bank[0].partial;
+        rc->whole_after = 0;
         *step = (MpeRcStep){ .action = MPE_RC_CODE, .bank = 0, .row_q = rc->bank[0].row_q,
                              .need_metric = metric_needed };
         return;
@@ -1241,33 +1319,45 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
             const double a = fmin(fmax(-(rc->ab[1] - rc->ab[0]) / (rc->aq[1] - rc->aq[0]), ABR_A_MIN), 3.0);
             m->a[t] = rc->np > 2 ? 0.5 * (m->a[t] + a) : a;
         }
+        const int first_of_all = !m->have[0] && !m->have[1] && !m->have[2];
+        /* the first whole coding after partial ones: planned once more, whatever the count */
+        const int check_whole = !tr->partial && rc->whole_after == 1;
+        int between = 0;
         if (!m->have[t] && rc->np == 1) {
             /* the first picture of its type, coded once at a plan that did
              * not move: a second coding ABR_LEARN coarser (finer at the
              * coarsest step) learns how its bits move with q; the model's
              * 1 / q, kept for a type coded once, once took P and B
              * pictures whose bits hardly moved to the coarsest step (make
-             * rd: +16.8 % against --q without it, +8.3 % with) */
+             * rd: +16.8 % against --q without it, +8.3 % with).  After a
+             * partial first coding (which is never kept) the second goes
+             * where the first plans the picture, at least ABR_LEARN away:
+             * it learns from two codings on the side of the plan, not from
+             * one beyond it, and lands near the plan (the first I
+             * picture's guess is from nothing: 6.1 at 2048^2 and 8 Mbit/s,
+             * planned at 2.9) */
             const double qmax = rc->ladder[MPE_MAX(rc->nl - 1 - rc->cfg.n_drop, 0)];
             q = tr->q_mean * ABR_LEARN <= qmax ? tr->q_mean * ABR_LEARN : tr->q_mean / ABR_LEARN;
-        } else if (!m->have[t] && rc->partial_then_whole == 1 &&
-                   fabs(log(total / rc->partial_total)) <= ABR_NEAR) {
-            /* the whole coding at a partial coding's plan came out as
-             * estimated: it stands for the partial one, which the plan
-             * accepted */
-        } else if (!m->have[t] && (rc->trials < 4 || rc->partial_then_whole == 1)) {
+            if (tr->partial) {
+                double to = plan_own(rc, tr, m->a[t], &between);
+                if (first_of_all)
+                    to = fmin(fmax(to, rc->plan0 / (4 * ABR_FIRST_RANGE)), ABR_FIRST_RANGE * rc->plan0);
+                if (fabs(log(to / tr->q_mean)) >= log(ABR_LEARN))
+                    q = to;
+                else if (to < tr->q_mean && tr->q_mean / ABR_LEARN >= rc->ladder[0])
+                    q = tr->q_mean / ABR_LEARN;
+                between = 0;
+            }
+        } else if (!m->have[t] && (rc->trials < 4 || check_whole)) {
             /* the first picture of its type: its own cost, now known, plans it
-             * again (a whole coding after partial ones that mispredicted it
-             * once more, whatever the count).  The very first picture knows nothing of P pictures but
+             * again (a whole coding after partial ones, once more whatever
+             * the count).  The very first picture knows nothing of P pictures but
              * abr_complexity's P/I ratio: it stays within ABR_FIRST_RANGE of
              * its first guess (Test Model 5's start, the same q at every
              * rate: 4 finer and 2 coarser kept a first I at 3 where --q 1
              * gives the rate, and at 22 where 16 does) */
-            AbrModel own = *m;
-            own.c[t] = total * pow(tr->q_mean, own.a[t]);
-            own.have[t] = 1;
-            q = plan_q(rc, t, &own, rc->shares);
-            if (!m->have[0] && !m->have[1] && !m->have[2])
+            q = plan_own(rc, tr, m->a[t], &between);
+            if (first_of_all)
                 q = fmin(fmax(q, rc->plan0 / (4 * ABR_FIRST_RANGE)), ABR_FIRST_RANGE * rc->plan0);
         } else if (tr->ok && !tr->partial && rc->cbr && total < rc->stuff_min &&
                    rc->trials < rc->cfg.max_trials) {
@@ -1277,27 +1367,34 @@ void mpe_rc_next(MpeRc *rc, MpeRcStep *step)
             q = fmax(tr->q_mean * fmax(pow(total / rc->stuff_min, 1 / a), 0.67), rc->ladder[0]);
             rc->spare_bank = rc->cur;
         }
+        const double near = check_whole ? ABR_NEAR_KEPT : ABR_NEAR;
         if (!m->have[t])
             /* the plan may have come back to an earlier coding (the one
-             * before the learning coding) */
-            for (int b = 0; b < MPE_RC_BANKS; b++)
-                if ((rc->plan_banks >> b & 1) &&
-                    fabs(log(q / rc->bank[b].q_mean)) < fabs(log(q / tr->q_mean))) {
+             * before the learning coding): the nearest, but a whole one
+             * within `near` before any partial one */
+            for (int b = 0; b < MPE_RC_BANKS; b++) {
+                const Trial *o = &rc->bank[b];
+                const double d = fabs(log(q / o->q_mean)), dt = fabs(log(q / tr->q_mean));
+                if ((rc->plan_banks >> b & 1) && o != tr &&
+                    (tr->partial || dt > near) && (d < dt || (!o->partial && d <= near))) {
                     rc->cur = b;
-                    tr = &rc->bank[b];
+                    tr = o;
                 }
-        const int far = fabs(log(q / tr->q_mean)) > ABR_NEAR;
+            }
+        const int far = fabs(log(q / tr->q_mean)) > near;
         if (far || tr->partial) {
             /* the first picture of its type: its codings until one is at
              * the plan only teach the model, so they are partial (a
              * partial_k-th of the rows each) where a whole coding can still
-             * follow; a partial coding at the plan is then coded whole */
-            const int partial = far && !m->have[t] && rc->partial_k > 1 && !rc->partial_then_whole;
+             * follow; a plan at a partial coding, or between two codings
+             * (an interpolation), is coded whole */
+            const int partial = far && !m->have[t] && rc->partial_k > 1 && !rc->whole_after &&
+                                !between;
             int b = (rc->cur + 1) % MPE_RC_BANKS;
             if (partial && b == 0)   /* the first coding, which partial_estimate measures by */
                 b = 1;
-            rc->partial_then_whole = tr->partial && !partial ? 1 : rc->partial_then_whole ? 2 : 0;
-            rc->partial_total = (double)(tr->bits + rc->header_bits);
+            rc->whole_after += !partial && rc->plan_partials > 0;
+            rc->plan_partials += partial;
             fill_planned(rc, b, q, partial);
             rc->ok_bank = rc->fail_bank = -1;
             rc->cur = b;
@@ -1465,6 +1562,10 @@ void mpe_rc_report(MpeRc *rc, const MpeRcResult *res)
         rc->ab[0] = rc->ab[1];
         rc->aq[1] = log(tr->q_mean);
         rc->ab[1] = log(fmax((double)(tr->bits + rc->header_bits), 1));
+        if (rc->planning && rc->plan_n < ABR_POINTS) {
+            rc->plan_x[rc->plan_n] = rc->aq[1];
+            rc->plan_y[rc->plan_n++] = rc->ab[1];
+        }
     }
     rc->run_len = rc->run_len && rc->run_ok == tr->ok ? rc->run_len + 1 : 1;
     rc->run_ok = tr->ok;

@@ -91,7 +91,7 @@ fi
 
 # The first I, P and B pictures of a picture 32 macroblock rows or taller
 # are planned from partial codings (rate control codings of every other
-# row):
+# row), the very first coding included (it is at a guess):
 # 512x512 testsrc2, 12 frames at 3 Mbit/s.
 # -vv shows them, the stream is the same with 1 and 2 threads,
 # passes vbv_check.py and decodes cleanly.
@@ -103,6 +103,8 @@ for th in 1 2; do
 done
 np=$(grep -c ' partial mean q ' "$TMP/tall_1.log")
 check tall_partial_codings "$np partial codings in -vv" [ "$np" -ge 3 ]
+first=$(grep -m1 'frame 0 I trial 1:' "$TMP/tall_1.log")
+check tall_first_coding_partial "${first:-no trial line in -vv}" grep -q 'frame 0 I trial 1: partial' "$TMP/tall_1.log"
 check tall_threads_same "streams of 1 and 2 threads" cmp -s "$TMP/tall_1.m2v" "$TMP/tall_2.m2v"
 v=$(python3 "$ROOT/tests/e2e/vbv_check.py" "$TMP/tall_1.m2v" 2>&1)
 check tall_vbv "$v" [ "${v%%:*}" = ok ]

@@ -8,7 +8,9 @@
  * up to what keeps it from overflowing, and from holding more than
  * vbv_delay can say; a picture too big for the buffer even at the coarsest
  * quantiser is reported; a quality target under a cap keeps to it over
- * whole GOPs; decisions are deterministic.  A
+ * whole GOPs; under a bit rate, the first picture of each type is planned
+ * from partial codings and coded whole once (at most twice where its
+ * bits steepen at fine quantisers); decisions are deterministic.  A
  * second model stands in for MAD on a P picture: flat at its reference's
  * score for coarse quantisers, falling to 0 at q 1, "copy the reference"
  * far off, and a mix of rows scored by a power mean that, like MAD, lets a
@@ -33,13 +35,14 @@
 
 typedef struct Picture {
     double a[ROWS], b[ROWS];       /* model per row */
+    double a2[ROWS];               /* bits that grow as 1 / q^2 (a curve steeper at fine q) */
     double floor[ROWS];            /* bits a row costs at any q (headers, vectors), /8 */
     uint8_t q[MPE_RC_BANKS][ROWS]; /* what each bank holds, per row */
 } Picture;
 
 static uint64_t row_bits(const Picture *p, int r, int q)
 {
-    return (uint64_t)(p->a[r] / q + p->floor[r]) * 8;
+    return (uint64_t)(p->a[r] / q + p->a2[r] / ((double)q * q) + p->floor[r]) * 8;
 }
 static uint64_t row_sse(const Picture *p, int r, int q) { return (uint64_t)(p->b[r] * q * q); }
 
@@ -57,6 +60,7 @@ static void make_picture(Picture *p, TestRng *rng)
         p->a[r] = 500 + test_rand(rng) % 5500;
         p->b[r] = 200 + test_rand(rng) % 3000;
         p->floor[r] = 0;
+        p->a2[r] = 0;
     }
 }
 
@@ -118,6 +122,7 @@ typedef struct Outcome {
     double work;           /* codings in whole pictures' worth (a partial one codes some rows) */
     int partials;          /* codings that left rows out */
     int kept_rows_out;     /* rows the kept bank left out (a partial coding kept: never) */
+    int first_partial;     /* the picture's first coding left rows out */
 } Outcome;
 
 /* The encoder's side of the loop, with the model standing in for coding
@@ -150,6 +155,7 @@ static Outcome run_picture(MpeRc *rc, Picture *p, char type, const MadModel *m)
                 coded += st.row_q[r] != 0;
             o.work += (double)coded / ROWS;
             o.partials += coded < ROWS;
+            o.first_partial |= o.codes == 1 && coded < ROWS;
         } else {
             for (int r = 0; r < ROWS; r++)
                 p->q[st.bank][r] = p->q[st.src[r]][r];
@@ -828,6 +834,7 @@ static void t_bitrate_flat_curves(TestCtx *t)
         for (int r = 0; r < ROWS; r++) {
             p.a[r] = a[pt] * (0.8 + 0.4 * (test_rand(&rng) % 1000) / 1000.0);
             p.b[r] = 1000;
+            p.a2[r] = 0;
             p.floor[r] = fl[pt];
         }
         Outcome o = run_picture(rc, &p, type, NULL);
@@ -847,42 +854,102 @@ static void t_bitrate_flat_curves(TestCtx *t)
     mpe_rc_free(rc);
 }
 
-/* The first picture of each type is planned from codings that only teach
- * the model (its bits at two or more quantisers): those are partial, a
- * share of the rows each, and the picture kept is always coded whole.
- * Over the first GOP of b_gop_config (half the rows at this height), the
- * first I, P and B pictures together take at most 8 whole codings' worth
- * (7.5; whole codings only, as before, 9), every picture kept has all its
- * rows, none underflows, and the rate over the next GOPs holds. */
-static void t_bitrate_partial(TestCtx *t)
+/* Four GOPs of b_gop_picture's pictures at c (seed: their rows), each
+ * row's bits a / q plus a2 / q^2 with a2 the row's a times steep_i in I
+ * pictures and steep_pb in P and B pictures: no picture may underflow
+ * nor be kept with rows left out, and the rate over the three GOPs after
+ * the first holds.  Returns what the first picture of each type cost. */
+typedef struct FirstPictures {
+    double work;           /* the first I, P and B pictures' codings, in whole codings' worth */
+    int partials;          /* partial codings of the whole run */
+    int wholes[3];         /* whole codings of the first I, P and B picture */
+    int first_partial[3];  /* that picture's first coding left rows out */
+} FirstPictures;
+
+static FirstPictures first_pictures(TestCtx *t, MpeRcConfig c, unsigned seed, double steep_i,
+                                    double steep_pb)
 {
-    TestRng rng = { 71 };
-    const MpeRcConfig c = b_gop_config();
+    TestRng rng = { seed };
+    FirstPictures f = { 0 };
     MpeRc *rc;
     MpeError err;
     Picture p;
+    double total = 0;
+    int seen[3] = { 0, 0, 0 };
     CHECK(t, mpe_rc_new(&rc, &c, (uint64_t)SAMPLES, &err) == 0, "open: %s", err.msg);
-    double first_work = 0, total = 0;
-    int seen[3] = { 0, 0, 0 }, partials = 0;
+    if (!rc)
+        return f;
     for (int n = 0; n < 48; n++) {
         const char type = b_gop_picture(&p, &rng, n);
         const int pt = type == 'I' ? 0 : type == 'P' ? 1 : 2;
+        for (int r = 0; r < ROWS; r++)
+            p.a2[r] = p.a[r] * (type == 'I' ? steep_i : steep_pb);
         Outcome o = run_picture(rc, &p, type, NULL);
         CHECK(t, !o.underflow, "picture %d underflowed", n);
         CHECK(t, o.kept_rows_out == 0, "picture %d kept a coding with %d rows left out", n,
               o.kept_rows_out);
-        partials += o.partials;
-        if (!seen[pt]++)
-            first_work += o.work;
+        f.partials += o.partials;
+        if (!seen[pt]++) {
+            f.work += o.work;
+            f.wholes[pt] = o.codes - o.partials;
+            f.first_partial[pt] = o.first_partial;
+        }
         if (n >= 12)
             total += stream_bits(&o);
     }
-    printf("INFO test_ratecontrol/bitrate_first_pictures_partial: %.2f whole codings' worth, %d partial\n",
-           first_work, partials);
-    CHECK(t, partials > 0 && first_work <= 8.0, "first I, P and B pictures: %.2f whole codings' worth",
-          first_work);
     check_rate(t, total, 36, c.bitrate);
     mpe_rc_free(rc);
+    return f;
+}
+
+/* The first picture of each type is planned from codings that only teach
+ * the model (its bits at two or more quantisers): those are partial, a
+ * share of the rows each, the first one included, and the picture kept is
+ * always coded whole.  Over the first GOP of b_gop_config (half the rows
+ * at this height), each of the first I, P and B pictures is coded whole
+ * once, the one kept, and they take at most 6 whole codings' worth
+ * together (a first coding that was whole and a partial coding's rows at
+ * a finer mean quantiser than the whole coding it stood for took 7.5;
+ * whole codings only, 9), every picture kept has all its rows, none
+ * underflows, and the rate over the next GOPs holds. */
+static void t_bitrate_partial(TestCtx *t)
+{
+    const FirstPictures f = first_pictures(t, b_gop_config(), 71, 0, 0);
+    printf("INFO test_ratecontrol/bitrate_first_pictures_partial: %.2f whole codings' worth, %d partial\n",
+           f.work, f.partials);
+    for (int pt = 0; pt < 3; pt++) {
+        CHECK(t, f.first_partial[pt], "the first %c picture's first coding was whole", "IPB"[pt]);
+        CHECK(t, f.wholes[pt] == 1, "the first %c picture was coded whole %d times", "IPB"[pt],
+              f.wholes[pt]);
+    }
+    CHECK(t, f.partials > 0 && f.work <= 6.0 + 1e-9,
+          "first I, P and B pictures: %.2f whole codings' worth", f.work);
+}
+
+/* Bits whose curve steepens at fine quantisers, as coded pictures' do
+ * (at 2048x2048 an I picture's went as q^-0.7 between q 6 and 3.7 and as
+ * q^-1.05 below, a P picture's as q^-0.9 and q^-4): each row a / q + a2 /
+ * q^2, the q^-2 part equal to the 1 / q part at q 4 (I) or 6 (P and B),
+ * at a rate that puts the plan near q 4.5.  One power of q fitted to two
+ * codings far apart misplans the next coding there, and a whole coding
+ * made at such a plan misses it.  The first I, P and B pictures are each
+ * coded whole at most twice and take at most 6.5 whole codings' worth
+ * together (a whole first coding, learning codings from the coarser side
+ * only and no interpolation between the codings made: 9, the I picture
+ * coded whole 3 times), none underflows, and the rate over the three GOPs
+ * after the first holds. */
+static void t_bitrate_steep_curves(TestCtx *t)
+{
+    MpeRcConfig c = b_gop_config();
+    c.bitrate = 12.0e6;
+    c.vbv_bits = 600 * 16384;
+    const FirstPictures f = first_pictures(t, c, 73, 4, 6);
+    printf("INFO test_ratecontrol/bitrate_steep_curves: first I, P and B pictures %.2f whole "
+           "codings' worth\n", f.work);
+    for (int pt = 0; pt < 3; pt++)
+        CHECK(t, f.wholes[pt] <= 2, "the first %c picture was coded whole %d times", "IPB"[pt],
+              f.wholes[pt]);
+    CHECK(t, f.work <= 6.5 + 1e-9, "first I, P and B pictures: %.2f whole codings' worth", f.work);
 }
 
 static void t_deterministic(TestCtx *t)
@@ -927,6 +994,7 @@ int main(void)
     test_run(&t, "bitrate_b_pictures_pb_ratio_coarser", t_bitrate_b_pictures);
     test_run(&t, "bitrate_flat_curves_no_chase", t_bitrate_flat_curves);
     test_run(&t, "bitrate_first_pictures_partial", t_bitrate_partial);
+    test_run(&t, "bitrate_steep_curves", t_bitrate_steep_curves);
     test_run(&t, "deterministic", t_deterministic);
     return test_finish(&t);
 }
