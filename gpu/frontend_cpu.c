@@ -490,8 +490,7 @@ static int cpu_alloc_slot(GpuContext *ctx, int slot, MpeError *err)
     const GpuGeometry *g = ctx->geo;
     if (mpe_picture_alloc(&ctx->pic[slot], g->width, g->height) < 0 ||
         gpu_block_sums_alloc(&ctx->sums[slot], &ctx->pic[slot]) < 0 ||
-        !(ctx->grid[slot] = calloc((size_t)(ctx->pic[slot].plane_h[0] / 8) * ctx->pic[slot].stride[0] + 64,
-                                   sizeof(uint16_t))) ||
+        !(ctx->grid[slot] = malloc(gpu_grid_entries(&ctx->pic[slot]) * sizeof(uint16_t))) ||
         !(ctx->mv[slot] = calloc((size_t)g->mb_w * g->mb_h, sizeof(GpuMotion))) ||
         (ctx->pyr && gpu_pyramid_alloc(&ctx->pyr[slot], &ctx->pic[slot]) < 0) ||
         (ctx->intra && !(ctx->intra[slot] = malloc((size_t)g->mb_w * g->mb_h * sizeof(uint32_t)))))

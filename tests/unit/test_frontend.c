@@ -538,12 +538,27 @@ static void test_kernels_block_sums(TestCtx *t)
                 for (int i = 0; i < p.mb_height; i++)
                     gpu_block_sums_rows(&k->sad, &bs, &p, order[i], order[i] + 1);
                 /* and the current picture's rows of them (gpu_block_sums_grid) */
-                uint16_t *grid = malloc(((size_t)(p.plane_h[0] / 8) * (size_t)p.stride[0] + 64) * sizeof(*grid));
+                /* its table holds gpu_grid_entries (the kernels write nothing past
+                 * them: guard entries after) */
+                const size_t entries = gpu_grid_entries(&p), guard = 64;
+                uint16_t *grid = malloc((entries + guard) * sizeof(*grid));
                 CHECK(t, grid != NULL, "alloc");
+                for (size_t i = 0; i < entries + guard; i++)
+                    grid[i] = 0xA5A5;
                 const GpuBlockSums gs = gpu_block_sums_grid(grid, &p);
                 shuffle_rows(order, p.mb_height, &rng);
                 for (int i = 0; i < p.mb_height; i++)
                     k->grid_rows(grid, &p, order[i], order[i] + 1);
+                for (size_t i = entries; i < entries + guard && !bad; i++)
+                    if (grid[i] != 0xA5A5) {
+                        CHECK(t, 0, "%s %dx%d content %d: grid_rows wrote entry %zu of a %zu-entry table",
+                              k->name, sizes[s][0], sizes[s][1], mode, i, entries);
+                        bad = 1;
+                    }
+                /* at 1/64 of the luma (the quarters' sums a row of the plane
+                 * apart touched every page of an 8-times larger table) */
+                CHECK(t, entries <= (size_t)(p.plane_h[0] / 8) * (size_t)(p.plane_w[0] / 8 + 7),
+                      "%dx%d: grid table of %zu entries", sizes[s][0], sizes[s][1], entries);
                 for (int y = 0; y + 8 <= p.plane_h[0] && !bad; y++)
                     for (int x = 0; x + 8 <= p.plane_w[0] && !bad; x++) {
                         unsigned want = 0;
@@ -554,9 +569,9 @@ static void test_kernels_block_sums(TestCtx *t)
                             CHECK(t, 0, "%s %dx%d content %d: sum at (%d,%d) is %u, want %u", k->name,
                                   sizes[s][0], sizes[s][1], mode, x, y, bs.sum[y * bs.stride + x], want);
                             bad = 1;
-                        } else if (y % 8 == 0 && x % 8 == 0 && gs.sum[y * gs.stride + x] != want) {
+                        } else if (y % 8 == 0 && x % 8 == 0 && gs.sum[y * gs.stride + (x >> gs.x_shift)] != want) {
                             CHECK(t, 0, "%s %dx%d content %d: grid sum at (%d,%d) is %u, want %u", k->name,
-                                  sizes[s][0], sizes[s][1], mode, x, y, gs.sum[y * gs.stride + x], want);
+                                  sizes[s][0], sizes[s][1], mode, x, y, gs.sum[y * gs.stride + (x >> gs.x_shift)], want);
                             bad = 1;
                         }
                     }
@@ -594,7 +609,7 @@ static void test_kernels_intra_costs(TestCtx *t)
                                                                  : (r % 97 ? patch : patch ^ 1));
                     }
                 const size_t n = (size_t)p.mb_width * p.mb_height;
-                uint16_t *grid = malloc(((size_t)(p.plane_h[0] / 8) * (size_t)p.stride[0] + 64) * sizeof(*grid));
+                uint16_t *grid = malloc(gpu_grid_entries(&p) * sizeof(*grid));
                 uint32_t *got = malloc(n * sizeof(*got)), *want = malloc(n * sizeof(*want));
                 CHECK(t, grid && got && want, "alloc");
                 int order[256];
@@ -673,7 +688,7 @@ static void test_kernels_pyramid(TestCtx *t)
  * kernel reading a row that is not a multiple of 8 gets another row's) */
 static GpuBlockSums grid_of(const GpuCpuKernels *k, const MpePicture *p, uint16_t **buf)
 {
-    if ((*buf = calloc((size_t)(p->plane_h[0] / 8) * (size_t)p->stride[0] + 64, sizeof(**buf))))
+    if ((*buf = malloc(gpu_grid_entries(p) * sizeof(**buf))))
         k->grid_rows(*buf, p, 0, p->mb_height);
     return gpu_block_sums_grid(*buf, p);
 }
