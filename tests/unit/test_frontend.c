@@ -903,6 +903,82 @@ static void test_backend_cpu_threads(TestCtx *t)
     mpe_picture_free(&got);
 }
 
+/* The cpu backend keeps a picture's sums at every position in a table
+ * taken when its slot is first a reference and given back at the slot's
+ * next submit (tables are shared, not one a slot): in the encoder's order
+ * (anchors 3 apart, the B pictures between searched against both)
+ * every search must find gpu_motion_search_c's vectors, which a table
+ * kept past its slot's submit (another picture's sums as bounds) breaks:
+ * frame n in slot n % 4, so the anchors' slots 0 3 2 1 0 3 are each a
+ * reference again with another picture. */
+static void test_backend_cpu_shared_sums(TestCtx *t)
+{
+    enum { FRAMES = 16, SLOTS = 4 };
+    const int w = 96, h = 64, range = 10;
+    TestRng rng = { 161803 };
+    MpeFrame yuv[FRAMES];
+    MpePicture pic[FRAMES];
+    GpuMotion want[24], got[24];   /* 6 x 4 macroblocks */
+    MpeError err = { "" };
+    GpuFrontend *ctx = NULL;
+    GpuConfig cfg = { .width = w, .height = h, .slots = SLOTS, .threads = 2, .cpu_flags = mpe_cpu_flags() };
+    int searches = 0, ok = 1;
+
+    for (int i = 0; i < FRAMES; i++) {
+        CHECK(t, mpe_frame_alloc(&yuv[i], MPE_FRAME_YUV420, w, h) == 0 && mpe_picture_alloc(&pic[i], w, h) == 0,
+              "alloc");
+        /* a pattern drifting by (3, 2) a frame, with noise: every picture differs */
+        for (int p = 0; p < 3; p++)
+            for (int y = 0; y < (p ? h / 2 : h); y++)
+                for (int x = 0; x < (p ? w / 2 : w); x++) {
+                    const int sx = x + 3 * i, sy = y + 2 * i;
+                    const int v = ((sx * 5 + sy * 9 + p * 60) ^ (sx * sy / 7)) & 255;
+                    yuv[i].data[p][y * yuv[i].stride[p] + x] = (uint8_t)clampi(v + (int)(test_rand(&rng) % 9) - 4, 0, 255);
+                }
+        mpe_picture_from_yuv(&pic[i], &yuv[i]);
+    }
+    CHECK(t, gpu_frontend_open(&ctx, "cpu", &cfg, NULL, &err) == 0, "open: %s", err.msg);
+    for (int a = 0; ctx && ok && a + 3 < FRAMES; a += 3) {
+        /* frames a+1 .. a+3 in; a+3 against a, then a+1 and a+2 against both */
+        const int next = a + 3;
+        int pairs[8][2], np = 0;
+        pairs[np][0] = next, pairs[np++][1] = a;
+        for (int b = a + 1; b < next; b++) {
+            pairs[np][0] = b, pairs[np++][1] = a;
+            pairs[np][0] = b, pairs[np++][1] = next;
+        }
+        for (int n = a + (a == 0 ? 0 : 1); n <= next && ok; n++)
+            if (gpu_frontend_submit(ctx, n % SLOTS, &yuv[n], &err) < 0) {
+                CHECK(t, 0, "submit %d: %s", n, err.msg);
+                ok = 0;
+            }
+        for (int k = 0; k < np && ok; k++) {
+            const int cur = pairs[k][0], ref = pairs[k][1];
+            memset(got, 0xEE, sizeof(got));
+            if (gpu_frontend_search(ctx, cur % SLOTS, ref % SLOTS, range, &err) < 0 ||
+                gpu_frontend_wait(ctx, cur % SLOTS, &err) < 0 ||
+                gpu_frontend_download(ctx, cur % SLOTS, NULL, got, &err) < 0) {
+                CHECK(t, 0, "search %d against %d: %s", cur, ref, err.msg);
+                ok = 0;
+                break;
+            }
+            gpu_motion_search_c(want, &pic[cur], &pic[ref], range, mpe_sad16_c);
+            searches++;
+            if (memcmp(got, want, (size_t)pic[0].mb_width * pic[0].mb_height * sizeof(GpuMotion))) {
+                CHECK(t, 0, "frame %d (slot %d) against %d (slot %d): vectors differ", cur, cur % SLOTS, ref,
+                      ref % SLOTS);
+                ok = 0;
+            }
+        }
+    }
+    CHECK(t, !ok || searches == 5 * 5, "%d searches made", searches);
+    gpu_frontend_close(ctx);
+    for (int i = 0; i < FRAMES; i++) {
+        mpe_frame_free(&yuv[i]);
+        mpe_picture_free(&pic[i]);
+    }
+}
+
 /* The framework's checks hold for every backend, the cpu one included:
  * a search or download needs a submitted frame, and the frame must have
  * the configured size. */
@@ -1308,6 +1384,7 @@ int main(void)
     test_run(&t, "kernels-search-random-vs-reference", test_kernels_search);
     test_run(&t, "kernels-search-ties-and-extremes", test_kernels_search_adversarial);
     test_run(&t, "backend-cpu-threads-and-hints", test_backend_cpu_threads);
+    test_run(&t, "backend-cpu-shared-sums", test_backend_cpu_shared_sums);
     test_run(&t, "kernels-pyramid-vs-reference", test_kernels_pyramid);
     test_run(&t, "kernels-intra-costs-vs-bdecide", test_kernels_intra_costs);
     test_run(&t, "kernels-hier-vs-reference", test_kernels_hier);
