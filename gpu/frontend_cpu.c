@@ -324,15 +324,23 @@ struct GpuContext {
     const GpuGeometry *geo;
     int slots;
     MpePicture *pic;
-    /* The sums at every position (8 MB at 2048x2048), of the pictures
-     * searched against since their submit: a table is taken when a slot is
-     * first a reference and given back at the slot's next submit, so there
-     * are as many as slots are references at once (2-3 with B pictures),
-     * not one a slot: fewer first touches and less memory in long runs. */
+    /* The sums at every position (8 MB at 2048x2048) of pictures searched
+     * against: a table is taken when a slot is first a reference and given
+     * back at the slot's next submit, or taken from the slot used longest
+     * ago when sums_cap are held.  The encoder searches every picture
+     * against the older anchor before any against the newer one, so one
+     * table serves (solar: one made in 10 frames and in 60, against one a
+     * slot before, 7); a slot that is searched against again after its
+     * table was taken (sums_lost) has its sums made again and raises the
+     * cap, so another order costs a few remakes, not one a search.  The
+     * sums are the same whichever table holds them. */
     GpuBlockSums *sums;    /* [slots], the first n_sums made */
-    int n_sums;
+    int n_sums, sums_cap;
     int *sums_of;          /* per slot: its table in sums[], or -1 */
+    int *sums_lost;        /* per slot: its table was taken since its submit */
     int *sums_user;        /* per table: the slot it holds the sums of, or -1 */
+    uint64_t *sums_used;   /* per table: sums_tick at its last search */
+    uint64_t sums_tick;
     uint16_t **grid;       /* per slot, the current picture's sums (gpu_block_sums_grid) */
     uint32_t **intra;      /* per slot when cfg->intra_costs: its macroblocks' intra costs */
     GpuPyramid *pyr;       /* per slot, when cfg->pyramid */
@@ -444,7 +452,9 @@ static void cpu_close(GpuContext *ctx)
     free(ctx->pic);
     free(ctx->sums);
     free(ctx->sums_of);
+    free(ctx->sums_lost);
     free(ctx->sums_user);
+    free(ctx->sums_used);
     free(ctx->grid);
     free(ctx->intra);
     free(ctx->pyr);
@@ -466,7 +476,10 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     ctx->pic = calloc((size_t)n, sizeof(*ctx->pic));
     ctx->sums = calloc((size_t)n, sizeof(*ctx->sums));
     ctx->sums_of = malloc((size_t)n * sizeof(*ctx->sums_of));
+    ctx->sums_lost = calloc((size_t)n, sizeof(*ctx->sums_lost));
     ctx->sums_user = malloc((size_t)n * sizeof(*ctx->sums_user));
+    ctx->sums_used = calloc((size_t)n, sizeof(*ctx->sums_used));
+    ctx->sums_cap = 1;
     ctx->grid = calloc((size_t)n, sizeof(*ctx->grid));
     ctx->mv = calloc((size_t)n, sizeof(*ctx->mv));
     if (cfg->pyramid)
@@ -475,7 +488,8 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
         ctx->coarse = calloc((size_t)geo->mb_w * geo->mb_h, sizeof(*ctx->coarse));
     if (cfg->intra_costs)
         ctx->intra = calloc((size_t)n, sizeof(*ctx->intra));
-    if (!ctx->pic || !ctx->sums || !ctx->sums_of || !ctx->sums_user || !ctx->grid || !ctx->mv ||
+    if (!ctx->pic || !ctx->sums || !ctx->sums_of || !ctx->sums_lost || !ctx->sums_user || !ctx->sums_used ||
+        !ctx->grid || !ctx->mv ||
         (cfg->pyramid && (!ctx->pyr || !ctx->coarse)) || (cfg->intra_costs && !ctx->intra))
         return mpe_error(err, -ENOMEM, "front end: out of memory");
     for (int i = 0; i < n; i++)
@@ -539,6 +553,7 @@ static int cpu_submit(GpuContext *ctx, int slot, const MpeFrame *rgb, MpeError *
         ctx->sums_user[ctx->sums_of[slot]] = -1;
         ctx->sums_of[slot] = -1;
     }
+    ctx->sums_lost[slot] = 0;
     return 0;
 }
 
@@ -546,11 +561,24 @@ static int cpu_submit(GpuContext *ctx, int slot, const MpeFrame *rgb, MpeError *
 static const GpuBlockSums *reference_sums(GpuContext *ctx, int ref, MpeError *err)
 {
     int t = ctx->sums_of[ref];
-    if (t >= 0)
+    if (t >= 0) {
+        ctx->sums_used[t] = ++ctx->sums_tick;
         return &ctx->sums[t];
+    }
+    if (ctx->sums_lost[ref] && ctx->sums_cap < ctx->slots)
+        ctx->sums_cap++;
+    ctx->sums_lost[ref] = 0;
     for (t = 0; t < ctx->n_sums && ctx->sums_user[t] >= 0; t++)
         ;
-    if (t == ctx->n_sums) {
+    if (t == ctx->n_sums && ctx->n_sums == ctx->sums_cap) {
+        /* all held: take the one searched against longest ago */
+        t = 0;
+        for (int i = 1; i < ctx->n_sums; i++)
+            if (ctx->sums_used[i] < ctx->sums_used[t])
+                t = i;
+        ctx->sums_of[ctx->sums_user[t]] = -1;
+        ctx->sums_lost[ctx->sums_user[t]] = 1;
+    } else if (t == ctx->n_sums) {
         if (gpu_block_sums_alloc(&ctx->sums[t], &ctx->pic[ref]) < 0) {
             mpe_error(err, -ENOMEM, "front end: out of memory for %dx%d block sums", ctx->geo->width,
                       ctx->geo->height);
@@ -563,6 +591,7 @@ static const GpuBlockSums *reference_sums(GpuContext *ctx, int ref, MpeError *er
     mpe_pool_run(ctx->pool, ctx->pic[ref].mb_height, sums_job, &sums);
     ctx->sums_user[t] = ref;
     ctx->sums_of[ref] = t;
+    ctx->sums_used[t] = ++ctx->sums_tick;
     return &ctx->sums[t];
 }
 

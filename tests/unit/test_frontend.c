@@ -903,14 +903,42 @@ static void test_backend_cpu_threads(TestCtx *t)
     mpe_picture_free(&got);
 }
 
+/* One search through the front end against gpu_motion_search_c's vectors
+ * of the same pictures: 1 when they match. */
+static int search_matches(TestCtx *t, GpuFrontend *ctx, int cur_slot, int ref_slot, const MpePicture *cur,
+                          const MpePicture *ref, int range, const char *what)
+{
+    GpuMotion want[24], got[24];   /* 6 x 4 macroblocks at most */
+    const size_t n = (size_t)cur->mb_width * cur->mb_height;
+    MpeError err = { "" };
+
+    memset(got, 0xEE, sizeof(got));
+    if (n > 24 || gpu_frontend_search(ctx, cur_slot, ref_slot, range, &err) < 0 ||
+        gpu_frontend_wait(ctx, cur_slot, &err) < 0 || gpu_frontend_download(ctx, cur_slot, NULL, got, &err) < 0) {
+        CHECK(t, 0, "%s: search: %s", what, err.msg);
+        return 0;
+    }
+    gpu_motion_search_c(want, cur, ref, range, mpe_sad16_c);
+    if (memcmp(got, want, n * sizeof(GpuMotion))) {
+        CHECK(t, 0, "%s: vectors differ", what);
+        return 0;
+    }
+    return 1;
+}
+
 /* The cpu backend keeps a picture's sums at every position in a table
  * taken when its slot is first a reference and given back at the slot's
- * next submit (tables are shared, not one a slot): in the encoder's order
- * (anchors 3 apart, the B pictures between searched against both)
- * every search must find gpu_motion_search_c's vectors, which a table
- * kept past its slot's submit (another picture's sums as bounds) breaks:
- * frame n in slot n % 4, so the anchors' slots 0 3 2 1 0 3 are each a
- * reference again with another picture. */
+ * next submit, or taken from the slot searched against longest ago when
+ * all it holds (one at first) are in use; a slot searched against after
+ * that has its sums made again.  In the encoder's order (anchors 3 apart,
+ * each picture between searched against the older one, then the newer:
+ * here interleaved, which takes the older anchor's table and then needs
+ * it again) every search must find gpu_motion_search_c's vectors, which a
+ * table kept past its slot's submit or left to a slot it was taken from
+ * (another picture's sums as bounds) breaks.  Frame n is in slot n % 4, so
+ * the anchors' slots 0 3 2 1 0 3 are each a reference again with another
+ * picture; last, a slot searched against, given another frame and
+ * searched against again at once. */
 static void test_backend_cpu_shared_sums(TestCtx *t)
 {
     enum { FRAMES = 16, SLOTS = 4 };
@@ -918,10 +946,10 @@ static void test_backend_cpu_shared_sums(TestCtx *t)
     TestRng rng = { 161803 };
     MpeFrame yuv[FRAMES];
     MpePicture pic[FRAMES];
-    GpuMotion want[24], got[24];   /* 6 x 4 macroblocks */
     MpeError err = { "" };
     GpuFrontend *ctx = NULL;
     GpuConfig cfg = { .width = w, .height = h, .slots = SLOTS, .threads = 2, .cpu_flags = mpe_cpu_flags() };
+    char what[64];
     int searches = 0, ok = 1;
 
     for (int i = 0; i < FRAMES; i++) {
@@ -954,24 +982,20 @@ static void test_backend_cpu_shared_sums(TestCtx *t)
             }
         for (int k = 0; k < np && ok; k++) {
             const int cur = pairs[k][0], ref = pairs[k][1];
-            memset(got, 0xEE, sizeof(got));
-            if (gpu_frontend_search(ctx, cur % SLOTS, ref % SLOTS, range, &err) < 0 ||
-                gpu_frontend_wait(ctx, cur % SLOTS, &err) < 0 ||
-                gpu_frontend_download(ctx, cur % SLOTS, NULL, got, &err) < 0) {
-                CHECK(t, 0, "search %d against %d: %s", cur, ref, err.msg);
-                ok = 0;
-                break;
-            }
-            gpu_motion_search_c(want, &pic[cur], &pic[ref], range, mpe_sad16_c);
+            snprintf(what, sizeof(what), "frame %d (slot %d) against %d (slot %d)", cur, cur % SLOTS, ref,
+                     ref % SLOTS);
+            ok = search_matches(t, ctx, cur % SLOTS, ref % SLOTS, &pic[cur], &pic[ref], range, what);
             searches++;
-            if (memcmp(got, want, (size_t)pic[0].mb_width * pic[0].mb_height * sizeof(GpuMotion))) {
-                CHECK(t, 0, "frame %d (slot %d) against %d (slot %d): vectors differ", cur, cur % SLOTS, ref,
-                      ref % SLOTS);
-                ok = 0;
-            }
         }
     }
     CHECK(t, !ok || searches == 5 * 5, "%d searches made", searches);
+    /* slot 0 against frame 1, then against frame 2 in slot 0 */
+    if (ctx && ok && (gpu_frontend_submit(ctx, 0, &yuv[0], &err) < 0 || gpu_frontend_submit(ctx, 1, &yuv[1], &err) < 0))
+        CHECK(t, 0, "submit: %s", err.msg);
+    else if (ctx && ok && search_matches(t, ctx, 1, 0, &pic[1], &pic[0], range, "frame 1 against 0 (slot 0)")) {
+        CHECK(t, gpu_frontend_submit(ctx, 0, &yuv[2], &err) == 0, "submit: %s", err.msg);
+        search_matches(t, ctx, 1, 0, &pic[1], &pic[2], range, "frame 1 against 2, slot 0 again");
+    }
     gpu_frontend_close(ctx);
     for (int i = 0; i < FRAMES; i++) {
         mpe_frame_free(&yuv[i]);
