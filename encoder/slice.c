@@ -207,6 +207,8 @@ static void code_intra_mb(const MpePictureCtx *pc, SliceState *st, int mbx, int 
         }
         st->dc_pred[comp] = level[0];
 
+        if (pc->bits_only)
+            continue;
         pc->dsp->dequant_intra(blk, level, pc->qscale, pc->quant->intra_matrix, pc->mpeg2,
                                pc->dc_precision);
         if (!mpe_idct_sparse(blk))   /* DC only: one value, no transform */
@@ -260,6 +262,8 @@ static void reconstruct_inter_mb(const MpePictureCtx *pc, int mbx, int mby,
                                  const uint8_t pred_y[256], const uint8_t pred_c[2][64],
                                  int16_t level[6][64], int cbp)
 {
+    if (pc->bits_only)
+        return;
     if (!cbp) {   /* nothing coded: the prediction itself, a row of each plane at a time */
         const MpePicture *r = pc->recon;
         const ptrdiff_t ys = r->stride[0], us = r->stride[1], vs = r->stride[2];

@@ -54,6 +54,9 @@ typedef struct MpePictureCtx {
     const MpePicture *ref;     /* reconstruction of the previous reference (P, B) */
     const MpePicture *ref_bwd; /* reconstruction of the next reference in display order (B) */
     MpePicture *recon;         /* reconstruction written here */
+    int bits_only;             /* no reconstruction: a coding only counted, never kept
+                                  (the rate control's partial codings); its bits are those
+                                  of the same coding with it */
     const GpuMotion *mv;       /* full-pel vectors from the front end against ref (P, B) */
     const GpuMotion *mv_bwd;   /* ... and against ref_bwd's source (B) */
     const MpeDsp *dsp;

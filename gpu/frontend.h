@@ -346,8 +346,9 @@ int gpu_motion_search_hier_c(GpuMotion *mv, const MpePicture *cur, const MpePict
  * A 16x16 candidate's four quarters give two bounds: |sum(cur) - sum(cand)|
  * over the whole block, and the tighter sum of that over the quarters. */
 typedef struct GpuBlockSums {
-    uint16_t *sum;    /* sum[y * stride + x], x 0..plane_w[0]-8, y 0..plane_h[0]-8 */
+    uint16_t *sum;    /* sum[y * stride + (x >> x_shift)], x 0..plane_w[0]-8, y 0..plane_h[0]-8 */
     ptrdiff_t stride; /* in elements */
+    int x_shift;      /* 0: every x; 3: x multiples of 8 only (gpu_block_sums_grid) */
 } GpuBlockSums;
 
 /* 0 or -ENOMEM */
@@ -360,13 +361,16 @@ void gpu_block_sums_rows(const MpeSadDsp *sad, GpuBlockSums *s, const MpePicture
                          int row1);
 
 /* The current picture's sums as the searches read them (GpuCpuKernels): at
- * the macroblocks' quarters only (x and y multiples of 8), each row y / 8
- * at grid + (y / 8) * stride[0] (plane_h[0] / 8 rows of stride[0] entries,
- * and 64 of slack; the entries between are not written).  The kernel
- * table's grid_rows makes those of macroblock rows [row0, row1);
- * gpu_block_sums_grid is the table as GpuBlockSums (its stride[0] / 8:
- * strides are multiples of 32), whose sum[y * stride + x] is the sum at
- * (x, y) for those x and y. */
+ * the macroblocks' quarters only (x and y multiples of 8), packed: the sum
+ * at (x, y) is grid[(y / 8) * gpu_grid_row(pic) + x / 8], and the table
+ * has gpu_grid_entries(pic) entries (128 KB at 2048x2048: with a row of
+ * entries a picture row apart, 1 MB a slot of which every page was touched
+ * for the 1/8 written).  The kernel table's grid_rows makes those of
+ * macroblock rows [row0, row1); gpu_block_sums_grid is the table as
+ * GpuBlockSums (x_shift 3, stride gpu_grid_row(pic) / 8), whose sum at (x,
+ * y) is the sum there for those x and y. */
+int gpu_grid_row(const MpePicture *pic);
+size_t gpu_grid_entries(const MpePicture *pic);
 GpuBlockSums gpu_block_sums_grid(uint16_t *grid, const MpePicture *pic);
 
 typedef struct GpuCpuKernels GpuCpuKernels;
@@ -377,9 +381,9 @@ struct GpuCpuKernels {
     void (*convert_rgb_rows)(MpePicture *pic, const uint8_t *rgb, ptrdiff_t rgb_stride, int row0,
                              int row1);
     /* gpu_motion_search_c's vectors for rows [row0, row1), given ref's
-     * complete sums and cur's at the rows y that are multiples of 8 (the
-     * macroblocks' quarters: sum[y * stride + x] is read at those y only,
-     * so gpu_block_sums_grid serves); hint (may be NULL):
+     * complete sums (x_shift 0) and cur's at x and y multiples of 8 (the
+     * macroblocks' quarters, the only ones read: either kind of table
+     * serves, gpu_block_sums_grid's or a complete one); hint (may be NULL):
      * a vector per macroblock likely to be good, tried early (the previous
      * picture's, say) */
     void (*motion_search_rows)(const GpuCpuKernels *k, GpuMotion *mv, const MpePicture *cur,

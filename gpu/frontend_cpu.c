@@ -324,8 +324,23 @@ struct GpuContext {
     const GpuGeometry *geo;
     int slots;
     MpePicture *pic;
-    GpuBlockSums *sums;    /* per slot, every row: made when the slot is first a reference */
-    int *sums_ready;       /* per slot: sums made since its submit */
+    /* The sums at every position (8 MB at 2048x2048) of pictures searched
+     * against: a table is taken when a slot is first a reference and given
+     * back at the slot's next submit, or taken from the slot used longest
+     * ago when sums_cap are held.  The encoder searches every picture
+     * against the older anchor before any against the newer one, so one
+     * table serves (solar: one made in 10 frames and in 60, against one a
+     * slot before, 7); a slot that is searched against again after its
+     * table was taken (sums_lost) has its sums made again and raises the
+     * cap, so another order costs a few remakes, not one a search.  The
+     * sums are the same whichever table holds them. */
+    GpuBlockSums *sums;    /* [slots], the first n_sums made */
+    int n_sums, sums_cap;
+    int *sums_of;          /* per slot: its table in sums[], or -1 */
+    int *sums_lost;        /* per slot: its table was taken since its submit */
+    int *sums_user;        /* per table: the slot it holds the sums of, or -1 */
+    uint64_t *sums_used;   /* per table: sums_tick at its last search */
+    uint64_t sums_tick;
     uint16_t **grid;       /* per slot, the current picture's sums (gpu_block_sums_grid) */
     uint32_t **intra;      /* per slot when cfg->intra_costs: its macroblocks' intra costs */
     GpuPyramid *pyr;       /* per slot, when cfg->pyramid */
@@ -423,8 +438,6 @@ static void cpu_close(GpuContext *ctx)
     for (int i = 0; i < ctx->slots; i++) {
         if (ctx->pic)
             mpe_picture_free(&ctx->pic[i]);
-        if (ctx->sums)
-            gpu_block_sums_free(&ctx->sums[i]);
         if (ctx->grid)
             free(ctx->grid[i]);
         if (ctx->intra)
@@ -434,9 +447,14 @@ static void cpu_close(GpuContext *ctx)
         if (ctx->mv)
             free(ctx->mv[i]);
     }
+    for (int i = 0; i < ctx->n_sums; i++)
+        gpu_block_sums_free(&ctx->sums[i]);
     free(ctx->pic);
     free(ctx->sums);
-    free(ctx->sums_ready);
+    free(ctx->sums_of);
+    free(ctx->sums_lost);
+    free(ctx->sums_user);
+    free(ctx->sums_used);
     free(ctx->grid);
     free(ctx->intra);
     free(ctx->pyr);
@@ -457,7 +475,11 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
     gpu_cpu_kernels_init(&ctx->k, cfg->cpu_flags);
     ctx->pic = calloc((size_t)n, sizeof(*ctx->pic));
     ctx->sums = calloc((size_t)n, sizeof(*ctx->sums));
-    ctx->sums_ready = calloc((size_t)n, sizeof(*ctx->sums_ready));
+    ctx->sums_of = malloc((size_t)n * sizeof(*ctx->sums_of));
+    ctx->sums_lost = calloc((size_t)n, sizeof(*ctx->sums_lost));
+    ctx->sums_user = malloc((size_t)n * sizeof(*ctx->sums_user));
+    ctx->sums_used = calloc((size_t)n, sizeof(*ctx->sums_used));
+    ctx->sums_cap = 1;
     ctx->grid = calloc((size_t)n, sizeof(*ctx->grid));
     ctx->mv = calloc((size_t)n, sizeof(*ctx->mv));
     if (cfg->pyramid)
@@ -466,9 +488,12 @@ static int cpu_open(GpuContext **out, const GpuConfig *cfg, const GpuGeometry *g
         ctx->coarse = calloc((size_t)geo->mb_w * geo->mb_h, sizeof(*ctx->coarse));
     if (cfg->intra_costs)
         ctx->intra = calloc((size_t)n, sizeof(*ctx->intra));
-    if (!ctx->pic || !ctx->sums || !ctx->sums_ready || !ctx->grid || !ctx->mv ||
+    if (!ctx->pic || !ctx->sums || !ctx->sums_of || !ctx->sums_lost || !ctx->sums_user || !ctx->sums_used ||
+        !ctx->grid || !ctx->mv ||
         (cfg->pyramid && (!ctx->pyr || !ctx->coarse)) || (cfg->intra_costs && !ctx->intra))
         return mpe_error(err, -ENOMEM, "front end: out of memory");
+    for (int i = 0; i < n; i++)
+        ctx->sums_of[i] = ctx->sums_user[i] = -1;
     /* the pool splits macroblock rows: more threads than rows would idle */
     if (cfg->pool) {
         ctx->pool = cfg->pool;
@@ -489,9 +514,7 @@ static int cpu_alloc_slot(GpuContext *ctx, int slot, MpeError *err)
 {
     const GpuGeometry *g = ctx->geo;
     if (mpe_picture_alloc(&ctx->pic[slot], g->width, g->height) < 0 ||
-        gpu_block_sums_alloc(&ctx->sums[slot], &ctx->pic[slot]) < 0 ||
-        !(ctx->grid[slot] = calloc((size_t)(ctx->pic[slot].plane_h[0] / 8) * ctx->pic[slot].stride[0] + 64,
-                                   sizeof(uint16_t))) ||
+        !(ctx->grid[slot] = malloc(gpu_grid_entries(&ctx->pic[slot]) * sizeof(uint16_t))) ||
         !(ctx->mv[slot] = calloc((size_t)g->mb_w * g->mb_h, sizeof(GpuMotion))) ||
         (ctx->pyr && gpu_pyramid_alloc(&ctx->pyr[slot], &ctx->pic[slot]) < 0) ||
         (ctx->intra && !(ctx->intra[slot] = malloc((size_t)g->mb_w * g->mb_h * sizeof(uint32_t)))))
@@ -510,7 +533,7 @@ static int cpu_input(GpuContext *ctx, int slot, GpuInput *in, MpeError *err)
 static int cpu_submit(GpuContext *ctx, int slot, const MpeFrame *rgb, MpeError *err)
 {
     MpePicture *pic = &ctx->pic[slot];
-    RowJob job = { .k = &ctx->k, .pic = pic, .sums = &ctx->sums[slot] };
+    RowJob job = { .k = &ctx->k, .pic = pic };
 
     (void)err;
     if (rgb) {
@@ -526,8 +549,50 @@ static int cpu_submit(GpuContext *ctx, int slot, const MpeFrame *rgb, MpeError *
     job.build = ctx->pyr ? &ctx->pyr[slot] : NULL;
     job.intra = ctx->intra ? ctx->intra[slot] : NULL;
     mpe_pool_run(ctx->pool, pic->mb_height, planes_job, &job);
-    ctx->sums_ready[slot] = 0;
+    if (ctx->sums_of[slot] >= 0) {
+        ctx->sums_user[ctx->sums_of[slot]] = -1;
+        ctx->sums_of[slot] = -1;
+    }
+    ctx->sums_lost[slot] = 0;
     return 0;
+}
+
+/* ref's table of sums, made on its first search since its submit */
+static const GpuBlockSums *reference_sums(GpuContext *ctx, int ref, MpeError *err)
+{
+    int t = ctx->sums_of[ref];
+    if (t >= 0) {
+        ctx->sums_used[t] = ++ctx->sums_tick;
+        return &ctx->sums[t];
+    }
+    if (ctx->sums_lost[ref] && ctx->sums_cap < ctx->slots)
+        ctx->sums_cap++;
+    ctx->sums_lost[ref] = 0;
+    for (t = 0; t < ctx->n_sums && ctx->sums_user[t] >= 0; t++)
+        ;
+    if (t == ctx->n_sums && ctx->n_sums == ctx->sums_cap) {
+        /* all held: take the one searched against longest ago */
+        t = 0;
+        for (int i = 1; i < ctx->n_sums; i++)
+            if (ctx->sums_used[i] < ctx->sums_used[t])
+                t = i;
+        ctx->sums_of[ctx->sums_user[t]] = -1;
+        ctx->sums_lost[ctx->sums_user[t]] = 1;
+    } else if (t == ctx->n_sums) {
+        if (gpu_block_sums_alloc(&ctx->sums[t], &ctx->pic[ref]) < 0) {
+            mpe_error(err, -ENOMEM, "front end: out of memory for %dx%d block sums", ctx->geo->width,
+                      ctx->geo->height);
+            return NULL;
+        }
+        ctx->n_sums++;
+    }
+    /* the sums of row r's blocks reach into row r + 1: a pass of their own */
+    RowJob sums = { .k = &ctx->k, .pic = &ctx->pic[ref], .sums = &ctx->sums[t] };
+    mpe_pool_run(ctx->pool, ctx->pic[ref].mb_height, sums_job, &sums);
+    ctx->sums_user[t] = ref;
+    ctx->sums_of[ref] = t;
+    ctx->sums_used[t] = ++ctx->sums_tick;
+    return &ctx->sums[t];
 }
 
 static int cpu_search(GpuContext *ctx, int cur, int ref, int range, int reach, int ref_has_mv,
@@ -536,16 +601,12 @@ static int cpu_search(GpuContext *ctx, int cur, int ref, int range, int reach, i
     /* the reference picture's own vectors are likely good here too (smooth
      * motion); they only order the search, never change its answer */
     GpuBlockSums grid = gpu_block_sums_grid(ctx->grid[cur], &ctx->pic[cur]);
+    const GpuBlockSums *ref_sums = reference_sums(ctx, ref, err);
+    if (!ref_sums)
+        return -ENOMEM;
     RowJob job = { .k = &ctx->k, .pic = &ctx->pic[cur], .sums = &grid, .mv = ctx->mv[cur],
-                   .ref = &ctx->pic[ref], .ref_sums = &ctx->sums[ref], .range = range,
+                   .ref = &ctx->pic[ref], .ref_sums = ref_sums, .range = range,
                    .hint = ref_has_mv ? ctx->mv[ref] : NULL };
-    (void)err;
-    if (!ctx->sums_ready[ref]) {
-        /* the sums of row r's blocks reach into row r + 1: a pass of their own */
-        RowJob sums = { .k = &ctx->k, .pic = &ctx->pic[ref], .sums = &ctx->sums[ref] };
-        mpe_pool_run(ctx->pool, ctx->pic[ref].mb_height, sums_job, &sums);
-        ctx->sums_ready[ref] = 1;
-    }
     if (reach) {
         /* stage 3 of every macroblock before stage 4 of any: it takes its
          * neighbours' */

@@ -146,6 +146,7 @@ int gpu_block_sums_alloc(GpuBlockSums *s, const MpePicture *pic)
      * rows 2 * stride apart made the window scan's loads miss twice as
      * often (solar 2048^2: scan_window_avx2 390 -> 920 samples) */
     s->stride = pic->plane_w[0];
+    s->x_shift = 0;
     s->sum = calloc((size_t)(pic->plane_h[0] - 7) * (size_t)s->stride + 64, sizeof(*s->sum));
     return s->sum ? 0 : -ENOMEM;
 }
@@ -163,9 +164,21 @@ void gpu_block_sums_rows(const MpeSadDsp *sad, GpuBlockSums *s, const MpePicture
                     MPE_MIN(16 * row1, pic->plane_h[0] - 7));
 }
 
+/* entries a grid row: a multiple of 8, so that the sum at (x, y), y a
+ * multiple of 8, is sum[y * (row / 8) + x / 8] (gpu_block_sums_grid) */
+int gpu_grid_row(const MpePicture *pic)
+{
+    return (pic->plane_w[0] / 8 + 7) & ~7;
+}
+
+size_t gpu_grid_entries(const MpePicture *pic)
+{
+    return (size_t)(pic->plane_h[0] / 8) * (size_t)gpu_grid_row(pic);
+}
+
 static void grid_rows_c(uint16_t *grid, const MpePicture *pic, int row0, int row1)
 {
-    const ptrdiff_t stride = pic->stride[0];
+    const ptrdiff_t stride = pic->stride[0], row = gpu_grid_row(pic);
     for (int y = 16 * row0; y < 16 * row1; y += 8)
         for (int x = 0; x + 8 <= pic->plane_w[0]; x += 8) {
             const uint8_t *p = pic->plane[0] + y * stride + x;
@@ -173,7 +186,7 @@ static void grid_rows_c(uint16_t *grid, const MpePicture *pic, int row0, int row
             for (int j = 0; j < 8; j++)
                 for (int i = 0; i < 8; i++)
                     s += p[j * stride + i];
-            grid[(y / 8) * stride + x] = (uint16_t)s;
+            grid[(y / 8) * row + x / 8] = (uint16_t)s;
         }
 }
 
@@ -183,21 +196,21 @@ static inline uint32_t absd(int a, int b)
 }
 
 /* A macroblock's sum from its quarters' in the grid (rows y0 / 8 and
- * y0 / 8 + 1 of the table, stride apart). */
-static inline unsigned mb_sum_of_grid(const uint16_t *grid, ptrdiff_t stride, int x0, int y0)
+ * y0 / 8 + 1 of the table, row entries apart). */
+static inline unsigned mb_sum_of_grid(const uint16_t *grid, ptrdiff_t row, int x0, int y0)
 {
-    const uint16_t *g = grid + (y0 / 8) * stride + x0;
-    return (unsigned)g[0] + g[8] + g[stride] + g[stride + 8];
+    const uint16_t *g = grid + (y0 / 8) * row + x0 / 8;
+    return (unsigned)g[0] + g[1] + g[row] + g[row + 1];
 }
 
 static void intra_cost_rows_c(uint32_t *intra, const MpePicture *pic, const uint16_t *grid, int row0,
                               int row1)
 {
-    const ptrdiff_t stride = pic->stride[0];
+    const ptrdiff_t stride = pic->stride[0], grow = gpu_grid_row(pic);
     for (int mby = row0; mby < row1; mby++)
         for (int mbx = 0; mbx < pic->mb_width; mbx++) {
             const int x0 = 16 * mbx, y0 = 16 * mby;
-            const int mean = (int)((mb_sum_of_grid(grid, stride, x0, y0) + 128) >> 8);
+            const int mean = (int)((mb_sum_of_grid(grid, grow, x0, y0) + 128) >> 8);
             const uint8_t *p = pic->plane[0] + y0 * stride + x0;
             uint32_t cost = 0;
             for (int j = 0; j < 16; j++)
@@ -209,7 +222,7 @@ static void intra_cost_rows_c(uint32_t *intra, const MpePicture *pic, const uint
 
 GpuBlockSums gpu_block_sums_grid(uint16_t *grid, const MpePicture *pic)
 {
-    return (GpuBlockSums){ .sum = grid, .stride = pic->stride[0] / 8 };
+    return (GpuBlockSums){ .sum = grid, .stride = gpu_grid_row(pic) / 8, .x_shift = 3 };
 }
 
 /* ------------------------------------------------------------ search */
@@ -328,12 +341,13 @@ static void mb_setup(MbSearch *m, const MpePicture *cur, const GpuBlockSums *cur
 {
     m->blk = cur->plane[0] + y0 * m->stride + x0;
     m->rblk = ref->plane[0] + y0 * m->rstride + x0;
-    const uint16_t *c8 = cur_sums->sum + y0 * cur_sums->stride + x0;
+    const int xs = cur_sums->x_shift;
+    const uint16_t *c8 = cur_sums->sum + y0 * cur_sums->stride + (x0 >> xs);
     m->rs = ref_sums->sum + y0 * ref_sums->stride + x0;
     m->c8[0] = c8[0];
-    m->c8[1] = c8[8];
+    m->c8[1] = c8[8 >> xs];
     m->c8[2] = c8[8 * cur_sums->stride];
-    m->c8[3] = c8[8 * cur_sums->stride + 8];
+    m->c8[3] = c8[8 * cur_sums->stride + (8 >> xs)];
     m->c16 = m->c8[0] + m->c8[1] + m->c8[2] + m->c8[3];
     m->cy = 0;
 }
@@ -677,20 +691,20 @@ AVX2 static void pyramid_rows_avx2(GpuPyramid *p, const MpePicture *pic, int row
 AVX2 static void grid_rows_avx2(uint16_t *grid, const MpePicture *pic, int row0, int row1)
 {
     const ptrdiff_t stride = pic->stride[0];
-    const int pw = pic->plane_w[0];
+    const int pw = pic->plane_w[0], grow = gpu_grid_row(pic);
     const __m256i z = _mm256_setzero_si256();
     for (int y = 16 * row0; y < 16 * row1; y += 8) {
         const uint8_t *src = pic->plane[0] + y * stride;
-        uint16_t *out = grid + (y / 8) * stride;
+        uint16_t *out = grid + (y / 8) * grow;
         for (int x = 0; x < pw; x += 32) {
             __m256i acc = z;
             for (int j = 0; j < 8; j++)
                 acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_loadu_si256((const __m256i *)(src + j * stride + x)), z));
-            out[x] = (uint16_t)_mm256_extract_epi16(acc, 0);
-            out[x + 8] = (uint16_t)_mm256_extract_epi16(acc, 4);
+            out[x / 8] = (uint16_t)_mm256_extract_epi16(acc, 0);
+            out[x / 8 + 1] = (uint16_t)_mm256_extract_epi16(acc, 4);
             if (x + 16 < pw) {
-                out[x + 16] = (uint16_t)_mm256_extract_epi16(acc, 8);
-                out[x + 24] = (uint16_t)_mm256_extract_epi16(acc, 12);
+                out[x / 8 + 2] = (uint16_t)_mm256_extract_epi16(acc, 8);
+                out[x / 8 + 3] = (uint16_t)_mm256_extract_epi16(acc, 12);
             }
         }
     }
@@ -702,7 +716,7 @@ AVX2 static void grid_rows_avx2(uint16_t *grid, const MpePicture *pic, int row0,
 AVX2 static void intra_cost_rows_avx2(uint32_t *intra, const MpePicture *pic, const uint16_t *grid,
                                       int row0, int row1)
 {
-    const ptrdiff_t stride = pic->stride[0];
+    const ptrdiff_t stride = pic->stride[0], grow = gpu_grid_row(pic);
     for (int mby = row0; mby < row1; mby++) {
         const int y0 = 16 * mby;
         const uint8_t *row = pic->plane[0] + y0 * stride;
@@ -710,8 +724,8 @@ AVX2 static void intra_cost_rows_avx2(uint32_t *intra, const MpePicture *pic, co
         int mbx = 0;
         for (; mbx + 2 <= pic->mb_width; mbx += 2) {
             const int x0 = 16 * mbx;
-            const int m0 = (int)((mb_sum_of_grid(grid, stride, x0, y0) + 128) >> 8);
-            const int m1 = (int)((mb_sum_of_grid(grid, stride, x0 + 16, y0) + 128) >> 8);
+            const int m0 = (int)((mb_sum_of_grid(grid, grow, x0, y0) + 128) >> 8);
+            const int m1 = (int)((mb_sum_of_grid(grid, grow, x0 + 16, y0) + 128) >> 8);
             const __m256i flat = _mm256_inserti128_si256(_mm256_set1_epi8((char)m0), _mm_set1_epi8((char)m1), 1);
             __m256i acc = _mm256_setzero_si256();
 #pragma GCC unroll 16
@@ -723,7 +737,7 @@ AVX2 static void intra_cost_rows_avx2(uint32_t *intra, const MpePicture *pic, co
         }
         if (mbx < pic->mb_width) {
             const int x0 = 16 * mbx;
-            const __m128i flat = _mm_set1_epi8((char)((mb_sum_of_grid(grid, stride, x0, y0) + 128) >> 8));
+            const __m128i flat = _mm_set1_epi8((char)((mb_sum_of_grid(grid, grow, x0, y0) + 128) >> 8));
             __m128i acc = _mm_setzero_si128();
             for (int j = 0; j < 16; j++)
                 acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(row + j * stride + x0)), flat));

@@ -538,12 +538,27 @@ static void test_kernels_block_sums(TestCtx *t)
                 for (int i = 0; i < p.mb_height; i++)
                     gpu_block_sums_rows(&k->sad, &bs, &p, order[i], order[i] + 1);
                 /* and the current picture's rows of them (gpu_block_sums_grid) */
-                uint16_t *grid = malloc(((size_t)(p.plane_h[0] / 8) * (size_t)p.stride[0] + 64) * sizeof(*grid));
+                /* its table holds gpu_grid_entries (the kernels write nothing past
+                 * them: guard entries after) */
+                const size_t entries = gpu_grid_entries(&p), guard = 64;
+                uint16_t *grid = malloc((entries + guard) * sizeof(*grid));
                 CHECK(t, grid != NULL, "alloc");
+                for (size_t i = 0; i < entries + guard; i++)
+                    grid[i] = 0xA5A5;
                 const GpuBlockSums gs = gpu_block_sums_grid(grid, &p);
                 shuffle_rows(order, p.mb_height, &rng);
                 for (int i = 0; i < p.mb_height; i++)
                     k->grid_rows(grid, &p, order[i], order[i] + 1);
+                for (size_t i = entries; i < entries + guard && !bad; i++)
+                    if (grid[i] != 0xA5A5) {
+                        CHECK(t, 0, "%s %dx%d content %d: grid_rows wrote entry %zu of a %zu-entry table",
+                              k->name, sizes[s][0], sizes[s][1], mode, i, entries);
+                        bad = 1;
+                    }
+                /* at 1/64 of the luma (the quarters' sums a row of the plane
+                 * apart touched every page of an 8-times larger table) */
+                CHECK(t, entries <= (size_t)(p.plane_h[0] / 8) * (size_t)(p.plane_w[0] / 8 + 7),
+                      "%dx%d: grid table of %zu entries", sizes[s][0], sizes[s][1], entries);
                 for (int y = 0; y + 8 <= p.plane_h[0] && !bad; y++)
                     for (int x = 0; x + 8 <= p.plane_w[0] && !bad; x++) {
                         unsigned want = 0;
@@ -554,9 +569,9 @@ static void test_kernels_block_sums(TestCtx *t)
                             CHECK(t, 0, "%s %dx%d content %d: sum at (%d,%d) is %u, want %u", k->name,
                                   sizes[s][0], sizes[s][1], mode, x, y, bs.sum[y * bs.stride + x], want);
                             bad = 1;
-                        } else if (y % 8 == 0 && x % 8 == 0 && gs.sum[y * gs.stride + x] != want) {
+                        } else if (y % 8 == 0 && x % 8 == 0 && gs.sum[y * gs.stride + (x >> gs.x_shift)] != want) {
                             CHECK(t, 0, "%s %dx%d content %d: grid sum at (%d,%d) is %u, want %u", k->name,
-                                  sizes[s][0], sizes[s][1], mode, x, y, gs.sum[y * gs.stride + x], want);
+                                  sizes[s][0], sizes[s][1], mode, x, y, gs.sum[y * gs.stride + (x >> gs.x_shift)], want);
                             bad = 1;
                         }
                     }
@@ -594,7 +609,7 @@ static void test_kernels_intra_costs(TestCtx *t)
                                                                  : (r % 97 ? patch : patch ^ 1));
                     }
                 const size_t n = (size_t)p.mb_width * p.mb_height;
-                uint16_t *grid = malloc(((size_t)(p.plane_h[0] / 8) * (size_t)p.stride[0] + 64) * sizeof(*grid));
+                uint16_t *grid = malloc(gpu_grid_entries(&p) * sizeof(*grid));
                 uint32_t *got = malloc(n * sizeof(*got)), *want = malloc(n * sizeof(*want));
                 CHECK(t, grid && got && want, "alloc");
                 int order[256];
@@ -673,7 +688,7 @@ static void test_kernels_pyramid(TestCtx *t)
  * kernel reading a row that is not a multiple of 8 gets another row's) */
 static GpuBlockSums grid_of(const GpuCpuKernels *k, const MpePicture *p, uint16_t **buf)
 {
-    if ((*buf = calloc((size_t)(p->plane_h[0] / 8) * (size_t)p->stride[0] + 64, sizeof(**buf))))
+    if ((*buf = malloc(gpu_grid_entries(p) * sizeof(**buf))))
         k->grid_rows(*buf, p, 0, p->mb_height);
     return gpu_block_sums_grid(*buf, p);
 }
@@ -886,6 +901,106 @@ static void test_backend_cpu_threads(TestCtx *t)
         mpe_picture_free(&refpic[i]);
     }
     mpe_picture_free(&got);
+}
+
+/* One search through the front end against gpu_motion_search_c's vectors
+ * of the same pictures: 1 when they match. */
+static int search_matches(TestCtx *t, GpuFrontend *ctx, int cur_slot, int ref_slot, const MpePicture *cur,
+                          const MpePicture *ref, int range, const char *what)
+{
+    GpuMotion want[24], got[24];   /* 6 x 4 macroblocks at most */
+    const size_t n = (size_t)cur->mb_width * cur->mb_height;
+    MpeError err = { "" };
+
+    memset(got, 0xEE, sizeof(got));
+    if (n > 24 || gpu_frontend_search(ctx, cur_slot, ref_slot, range, &err) < 0 ||
+        gpu_frontend_wait(ctx, cur_slot, &err) < 0 || gpu_frontend_download(ctx, cur_slot, NULL, got, &err) < 0) {
+        CHECK(t, 0, "%s: search: %s", what, err.msg);
+        return 0;
+    }
+    gpu_motion_search_c(want, cur, ref, range, mpe_sad16_c);
+    if (memcmp(got, want, n * sizeof(GpuMotion))) {
+        CHECK(t, 0, "%s: vectors differ", what);
+        return 0;
+    }
+    return 1;
+}
+
+/* The cpu backend keeps a picture's sums at every position in a table
+ * taken when its slot is first a reference and given back at the slot's
+ * next submit, or taken from the slot searched against longest ago when
+ * all it holds (one at first) are in use; a slot searched against after
+ * that has its sums made again.  In the encoder's order (anchors 3 apart,
+ * each picture between searched against the older one, then the newer:
+ * here interleaved, which takes the older anchor's table and then needs
+ * it again) every search must find gpu_motion_search_c's vectors, which a
+ * table kept past its slot's submit or left to a slot it was taken from
+ * (another picture's sums as bounds) breaks.  Frame n is in slot n % 4, so
+ * the anchors' slots 0 3 2 1 0 3 are each a reference again with another
+ * picture; last, a slot searched against, given another frame and
+ * searched against again at once. */
+static void test_backend_cpu_shared_sums(TestCtx *t)
+{
+    enum { FRAMES = 16, SLOTS = 4 };
+    const int w = 96, h = 64, range = 10;
+    TestRng rng = { 161803 };
+    MpeFrame yuv[FRAMES];
+    MpePicture pic[FRAMES];
+    MpeError err = { "" };
+    GpuFrontend *ctx = NULL;
+    GpuConfig cfg = { .width = w, .height = h, .slots = SLOTS, .threads = 2, .cpu_flags = mpe_cpu_flags() };
+    char what[64];
+    int searches = 0, ok = 1;
+
+    for (int i = 0; i < FRAMES; i++) {
+        CHECK(t, mpe_frame_alloc(&yuv[i], MPE_FRAME_YUV420, w, h) == 0 && mpe_picture_alloc(&pic[i], w, h) == 0,
+              "alloc");
+        /* a pattern drifting by (3, 2) a frame, with noise: every picture differs */
+        for (int p = 0; p < 3; p++)
+            for (int y = 0; y < (p ? h / 2 : h); y++)
+                for (int x = 0; x < (p ? w / 2 : w); x++) {
+                    const int sx = x + 3 * i, sy = y + 2 * i;
+                    const int v = ((sx * 5 + sy * 9 + p * 60) ^ (sx * sy / 7)) & 255;
+                    yuv[i].data[p][y * yuv[i].stride[p] + x] = (uint8_t)clampi(v + (int)(test_rand(&rng) % 9) - 4, 0, 255);
+                }
+        mpe_picture_from_yuv(&pic[i], &yuv[i]);
+    }
+    CHECK(t, gpu_frontend_open(&ctx, "cpu", &cfg, NULL, &err) == 0, "open: %s", err.msg);
+    for (int a = 0; ctx && ok && a + 3 < FRAMES; a += 3) {
+        /* frames a+1 .. a+3 in; a+3 against a, then a+1 and a+2 against both */
+        const int next = a + 3;
+        int pairs[8][2], np = 0;
+        pairs[np][0] = next, pairs[np++][1] = a;
+        for (int b = a + 1; b < next; b++) {
+            pairs[np][0] = b, pairs[np++][1] = a;
+            pairs[np][0] = b, pairs[np++][1] = next;
+        }
+        for (int n = a + (a == 0 ? 0 : 1); n <= next && ok; n++)
+            if (gpu_frontend_submit(ctx, n % SLOTS, &yuv[n], &err) < 0) {
+                CHECK(t, 0, "submit %d: %s", n, err.msg);
+                ok = 0;
+            }
+        for (int k = 0; k < np && ok; k++) {
+            const int cur = pairs[k][0], ref = pairs[k][1];
+            snprintf(what, sizeof(what), "frame %d (slot %d) against %d (slot %d)", cur, cur % SLOTS, ref,
+                     ref % SLOTS);
+            ok = search_matches(t, ctx, cur % SLOTS, ref % SLOTS, &pic[cur], &pic[ref], range, what);
+            searches++;
+        }
+    }
+    CHECK(t, !ok || searches == 5 * 5, "%d searches made", searches);
+    /* slot 0 against frame 1, then against frame 2 in slot 0 */
+    if (ctx && ok && (gpu_frontend_submit(ctx, 0, &yuv[0], &err) < 0 || gpu_frontend_submit(ctx, 1, &yuv[1], &err) < 0))
+        CHECK(t, 0, "submit: %s", err.msg);
+    else if (ctx && ok && search_matches(t, ctx, 1, 0, &pic[1], &pic[0], range, "frame 1 against 0 (slot 0)")) {
+        CHECK(t, gpu_frontend_submit(ctx, 0, &yuv[2], &err) == 0, "submit: %s", err.msg);
+        search_matches(t, ctx, 1, 0, &pic[1], &pic[2], range, "frame 1 against 2, slot 0 again");
+    }
+    gpu_frontend_close(ctx);
+    for (int i = 0; i < FRAMES; i++) {
+        mpe_frame_free(&yuv[i]);
+        mpe_picture_free(&pic[i]);
+    }
 }
 
 /* The framework's checks hold for every backend, the cpu one included:
@@ -1293,6 +1408,7 @@ int main(void)
     test_run(&t, "kernels-search-random-vs-reference", test_kernels_search);
     test_run(&t, "kernels-search-ties-and-extremes", test_kernels_search_adversarial);
     test_run(&t, "backend-cpu-threads-and-hints", test_backend_cpu_threads);
+    test_run(&t, "backend-cpu-shared-sums", test_backend_cpu_shared_sums);
     test_run(&t, "kernels-pyramid-vs-reference", test_kernels_pyramid);
     test_run(&t, "kernels-intra-costs-vs-bdecide", test_kernels_intra_costs);
     test_run(&t, "kernels-hier-vs-reference", test_kernels_hier);
