@@ -53,10 +53,10 @@
  * n+1 (the front end takes it meanwhile).  With N B pictures between
  * anchors, picture d is coded as late as N + 2 calls after its frame came
  * in, and its quality stage runs during the next one: N + 4 (the schedule
- * in code_queue's comment).  Since the quality lanes copy what they score
- * (mpe_checker_hold), the quality stage no longer reads the slot nor the
- * last B picture's reconstruction: one slot and one picture fewer would
- * do; not changed yet. */
+ * in code_queue's comment).  The quality lanes copy what they score
+ * (mpe_checker_hold), so the quality stage no longer reads the slot, but
+ * one slot fewer is not enough: tried in session 8 (N + 3), the lock-step
+ * schedule (testsrc2 CIF --q 5 --recon) coded a different stream. */
 #define MAX_SLOTS (MPE_MAX_BFRAMES + 4 + PIPE_LEAD)
 /* MpeParam.pipeline: frames the front end may run ahead of the coder
  * beyond the lock-step schedule's slots (each slot is a frame's planes on
