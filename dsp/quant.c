@@ -316,32 +316,6 @@ int mpe_quant_inter_fast(int16_t level[64], const int16_t coef[64], const MpeQua
 
 #define AVX2 __attribute__((target("avx2")))
 
-/* (n * recip) >> 32 of four n in 64-bit lanes, exactly: recip = hi 2^32 + lo
- * with hi 0 or 1 (ceil(2^32 / 1) takes the 33rd bit), so the product
- * shifted is n hi + (n lo >> 32).  n < 2^17: the result fits 32 bits. */
-AVX2 static inline __m256i mul_recip4(__m256i n, const uint64_t *recip)
-{
-    const __m256i r = _mm256_loadu_si256((const __m256i *)recip);
-    return _mm256_add_epi64(_mm256_srli_epi64(_mm256_mul_epu32(n, r), 32),
-                            _mm256_mul_epu32(n, _mm256_srli_epi64(r, 32)));
-}
-
-/* Eight magnitudes (the low halves of a's and b's 64-bit lanes) clamped to
- * max, as unsigned 16-bit values. */
-AVX2 static inline __m128i pack_mags(__m256i a, __m256i b, __m256i max)
-{
-    const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    const __m128i lo = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_min_epu32(a, max), even));
-    const __m128i hi = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_min_epu32(b, max), even));
-    return _mm_packus_epi32(lo, hi);
-}
-
-/* How many of the eight are zero. */
-AVX2 static inline int count_zero(__m128i mag)
-{
-    return __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi16(mag, _mm_setzero_si128()))) / 2;
-}
-
 /* floor(y / d) = k in eight int32 lanes, 0 <= y < 2^17, 1 <= d < 2^16:
  * p = y * rcp in float (rcp within 2^-24 of 1 / d) is within (y / d) 2^-23
  * of y / d.  That is less than 1 / d (y < 2^23), the least gap from a
@@ -479,7 +453,6 @@ AVX2 void mpe_dequant_inter_avx2(int16_t coef[64], const int16_t level[64], int 
         mismatch_from_sum(coef, sum);
 }
 
-/* mpe_quant_inter_fast eight coefficients at a time. */
 /* mpe_quant_inter_fast sixteen coefficients a step: |QF| = floor(8|F| / qW). */
 AVX2 int mpe_quant_inter_avx2(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q)
 {

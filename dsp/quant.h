@@ -133,9 +133,9 @@ int mpe_quant_inter_ref(int16_t level[64], const int16_t coef[64], const MpeQuan
 /* Reciprocal versions: identical output for coef in [-2048, 2047]. */
 int mpe_quant_intra_fast(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
 int mpe_quant_inter_fast(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
-/* The same, x86 AVX2: each quotient estimated in float (the reciprocals
- * above; off by less than 2^-5) and made exact by one integer correction
- * each way, eight coefficients a step. */
+/* The same, x86 AVX2: each quotient estimated in float (intra_rcp,
+ * inter_rcp) and made exact by one integer correction (an estimate one
+ * short where the quotient is whole), sixteen coefficients a step. */
 int mpe_quant_intra_avx2(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
 int mpe_quant_inter_avx2(int16_t level[64], const int16_t coef[64], const MpeQuantizer *q);
 
