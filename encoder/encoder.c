@@ -1124,6 +1124,14 @@ static void slice_sse(const MpeEncoder *e, const MpePictureCtx *pc, SliceJob *s)
     }
 }
 
+/* A slice with nothing measured: left out, or coded for its bits only. */
+static void clear_slice_measures(SliceJob *s)
+{
+    memset(s->sse, 0, sizeof(s->sse));
+    memset(s->dsum, 0, sizeof(s->dsum));
+    memset(s->samples, 0, sizeof(s->samples));
+}
+
 static void code_slice_job(void *ctx, int index, int worker)
 {
     const CodeJob *job = ctx;
@@ -1135,9 +1143,7 @@ static void code_slice_job(void *ctx, int index, int worker)
         /* a rate control partial coding leaves the row out (ratecontrol.h) */
         s->q = 0;
         bs_writer_reset(&s->bw);
-        memset(s->sse, 0, sizeof(s->sse));
-        memset(s->dsum, 0, sizeof(s->dsum));
-        memset(s->samples, 0, sizeof(s->samples));
+        clear_slice_measures(s);
         return;
     }
     s->q = job->row_q[index];
@@ -1149,13 +1155,10 @@ static void code_slice_job(void *ctx, int index, int worker)
     bs_writer_reset(&s->bw);
     mpe_code_slice(&pc, s->row_begin, s->row_end, &s->bw, &s->ss);
     bs_flush(&s->bw);
-    if (pc.bits_only) {   /* no reconstruction to measure: the rate control reads only bits */
-        memset(s->sse, 0, sizeof(s->sse));
-        memset(s->dsum, 0, sizeof(s->dsum));
-        memset(s->samples, 0, sizeof(s->samples));
-    } else {
+    if (pc.bits_only)   /* no reconstruction to measure: the rate control reads only bits */
+        clear_slice_measures(s);
+    else
         slice_sse(job->e, &pc, s);
-    }
 }
 
 /* The slice's largest |mean(source) - mean(recon)| over Y, Cb, Cr, in levels. */
